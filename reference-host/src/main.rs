@@ -1,0 +1,3 @@
+//! `corral`: the reference host. Built out in the host issues.
+
+fn main() {}

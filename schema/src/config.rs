@@ -1,0 +1,130 @@
+//! The host's config file (`$CORRAL_CONFIG`, else `$XDG_CONFIG_HOME/corral/config.toml`).
+//!
+//! Every key is optional. Unknown keys in the main tables are ignored so an older host reads a
+//! newer file; an unknown key inside a notify trigger sub-table is a parse error, because a typo
+//! there would silently drop a command.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The whole config file.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Config {
+    /// `corral serve`.
+    pub serve: ServeConfig,
+    /// The notification subsystem.
+    pub notify: NotifyConfig,
+    /// Dispatch.
+    pub act: ActConfig,
+}
+
+/// `[serve]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ServeConfig {
+    /// Live serve processes allowed at once across the host (default 4).
+    #[schemars(range(min = 1))]
+    pub max_connections: u32,
+    /// Cadence of the reconcile cycle and of subscription streams, in milliseconds (default 2000).
+    #[schemars(range(min = 1))]
+    pub reconcile_interval_ms: u64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            max_connections: 4,
+            reconcile_interval_ms: 2000,
+        }
+    }
+}
+
+/// `[notify]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct NotifyConfig {
+    /// Transitions that fire: `blocked`, `done` (default `["blocked"]`).
+    pub on: Vec<String>,
+    /// Write BEL to the firing pane's tty (default true).
+    pub bell: bool,
+    /// Write an OSC 9 notification to the firing pane's tty (default false).
+    pub osc: bool,
+    /// Write the OSC 777 form beside OSC 9 (default false).
+    pub osc_777: bool,
+    /// Write OSC 9;4 progress sequences per window (default false).
+    pub osc_progress: bool,
+    /// Command run on each fire with the payload on stdin; the fallback of every trigger.
+    pub command: Option<String>,
+    /// Append one JSON line per fire to this file (`~` expanded).
+    pub log: Option<String>,
+    /// Include the pane title in the payload and the log (default false).
+    pub include_title: bool,
+    /// Let the event hook fire the notification itself (default false).
+    pub from_event: bool,
+    /// `[notify.blocked]`.
+    pub blocked: Option<TriggerConfig>,
+    /// `[notify.done]`.
+    pub done: Option<TriggerConfig>,
+    /// `[notify.context_high]`.
+    pub context_high: Option<ContextHighConfig>,
+    /// `[notify.stall]`.
+    pub stall: Option<StallConfig>,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            on: vec!["blocked".into()],
+            bell: true,
+            osc: false,
+            osc_777: false,
+            osc_progress: false,
+            command: None,
+            log: None,
+            include_title: false,
+            from_event: false,
+            blocked: None,
+            done: None,
+            context_high: None,
+            stall: None,
+        }
+    }
+}
+
+/// `[notify.blocked]`, `[notify.done]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerConfig {
+    /// This trigger's command; falls back to `notify.command` when absent.
+    pub command: Option<String>,
+}
+
+/// `[notify.context_high]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextHighConfig {
+    /// Fire when utilisation crosses this percent; rearm below `threshold - 10`.
+    #[schemars(range(max = 100))]
+    pub threshold: u8,
+    /// This trigger's command; falls back to `notify.command` when absent.
+    pub command: Option<String>,
+}
+
+/// `[notify.stall]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StallConfig {
+    /// Fire once per run when a pane has been working longer than this many seconds.
+    pub threshold_s: u64,
+    /// This trigger's command; falls back to `notify.command` when absent.
+    pub command: Option<String>,
+}
+
+/// `[act]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ActConfig {
+    /// Act audit log: one line per act fire (`~` expanded).
+    pub log: Option<String>,
+}

@@ -1,0 +1,51 @@
+//! corral's wire, defined once: every frame of the fleet wire protocol in both directions, the
+//! local documents (`corral ls --json`, the device store, the config file, the notification
+//! payload and log line, the transition ring), their vocabularies, and the JSON Schemas generated
+//! from them.
+//!
+//! This is the only crate whose types derive `Serialize`, `Deserialize` and `JsonSchema`; it does
+//! no I/O. Field order in the structs is the order on the wire. Read in this order:
+//!
+//! - [`envelope`]: the line (`schema`, `id`, `t`, body inline), [`encode_line`], [`decode_line`].
+//! - [`request`] and [`response`]: the two directions.
+//! - [`row`], [`card`], [`transcript`], [`dispatch`]: what the frames carry.
+//! - [`vocab`]: every token vocabulary, open or closed.
+//! - [`notify`], [`device`], [`config`]: local documents.
+//! - [`generate`]: the JSON Schema files.
+
+pub mod card;
+pub mod config;
+pub mod device;
+pub mod dispatch;
+pub mod envelope;
+pub mod generate;
+pub mod notify;
+pub mod request;
+pub mod response;
+pub mod row;
+pub mod transcript;
+pub mod vocab;
+
+pub use card::{
+    Card, CardOption, InformationalCard, PendingCall, PermissionCard, Question, QuestionCard,
+    QuestionOption,
+};
+pub use config::Config;
+pub use device::{DeviceList, DeviceRecord, DeviceStore};
+pub use dispatch::{Binder, Receipt, Receipts};
+pub use envelope::{
+    DecodeError, Envelope, Frames, SCHEMA_VERSION, UNADDRESSED_ID, decode_line, encode_line,
+    peek_schema,
+};
+pub use notify::{NotifyLogLine, NotifyPayload, TransitionRing};
+pub use request::{
+    Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
+    SnapshotRequest, Subscribe, WindowLimits, WindowRequest,
+};
+pub use response::{Edge, ErrorFrame, HelloReply, Response, Snapshot};
+pub use row::{FleetRow, Local, LsDocument, LsRow, Row, Wire};
+pub use transcript::{Cursor, EventBody, EventHeader, EventKind, EventReply, SessionMeta, Window};
+pub use vocab::{
+    Action, BodyKind, Boundary, Detail, ErrorCode, Extraction, Lane, OptionKind, OtherToken,
+    Outcome, Reason, Scope, State, StateFilter, ToolStatus, TransitionSource, Trigger,
+};

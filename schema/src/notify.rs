@@ -1,0 +1,160 @@
+//! The notification subsystem's documents: the payload a notify command reads on stdin (schema
+//! 2), the log line, and the transition ring `corral debug transitions --json` prints.
+//!
+//! Metadata only, never captured screen content; `title` appears only with `include_title`, and
+//! the same writer feeds the command and the log so the two redact together.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::vocab::{Action, Detail, Outcome, State, TransitionSource, Trigger, open_end};
+
+/// Version of the notification payload and log line.
+pub const NOTIFY_SCHEMA_VERSION: u32 = 2;
+
+/// Version of the transition ring document.
+pub const RING_SCHEMA_VERSION: u32 = 1;
+
+/// How many transitions the ring keeps.
+pub const RING_CAP: u32 = 256;
+
+/// What a fire is about; shared by the payload and the log line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Fire {
+    /// Agent name.
+    pub agent: String,
+    /// Pane id.
+    pub pane: String,
+    /// The trigger word: `blocked`, `done`, `context_high` or `stall`.
+    pub state: Trigger,
+    /// The pane's detail, or null.
+    pub detail: Option<Detail>,
+    /// tmux session name.
+    pub session: String,
+    /// `session:window.pane`.
+    pub locator: String,
+    /// The pane title; present only with `include_title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Repository of the pane's working directory, `""` when none.
+    pub repo: String,
+    /// Branch of the pane's working directory, `""` when none.
+    pub branch: String,
+    /// How long the episode has lasted, in milliseconds (for `stall`: how long the pane had been
+    /// working when it fired).
+    pub since_ms: u64,
+    /// Episode start, epoch milliseconds.
+    pub episode_ms: u64,
+    /// Context-window utilisation percent, or null.
+    #[schemars(range(max = 100))]
+    pub context_pct: Option<u8>,
+}
+
+/// The JSON a notify command reads on stdin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NotifyPayload {
+    /// Version of this document, 2.
+    #[schemars(schema_with = "crate::envelope::document_version_2")]
+    pub schema: u32,
+    /// The fire.
+    #[serde(flatten)]
+    pub fire: Fire,
+}
+
+/// A detached action's completion, logged where a fire would carry `state`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Completion {
+    /// Agent name.
+    pub agent: String,
+    /// Pane id.
+    pub pane: String,
+    /// The action that completed.
+    pub action: Action,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// tmux session name.
+    pub session: String,
+    /// `session:window.pane`.
+    pub locator: String,
+    /// Repository, `""` when none.
+    pub repo: String,
+    /// Branch, `""` when none.
+    pub branch: String,
+}
+
+/// What one log line records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LogEntry {
+    /// A notification fired (the line carries `state`).
+    Fire(Fire),
+    /// A detached action completed (the line carries `action` and `outcome`).
+    Completion(Completion),
+}
+
+impl<'de> Deserialize<'de> for LogEntry {
+    /// A line carrying `action` is a completion; any other is a fire. Reading by key instead of
+    /// trying each shape keeps the error about the shape the line claims to be.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let fields = Map::<String, Value>::deserialize(deserializer)?;
+        let completion = fields.contains_key("action");
+        let fields = Value::Object(fields);
+        if completion {
+            serde_json::from_value(fields)
+                .map(LogEntry::Completion)
+                .map_err(D::Error::custom)
+        } else {
+            serde_json::from_value(fields)
+                .map(LogEntry::Fire)
+                .map_err(D::Error::custom)
+        }
+    }
+}
+
+/// One line of `notify.log`: the payload with `at` right after `schema`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NotifyLogLine {
+    /// Version, 2.
+    #[schemars(schema_with = "crate::envelope::document_version_2")]
+    pub schema: u32,
+    /// Epoch milliseconds of the fire.
+    pub at: u64,
+    /// The fire or completion.
+    #[serde(flatten)]
+    pub entry: LogEntry,
+}
+
+/// The daemon's memory of recent transitions, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TransitionRing {
+    /// Version of this document, 1.
+    #[schemars(schema_with = "crate::envelope::document_version_1")]
+    pub schema: u32,
+    /// How many transitions the ring keeps (256).
+    pub cap: u32,
+    /// How many transitions were recorded since the daemon started (may exceed `cap`).
+    pub recorded: u64,
+    /// The kept transitions, oldest first, including those that fired nothing.
+    pub transitions: Vec<Transition>,
+}
+
+/// One observed transition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Transition {
+    /// Pane id.
+    pub pane: String,
+    /// State before, `""` when the pane appeared.
+    #[serde(with = "open_end")]
+    #[schemars(schema_with = "open_end::schema")]
+    pub from: Option<State>,
+    /// State after, `""` when the pane vanished.
+    #[serde(with = "open_end")]
+    #[schemars(schema_with = "open_end::schema")]
+    pub to: Option<State>,
+    /// Epoch milliseconds it was observed.
+    pub at: u64,
+    /// Which detection path observed it.
+    pub source: TransitionSource,
+}

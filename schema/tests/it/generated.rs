@@ -1,0 +1,45 @@
+//! The committed `schema/json/*.schema.json` are exactly what `cargo xtask schema` generates now:
+//! plain `cargo test` catches a wire type changed without regenerating its schema.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use schema::generate::{GENERATOR_COMMAND, documents};
+
+#[test]
+fn committed_schemas_match_the_wire_types() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("json");
+    let mut drifted = Vec::new();
+    for document in documents() {
+        let committed = std::fs::read_to_string(dir.join(document.file)).unwrap_or_default();
+        if committed != document.render() {
+            drifted.push(document.file);
+        }
+    }
+    assert!(
+        drifted.is_empty(),
+        "stale schemas {drifted:?}: run `{GENERATOR_COMMAND}`"
+    );
+}
+
+#[test]
+fn no_stale_schema_files_are_committed() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("json");
+    let expected: BTreeSet<String> = documents().iter().map(|d| d.file.to_owned()).collect();
+    let present: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(present, expected, "run `{GENERATOR_COMMAND}`");
+}
+
+#[test]
+fn every_schema_names_the_command_that_made_it() {
+    for document in documents() {
+        assert!(
+            document.render().contains(GENERATOR_COMMAND),
+            "{}",
+            document.file
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! The agent simulator and the fake tmux. Built out in the simulator issue.

@@ -1,0 +1,36 @@
+//! `cargo xtask <task>`: project automation, one small binary matching on its first argument.
+//!
+//! - `schema [--check]`: write (or check) the generated JSON Schemas under `schema/json/`.
+//! - `tidy`: house rules every source file follows.
+
+mod schema_files;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("schema") => schema_files::run(&args[1..]),
+        Some("tidy") => tidy::run(&args[1..]),
+        _ => Err(anyhow::anyhow!(
+            "usage: cargo xtask <schema [--check] | tidy>"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_owned()
+}

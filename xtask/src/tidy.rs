@@ -1,0 +1,115 @@
+//! `cargo xtask tidy`: every `.rs` file opens with a `//!` line, and no test is `#[ignore]`d or
+//! `#[should_panic]` (assert on the error value or error frame instead). Also run as a test.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+use crate::workspace_root;
+
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    if !args.is_empty() {
+        bail!("usage: cargo xtask tidy");
+    }
+    let problems = check(&workspace_root());
+    if problems.is_empty() {
+        return Ok(());
+    }
+    for problem in &problems {
+        eprintln!("{problem}");
+    }
+    bail!("{} tidy problem(s)", problems.len())
+}
+
+/// Every violation under `root`, one readable line each.
+pub fn check(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    collect_rust_files(root, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            problems.push(format!("{}: unreadable", file.display()));
+            continue;
+        };
+        let shown = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        problems.extend(check_file(&shown, &text));
+    }
+    problems
+}
+
+/// The violations of one file's text.
+pub fn check_file(shown: &str, text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !text.starts_with("//!") {
+        problems.push(format!(
+            "{shown}:1: the file must open with a `//!` line saying what it is for"
+        ));
+    }
+    // Built from parts so this file does not trip its own check.
+    let banned = [concat!("#[", "ignore"), concat!("#[", "should_panic")];
+    for (n, line) in text.lines().enumerate() {
+        for pattern in banned {
+            if line.trim_start().starts_with(pattern) {
+                problems.push(format!("{shown}:{}: `{pattern}]` is not allowed", n + 1));
+            }
+        }
+    }
+    problems
+}
+
+fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if path.is_dir() {
+            if name == "target" || name.starts_with('.') {
+                continue;
+            }
+            collect_rust_files(&path, out);
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_is_tidy() {
+        let problems = check(&workspace_root());
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn a_file_without_a_module_doc_is_reported() {
+        let problems = check_file("x.rs", "fn main() {}\n");
+        assert_eq!(
+            problems,
+            ["x.rs:1: the file must open with a `//!` line saying what it is for"]
+        );
+    }
+
+    #[test]
+    fn ignored_and_should_panic_tests_are_reported() {
+        let text = format!(
+            "//! t\n{}]\nfn a() {{}}\n    {}]\nfn b() {{}}\n",
+            concat!("#[", "ignore"),
+            concat!("#[", "should_panic")
+        );
+        let problems = check_file("t.rs", &text);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("t.rs:2:"));
+        assert!(problems[1].starts_with("t.rs:4:"));
+    }
+}
