@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::device::{DeviceList, DeviceStore};
 use crate::envelope::Envelope;
+use crate::fixture::Fixture;
 use crate::notify::{NotifyLogLine, NotifyPayload, TransitionRing};
 use crate::request::Request;
 use crate::response::Response;
@@ -97,6 +98,12 @@ pub fn documents() -> Vec<SchemaDocument> {
             Read,
             "corral device store",
             "devices.toml, as TOML maps onto JSON: `[[device]]` tables.",
+        ),
+        document::<Fixture>(
+            "fixture.schema.json",
+            Read,
+            "corral-sim fleet fixture",
+            "A fleet fixture (golden/fixtures/*.toml), as TOML maps onto JSON.",
         ),
         document::<LsDocument>(
             "ls.schema.json",

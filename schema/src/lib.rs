@@ -11,6 +11,7 @@
 //! - [`row`], [`card`], [`transcript`], [`dispatch`]: what the frames carry.
 //! - [`vocab`]: every token vocabulary, open or closed.
 //! - [`notify`], [`device`], [`config`]: local documents.
+//! - [`fixture`]: fleet fixtures for the simulator (`golden/fixtures/*.toml`).
 //! - [`generate`]: the JSON Schema files.
 
 pub mod card;
@@ -18,6 +19,7 @@ pub mod config;
 pub mod device;
 pub mod dispatch;
 pub mod envelope;
+pub mod fixture;
 pub mod generate;
 pub mod notify;
 pub mod request;

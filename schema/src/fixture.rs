@@ -1,0 +1,267 @@
+//! Fleet fixtures: the TOML files under `golden/fixtures/` that `corral-sim up` turns into a tmux
+//! fleet (on the fake tmux or a scratch real tmux server), documented in
+//! `golden/fixtures/README.md`.
+//!
+//! A fixture is sessions → windows → panes. A pane with an `agent` is an agent pane and gets its
+//! `@agent_*` options stamped (`../shared/spec/pane-options.md`); a pane without one is a plain
+//! pane the host must skip. `repeat` multiplies a window or a pane so a 1000-pane fleet stays short;
+//! names and titles are templates so every expanded pane stays addressable.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::card::Question;
+use crate::vocab::{Detail, State};
+
+/// A whole fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fixture {
+    /// What the fleet is for; free text, not used by the simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Set tmux's server option `allow-passthrough on`, so OSC notification sequences written to a
+    /// pane's tty reach the terminal (real backend); recorded by the fake.
+    #[serde(default)]
+    pub passthrough: bool,
+    /// Git repositories created under `$CORRAL_SIM_DIR/repos/<name>`, one commit each; `[[repo]]`.
+    #[serde(default, rename = "repo", skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<Repo>,
+    /// Attached tmux clients (the fake only: a real scratch server has none); `[[client]]`.
+    #[serde(default, rename = "client", skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<Client>,
+    /// The tmux sessions, created in this order; `[[session]]`.
+    #[serde(rename = "session")]
+    pub sessions: Vec<Session>,
+}
+
+/// A git repository made with `git init -b <branch>` and one commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Repo {
+    /// Name panes use in `repo`, and the directory name under `$CORRAL_SIM_DIR/repos/`.
+    pub name: String,
+    /// The branch checked out (and the initial branch of `git init -b`).
+    pub branch: String,
+    /// Linked worktrees of this repository; `[[repo.worktree]]`.
+    #[serde(default, rename = "worktree", skip_serializing_if = "Vec::is_empty")]
+    pub worktrees: Vec<Worktree>,
+}
+
+/// A linked worktree (`git worktree add -b <branch>`), a directory of its own whose `.git` is a
+/// file pointing back at the main repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Worktree {
+    /// Name panes use in `repo`, and the directory name under `$CORRAL_SIM_DIR/repos/`.
+    pub name: String,
+    /// The new branch the worktree has checked out.
+    pub branch: String,
+}
+
+/// An attached client, as `list-clients` reports it and `display-message -c` addresses it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Client {
+    /// The client name (`#{client_name}`), conventionally its tty such as `/dev/pts/40`.
+    pub name: String,
+    /// The session the client is attached to.
+    pub session: String,
+}
+
+/// A tmux session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// Session name: letters, digits, `-` and `_` (tmux rewrites `.` and `:`).
+    pub name: String,
+    /// The windows, indexed from 0 in this order after expanding `repeat`; `[[session.window]]`.
+    #[serde(rename = "window")]
+    pub windows: Vec<Window>,
+}
+
+/// A window (or `repeat` identical windows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    /// How many copies of this window to create (default 1). Pane name templates tell the copies
+    /// apart with `{window}` or `{w}`.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeat: u32,
+    /// The panes, indexed from 0 in this order after expanding `repeat`; `[[session.window.pane]]`.
+    #[serde(rename = "pane")]
+    pub panes: Vec<Pane>,
+}
+
+/// A pane (or `repeat` identical panes). Every option field is optional; an absent one leaves the
+/// matching `@agent_*` option unset, as a fresh pane has it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pane {
+    /// Fixture-local name, unique in the fleet after expansion; later steps address the pane by
+    /// it. A template: `{session}`, `{window}` (window index), `{pane}` (pane index), `{w}`
+    /// (window copy, from 0), `{i}` (pane copy, from 0) and `{n}` (pane ordinal in the fleet, from
+    /// 0) are replaced.
+    pub name: String,
+    /// How many copies of this pane to create in its window (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeat: u32,
+    /// Pane title (`select-pane -T`); a template like `name`, plus `{name}` for the expanded name.
+    /// Use a canary such as `TITLE-CANARY-{name}` so a test can prove a title never leaks. Absent:
+    /// tmux's default, the host name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Working directory: the name of a `repo` or one of its worktrees. Absent: a plain directory
+    /// `$CORRAL_SIM_DIR/plain` that is not a repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// A subdirectory of the repository to start in (created when missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// `@agent_name`. A pane without it is not an agent pane and gets no `@agent_*` option.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `@agent_state`. To stamp a token outside the closed vocabulary, use `options`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    /// `@agent_detail`, verbatim (an unknown token is kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Detail>,
+    /// `@agent_since`; defaults to "now" when `state` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Moment>,
+    /// `@agent_turn_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_at: Option<Moment>,
+    /// `@agent_stamped_at`; defaults to "now" on an agent pane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamped_at: Option<Moment>,
+    /// `@agent_attention` set to `1` (a finished turn nobody has looked at).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub attention: bool,
+    /// `@agent_context`, percent of the context window in use (0-100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 100))]
+    pub context: Option<u8>,
+    /// `@agent_context_at`; defaults to "now" when `context` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_at: Option<Moment>,
+    /// `@agent_mute_until`; `99999999999999` mutes until cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mute_until: Option<Moment>,
+    /// `@agent_session`, the agent's own session id. Defaults to a stable id derived from the
+    /// pane name when the pane has a `transcript`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `@agent_pending_tool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_tool: Option<String>,
+    /// `@agent_pending_call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_call: Option<String>,
+    /// `@agent_api_endpoint`, the base URL of the agent's HTTP API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_endpoint: Option<String>,
+    /// A hook request parked in the host's runtime dir (`<runtime>/requests/<id>.json`) and named
+    /// by `@agent_permission_request`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_request: Option<PermissionRequest>,
+    /// A pending question: `@agent_question_request` is stamped with its id and the simulator's
+    /// agent API (`corral-sim api serve`) serves it on `GET /question`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<QuestionRequest>,
+    /// A transcript written for the pane in its agent's store format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptSpec>,
+    /// Any further pane user options, stamped verbatim after the fields above (and overriding
+    /// them): `{ "@agent_notified_at" = "1700000000000" }`. Keys start with `@`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
+}
+
+/// A point in time: epoch milliseconds, or a string relative to the moment the fixture is brought
+/// up (`"now"`, `"-90s"`, `"+5m"`, `"-1h 30m"`; units as humantime reads them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Moment {
+    /// Epoch milliseconds, stamped as written.
+    Absolute(u64),
+    /// `now`, or `-`/`+` followed by a duration, relative to "now".
+    Relative(String),
+}
+
+/// A parked hook request (the hook lane of a permission card).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionRequest {
+    /// Request id; the file name and the value of `@agent_permission_request`. A template like
+    /// the pane name.
+    pub id: String,
+    /// Tool name, as the agent's hook payload gives it (`Bash`, `Edit`, ...).
+    pub tool: String,
+    /// Tool input, the agent's own JSON object.
+    #[serde(default)]
+    pub input: Map<String, Value>,
+}
+
+/// A pending question asked of the agent's HTTP API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionRequest {
+    /// Question request id (`@agent_question_request`); a template like the pane name.
+    pub id: String,
+    /// The questions, as a question card carries them.
+    pub questions: Vec<Question>,
+}
+
+/// A transcript to write for the pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptSpec {
+    /// The store format.
+    pub format: TranscriptFormat,
+    /// Number of records (JSONL lines) to write.
+    pub events: u32,
+    /// Every this many records, write one of a record type no reader knows (0 or absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_every: Option<u32>,
+    /// End on a tool call with no result yet (what a pane blocked on a permission looks like).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pending_call: bool,
+    /// Stamp `@agent_transcript` with the file's path (default true).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub stamp: bool,
+}
+
+/// A transcript store format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TranscriptFormat {
+    /// Claude Code: `~/.claude/projects/<cwd with / as ->/<session>.jsonl`.
+    Claude,
+    /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`.
+    Codex,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
