@@ -1,3 +1,51 @@
-//! `corral`: the reference host. Built out in the host issues.
+//! `corral`: the reference host. Parses the command line, sets up logging to stderr, runs the
+//! command, and maps its result to an exit code; nothing else happens here.
 
-fn main() {}
+mod cli;
+mod commands;
+mod config;
+mod devices;
+mod edges;
+mod fleet;
+mod git;
+mod paths;
+mod selector;
+mod serve;
+mod tmux;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout with success; a bad command line is a start-up
+            // failure (exit 1), never the refusal code 2 that `serve` reserves.
+            let code = if err.use_stderr() { 1 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_logging();
+    match commands::run(cli.command) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("corral: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Logs go to stderr only, filtered by `RUST_LOG` (default: warnings).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}

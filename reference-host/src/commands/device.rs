@@ -1,0 +1,96 @@
+//! `corral device add | list | grant | revoke`: the device store from the command line.
+#![allow(clippy::print_stdout, reason = "a listing command's output is stdout")]
+
+use anyhow::{Context, bail};
+use schema::{DeviceList, DeviceRecord, SCHEMA_VERSION, Scope};
+
+use crate::cli::DeviceCommand;
+use crate::devices::DeviceFile;
+use crate::fleet::now_ms;
+use crate::paths::Paths;
+
+pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
+    let file = DeviceFile::new(paths.device_store.clone());
+    match command {
+        DeviceCommand::Add { name, id, scopes } => {
+            let scopes = if scopes.is_empty() {
+                vec![Scope::Read]
+            } else {
+                parse_scopes(&scopes)?
+            };
+            if name.trim().is_empty() || id.trim().is_empty() {
+                bail!("a device needs a non-empty name and id");
+            }
+            file.update(|store| {
+                if store.by_name(&name).is_some() {
+                    bail!("a device named {name} already exists");
+                }
+                if let Some(other) = store.by_id(&id) {
+                    bail!("device id {id} is already enrolled as {}", other.name);
+                }
+                store.devices.push(DeviceRecord {
+                    id: id.clone(),
+                    name: name.clone(),
+                    scopes,
+                    paired_at_ms: now_ms(),
+                });
+                Ok(())
+            })?;
+        }
+        DeviceCommand::List { json } => {
+            let store = file.load()?;
+            if json {
+                let list = DeviceList {
+                    schema: SCHEMA_VERSION,
+                    devices: store.devices,
+                };
+                println!(
+                    "{}",
+                    serde_json::to_string(&list).context("encoding the device list")?
+                );
+            } else {
+                for device in &store.devices {
+                    let scopes: Vec<&str> = device.scopes.iter().map(Scope::as_str).collect();
+                    println!("{}\t{}\t{}", device.name, device.id, scopes.join(","));
+                }
+            }
+        }
+        DeviceCommand::Grant { name, scope } => {
+            let scope = parse_scopes(std::slice::from_ref(&scope))?.remove(0);
+            file.update(|store| {
+                let Some(device) = store.devices.iter_mut().find(|d| d.name == name) else {
+                    bail!("no device named {name}");
+                };
+                if !device.scopes.contains(&scope) {
+                    device.scopes.push(scope);
+                }
+                Ok(())
+            })?;
+        }
+        DeviceCommand::Revoke { name } => {
+            file.update(|store| {
+                let before = store.devices.len();
+                store.devices.retain(|d| d.name != name);
+                if store.devices.len() == before {
+                    bail!("no device named {name}");
+                }
+                Ok(())
+            })?;
+        }
+    }
+    Ok(0)
+}
+
+/// Scopes from the command line: only tokens this build knows, so a typo is not enrolled.
+fn parse_scopes(tokens: &[String]) -> anyhow::Result<Vec<Scope>> {
+    tokens
+        .iter()
+        .map(|token| match Scope::parse(token) {
+            Some(scope) if !scope.is_other() => Ok(scope),
+            _ => bail!(
+                "unknown scope {token:?}; known scopes: {}",
+                Scope::KNOWN.join(", ")
+            ),
+        })
+        .collect()
+}

@@ -1,0 +1,73 @@
+//! `corral ls [--json]`: the fleet as this machine sees it, pane titles included (local only).
+#![allow(clippy::print_stdout, reason = "a listing command's output is stdout")]
+
+use anyhow::Context;
+use schema::{LsDocument, LsRow, SCHEMA_VERSION};
+
+use crate::fleet::FleetReader;
+use crate::tmux::Tmux;
+
+pub fn run(json: bool, tmux: Tmux, host: String) -> anyhow::Result<u8> {
+    let rows = FleetReader::new(tmux, host)
+        .read_local()
+        .context("reading the fleet")?;
+    if json {
+        let document = LsDocument {
+            schema: SCHEMA_VERSION,
+            agents: rows,
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&document).context("encoding the listing")?
+        );
+    } else {
+        print!("{}", table(&rows));
+    }
+    Ok(0)
+}
+
+/// The human table: one row per agent pane, aligned columns.
+fn table(rows: &[LsRow]) -> String {
+    let header = [
+        "PANE", "AGENT", "STATE", "DETAIL", "LOCATOR", "REPO", "BRANCH", "TITLE",
+    ];
+    let mut lines: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
+    for row in rows {
+        let state = if row.done {
+            "done".to_owned()
+        } else {
+            row.state.to_string()
+        };
+        let muted = if row.muted { " (muted)" } else { "" };
+        lines.push(vec![
+            row.pane.clone(),
+            row.agent.clone(),
+            format!("{state}{muted}"),
+            row.detail.as_ref().map_or("-".into(), ToString::to_string),
+            row.locator.clone(),
+            row.repo.clone().unwrap_or_else(|| "-".into()),
+            row.branch.clone().unwrap_or_else(|| "-".into()),
+            row.view.title.clone(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for line in lines {
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,100 @@
+//! Loading the config file into `schema::Config` and checking what the types cannot.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use schema::Config;
+
+/// Reads the config at `path`; an absent file gives the defaults.
+pub fn load(path: &Path) -> anyhow::Result<Config> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(err) => return Err(err).with_context(|| format!("reading config {}", path.display())),
+    };
+    let config: Config = toml::from_str(&text)
+        .map_err(|err| anyhow::anyhow!("{}", one_line(&text, &err)))
+        .with_context(|| format!("config {}", path.display()))?;
+    if config.serve.max_connections == 0 {
+        bail!(
+            "config {}: [serve] max_connections must be at least 1",
+            path.display()
+        );
+    }
+    if config.serve.reconcile_interval_ms < 10 {
+        bail!(
+            "config {}: [serve] reconcile_interval_ms must be at least 10",
+            path.display()
+        );
+    }
+    Ok(config)
+}
+
+/// A TOML error as one readable line: where, then what (toml's own rendering spans lines).
+pub fn one_line(text: &str, err: &toml::de::Error) -> String {
+    let message = err.message().trim().replace('\n', "; ");
+    match err.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |at| at + 1);
+            let column = before.len() - start + 1;
+            let source = text[start..].lines().next().unwrap_or("").trim();
+            format!("line {line}, column {column} (`{source}`): {message}")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_errors_become_one_line() {
+        let text = "[serve]\nmax_connections = \"x\"\n";
+        let err = toml::from_str::<Config>(text).unwrap_err();
+        let line = one_line(text, &err);
+        assert!(
+            line.starts_with("line 2, column 19 (`max_connections = \"x\"`): "),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
+
+    fn load_text(text: &str) -> anyhow::Result<Config> {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        load(&path)
+    }
+
+    #[test]
+    fn an_absent_file_gives_the_defaults() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = load(&tmp.path().join("none.toml")).unwrap();
+        assert_eq!(config.serve.max_connections, 4);
+        assert_eq!(config.serve.reconcile_interval_ms, 2000);
+    }
+
+    #[test]
+    fn serve_keys_are_read() {
+        let config =
+            load_text("[serve]\nmax_connections = 2\nreconcile_interval_ms = 150\n").unwrap();
+        assert_eq!(config.serve.max_connections, 2);
+        assert_eq!(config.serve.reconcile_interval_ms, 150);
+    }
+
+    #[test]
+    fn an_unknown_key_in_a_trigger_sub_table_is_a_parse_error() {
+        let err = load_text("[notify.stall]\nthreshold_s = 5\ncomand = \"x\"\n").unwrap_err();
+        assert!(format!("{err:#}").contains("comand"), "{err:#}");
+    }
+
+    #[test]
+    fn nonsense_values_are_refused() {
+        assert!(load_text("[serve]\nmax_connections = 0\n").is_err());
+        assert!(load_text("[serve]\nreconcile_interval_ms = 1\n").is_err());
+        assert!(load_text("[serve]\nmax_connections = \"four\"\n").is_err());
+    }
+}

@@ -1,0 +1,251 @@
+//! From one tmux read to fleet rows, per the pane-option contract and wire-details "Fleet row".
+//!
+//! A pane without `@agent_name` is not an agent pane and has no row. Rows keep tmux's pane order.
+
+use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
+
+use crate::git::GitCache;
+use crate::tmux::{PaneRead, Titles, Tmux, TmuxError};
+
+/// Reads the fleet: one tmux call, plus cached repository lookups.
+#[derive(Debug)]
+pub struct FleetReader {
+    tmux: Tmux,
+    git: GitCache,
+    host: String,
+}
+
+/// Anything that can produce the fleet's wire rows; the serve loop reads through this so its
+/// tests can script a fleet.
+pub trait FleetSource {
+    /// The current rows, in pane order.
+    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError>;
+    /// This host's name.
+    fn host(&self) -> &str;
+}
+
+impl FleetReader {
+    /// A reader of the server `tmux` talks to, on host `host`.
+    pub fn new(tmux: Tmux, host: String) -> FleetReader {
+        FleetReader {
+            tmux,
+            git: GitCache::default(),
+            host,
+        }
+    }
+
+    /// The rows with pane titles, for the local listing only.
+    pub fn read_local(&mut self) -> Result<Vec<LsRow>, TmuxError> {
+        let now = now_ms();
+        let panes = self.tmux.list_panes(Titles::Include)?;
+        Ok(panes
+            .iter()
+            .filter_map(|pane| {
+                let title = pane.title.clone().unwrap_or_default();
+                let row = self.row(pane, now)?;
+                Some(row.with_view(Local { title }))
+            })
+            .collect())
+    }
+
+    fn row(&mut self, pane: &PaneRead, now: u64) -> Option<FleetRow> {
+        let facts = self.git.facts(&pane.current_path);
+        row_of(pane, facts, &self.host, now)
+    }
+}
+
+impl FleetSource for FleetReader {
+    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
+        let now = now_ms();
+        let panes = self.tmux.list_panes(Titles::Omit)?;
+        Ok(panes
+            .iter()
+            .filter_map(|pane| self.row(pane, now))
+            .collect())
+    }
+
+    fn host(&self) -> &str {
+        &self.host
+    }
+}
+
+/// Epoch milliseconds now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn non_empty(value: &str) -> Option<String> {
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+fn millis(value: &str) -> Option<u64> {
+    value.trim().parse().ok()
+}
+
+/// The wire row of one pane, or `None` for a pane that is not an agent pane.
+pub fn row_of(
+    pane: &PaneRead,
+    facts: crate::git::RepoFacts,
+    host: &str,
+    now: u64,
+) -> Option<FleetRow> {
+    let o = &pane.options;
+    let agent = non_empty(&o.name)?;
+    let state = State::parse(o.state.trim()).unwrap_or(State::Unknown);
+    let since_ms = millis(&o.since);
+    let episode_ms = since_ms.max(millis(&o.turn_at)).unwrap_or(0);
+    let attention = !o.attention.is_empty();
+    let context = o
+        .context
+        .trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|pct| *pct <= 100);
+    Some(Row {
+        pane: pane.pane_id.clone(),
+        agent,
+        state,
+        detail: Detail::parse(o.detail.trim()),
+        since_ms,
+        episode_ms,
+        locator: format!(
+            "{}:{}.{}",
+            pane.session_name, pane.window_index, pane.pane_index
+        ),
+        view: Wire {},
+        attention,
+        done: state == State::Idle && attention,
+        session: pane.session_name.clone(),
+        transcript: non_empty(&o.transcript),
+        permission_request: non_empty(&o.permission_request),
+        stamped_at_ms: millis(&o.stamped_at),
+        context,
+        context_at_ms: millis(&o.context_at),
+        muted: millis(&o.mute_until).is_some_and(|until| until > now),
+        repo: facts.repo,
+        branch: facts.branch,
+        worktree: facts.worktree,
+        pending_tool: non_empty(&o.pending_tool),
+        pending_call: non_empty(&o.pending_call),
+        server: pane.socket_path.clone(),
+        host: host.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::RepoFacts;
+    use crate::tmux::AgentOptions;
+
+    fn pane(options: AgentOptions) -> PaneRead {
+        PaneRead {
+            pane_id: "%3".into(),
+            session_name: "work".into(),
+            window_index: "1".into(),
+            pane_index: "2".into(),
+            socket_path: "/tmp/tmux-0/s".into(),
+            options,
+            ..PaneRead::default()
+        }
+    }
+
+    #[test]
+    fn a_pane_without_an_agent_name_has_no_row() {
+        assert_eq!(
+            row_of(&pane(AgentOptions::default()), RepoFacts::default(), "h", 0),
+            None
+        );
+    }
+
+    #[test]
+    fn every_field_is_derived_from_its_option() {
+        let options = AgentOptions {
+            name: "claude".into(),
+            state: "idle".into(),
+            detail: "".into(),
+            since: "1000".into(),
+            turn_at: "5000".into(),
+            stamped_at: "5001".into(),
+            attention: "1".into(),
+            transcript: "/t.jsonl".into(),
+            permission_request: "req-1".into(),
+            context: "41".into(),
+            context_at: "4000".into(),
+            mute_until: "99999999999999".into(),
+            pending_tool: "Bash".into(),
+            pending_call: "toolu_1".into(),
+            ..AgentOptions::default()
+        };
+        let facts = RepoFacts {
+            repo: Some("corral".into()),
+            branch: Some("main".into()),
+            worktree: Some("/src/corral".into()),
+        };
+        let row = row_of(&pane(options), facts, "studio", 10_000).unwrap();
+        assert_eq!(row.agent, "claude");
+        assert_eq!(row.state, State::Idle);
+        assert_eq!(row.detail, None);
+        assert_eq!(row.since_ms, Some(1000));
+        assert_eq!(row.episode_ms, 5000, "episode is max(since, turn_at)");
+        assert_eq!(row.locator, "work:1.2");
+        assert!(row.attention && row.done, "idle with attention is done");
+        assert_eq!(row.session, "work");
+        assert_eq!(row.transcript.as_deref(), Some("/t.jsonl"));
+        assert_eq!(row.permission_request.as_deref(), Some("req-1"));
+        assert_eq!(row.stamped_at_ms, Some(5001));
+        assert_eq!(row.context, Some(41));
+        assert_eq!(row.context_at_ms, Some(4000));
+        assert!(row.muted);
+        assert_eq!(row.repo.as_deref(), Some("corral"));
+        assert_eq!(row.branch.as_deref(), Some("main"));
+        assert_eq!(row.worktree.as_deref(), Some("/src/corral"));
+        assert_eq!(row.pending_tool.as_deref(), Some("Bash"));
+        assert_eq!(row.pending_call.as_deref(), Some("toolu_1"));
+        assert_eq!(row.server, "/tmp/tmux-0/s");
+        assert_eq!(row.host, "studio");
+    }
+
+    #[test]
+    fn odd_values_degrade_instead_of_failing_the_row() {
+        let options = AgentOptions {
+            name: "codex".into(),
+            state: "napping".into(),
+            detail: "sandbox_escape".into(),
+            since: "soon".into(),
+            context: "140".into(),
+            mute_until: "5".into(),
+            attention: "".into(),
+            ..AgentOptions::default()
+        };
+        let row = row_of(&pane(options), RepoFacts::default(), "h", 10).unwrap();
+        assert_eq!(
+            row.state,
+            State::Unknown,
+            "a token outside the vocabulary reads as unknown"
+        );
+        assert_eq!(
+            row.detail.as_ref().map(Detail::as_str),
+            Some("sandbox_escape")
+        );
+        assert_eq!(row.since_ms, None);
+        assert_eq!(row.episode_ms, 0);
+        assert_eq!(row.context, None);
+        assert!(!row.muted, "a mute deadline in the past is no mute");
+        assert!(!row.attention && !row.done);
+    }
+
+    #[test]
+    fn working_with_attention_is_not_done() {
+        let options = AgentOptions {
+            name: "claude".into(),
+            state: "working".into(),
+            attention: "1".into(),
+            ..AgentOptions::default()
+        };
+        let row = row_of(&pane(options), RepoFacts::default(), "h", 0).unwrap();
+        assert!(row.attention && !row.done);
+    }
+}

@@ -1,0 +1,157 @@
+//! Where the host's files live (wire-details "Host files"): the config file, the device store
+//! and the runtime dir, from the environment.
+
+use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+/// The host's file locations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// `$CORRAL_CONFIG`, else `$XDG_CONFIG_HOME/corral/config.toml` (`~/.config/...`).
+    pub config_file: PathBuf,
+    /// `$XDG_CONFIG_HOME/corral/devices.toml` (`~/.config/...`).
+    pub device_store: PathBuf,
+    /// `$XDG_RUNTIME_DIR/corral`, else `$TMPDIR/corral-<uid>` (`/tmp/...`).
+    pub runtime_dir: PathBuf,
+}
+
+impl Paths {
+    /// The locations for this process's environment.
+    pub fn from_env() -> anyhow::Result<Paths> {
+        let uid = rustix::process::getuid().as_raw();
+        Paths::from_vars(|name| std::env::var_os(name), uid)
+    }
+
+    /// The locations for an environment given as a lookup, for a user id.
+    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>, uid: u32) -> anyhow::Result<Paths> {
+        // XDG says relative values are invalid and must be ignored.
+        let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let config_dir = match absolute("XDG_CONFIG_HOME") {
+            Some(dir) => dir.join("corral"),
+            None => match absolute("HOME") {
+                Some(home) => home.join(".config/corral"),
+                None => bail!("neither XDG_CONFIG_HOME nor HOME is set to an absolute path"),
+            },
+        };
+        let config_file = var("CORRAL_CONFIG")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| config_dir.join("config.toml"));
+        let runtime_dir = match absolute("XDG_RUNTIME_DIR") {
+            Some(dir) => dir.join("corral"),
+            None => {
+                let tmp = absolute("TMPDIR").unwrap_or_else(|| PathBuf::from("/tmp"));
+                tmp.join(format!("corral-{uid}"))
+            }
+        };
+        Ok(Paths {
+            config_file,
+            device_store: config_dir.join("devices.toml"),
+            runtime_dir,
+        })
+    }
+}
+
+/// Creates `dir` (and a subdirectory path below it) mode 0700, and refuses one that another user
+/// owns: the runtime dir holds locks and the ledger, and `/tmp` is shared.
+pub fn ensure_private_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let meta = std::fs::metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let uid = rustix::process::getuid().as_raw();
+    if meta.uid() != uid {
+        bail!(
+            "{} belongs to uid {}, not to this user ({uid})",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("making {} private", dir.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn paths(vars: &[(&str, &str)]) -> anyhow::Result<Paths> {
+        let map: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+            .collect();
+        Paths::from_vars(|name| map.get(name).cloned(), 1000)
+    }
+
+    #[test]
+    fn xdg_variables_decide_every_location() {
+        let p = paths(&[
+            ("XDG_CONFIG_HOME", "/c"),
+            ("XDG_RUNTIME_DIR", "/r"),
+            ("HOME", "/h"),
+        ])
+        .unwrap();
+        assert_eq!(p.config_file, PathBuf::from("/c/corral/config.toml"));
+        assert_eq!(p.device_store, PathBuf::from("/c/corral/devices.toml"));
+        assert_eq!(p.runtime_dir, PathBuf::from("/r/corral"));
+    }
+
+    #[test]
+    fn home_and_tmpdir_are_the_fallbacks() {
+        let p = paths(&[("HOME", "/h")]).unwrap();
+        assert_eq!(
+            p.device_store,
+            PathBuf::from("/h/.config/corral/devices.toml")
+        );
+        assert_eq!(p.runtime_dir, PathBuf::from("/tmp/corral-1000"));
+        let p = paths(&[
+            ("HOME", "/h"),
+            ("TMPDIR", "/var/t"),
+            ("XDG_RUNTIME_DIR", "relative"),
+        ])
+        .unwrap();
+        assert_eq!(p.runtime_dir, PathBuf::from("/var/t/corral-1000"));
+    }
+
+    #[test]
+    fn corral_config_names_the_config_file() {
+        let p = paths(&[("HOME", "/h"), ("CORRAL_CONFIG", "/etc/c.toml")]).unwrap();
+        assert_eq!(p.config_file, PathBuf::from("/etc/c.toml"));
+        assert_eq!(
+            p.device_store,
+            PathBuf::from("/h/.config/corral/devices.toml")
+        );
+    }
+
+    #[test]
+    fn no_home_at_all_is_an_error() {
+        let err = paths(&[]).unwrap_err();
+        assert!(err.to_string().contains("HOME"), "{err}");
+    }
+
+    #[test]
+    fn private_dirs_are_0700() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        ensure_private_dir(&dir).unwrap();
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        ensure_private_dir(&dir).unwrap();
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
+}

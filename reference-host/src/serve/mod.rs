@@ -1,0 +1,144 @@
+//! `corral serve --stdio --device <id>`: one process per connection.
+//!
+//! Start-up, in order: the config, then the device (no record: `scope-denied`, exit 2, before
+//! anything else), then a connection slot (none free: `too-many-connections`, exit 2), then the
+//! session loop. Refusals before the session carry id `"0"`. A start-up failure answers
+//! `internal` and exits 1.
+
+pub mod session;
+pub mod slots;
+pub mod transport;
+
+use std::io::BufReader;
+use std::time::Duration;
+
+use schema::ErrorCode;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::devices::{DeviceFile, StoreWatch};
+use crate::fleet::FleetReader;
+use crate::paths::{Paths, ensure_private_dir};
+use crate::tmux::Tmux;
+use session::{Event, Flow, Session, SessionConfig, refuse};
+use transport::{FrameWriter, Incoming, LineReader};
+
+/// What `serve` needs, already validated.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The device fingerprint the spawner authenticated.
+    pub device: String,
+    /// How to reach tmux.
+    pub tmux: Tmux,
+    /// Where the host's files are.
+    pub paths: Paths,
+    /// This host's name.
+    pub host: String,
+}
+
+/// Runs one connection on stdin/stdout; returns the process exit code.
+pub fn run(options: ServeOptions) -> u8 {
+    let stdout = std::io::stdout;
+    let config = match crate::config::load(&options.paths.config_file) {
+        Ok(config) => config,
+        Err(err) => return start_up_failure(&format!("{err:#}")),
+    };
+    let devices = DeviceFile::new(options.paths.device_store.clone());
+    match devices.load() {
+        Ok(store) if store.by_id(&options.device).is_some() => {}
+        Ok(_) => {
+            tracing::warn!(device = %options.device, "refusing a device with no record");
+            let message = format!("device {} is not enrolled on this host", options.device);
+            refuse(stdout(), ErrorCode::ScopeDenied, &message);
+            return 2;
+        }
+        Err(err) => return start_up_failure(&err.to_string()),
+    }
+    if let Err(err) = ensure_private_dir(&options.paths.runtime_dir) {
+        return start_up_failure(&format!("{err:#}"));
+    }
+    let max = config.serve.max_connections;
+    let _slot = match slots::claim(&options.paths.runtime_dir, max) {
+        Ok(Some(slot)) => {
+            tracing::debug!(slot = slot.index, max, "claimed a connection slot");
+            slot
+        }
+        Ok(None) => {
+            tracing::warn!(max, "connection cap reached");
+            let message = format!("this host already serves {max} connections");
+            refuse(stdout(), ErrorCode::TooManyConnections, &message);
+            return 2;
+        }
+        Err(err) => return start_up_failure(&format!("claiming a connection slot: {err}")),
+    };
+    let interval = Duration::from_millis(config.serve.reconcile_interval_ms);
+    // A hung tmux must not hold the session longer than about a cycle.
+    let tmux = options
+        .tmux
+        .with_timeout(interval.clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let session = Session::new(
+        SessionConfig {
+            device: options.device,
+            interval,
+        },
+        StoreWatch::new(devices),
+        FleetReader::new(tmux, options.host),
+        FrameWriter::new(stdout()),
+    );
+    match event_loop(session) {
+        Ok(code) => code,
+        Err(err) => start_up_failure(&format!("{err:#}")),
+    }
+}
+
+fn start_up_failure(message: &str) -> u8 {
+    tracing::error!("{message}");
+    refuse(
+        std::io::stdout(),
+        ErrorCode::Internal,
+        "the host failed to start; see its log",
+    );
+    1
+}
+
+/// Feeds the session one event at a time: stdin lines (read on a plain thread, so a blocked read
+/// never holds the process), cycle ticks, and SIGTERM/SIGHUP.
+fn event_loop(mut session: Session<FleetReader, std::io::Stdout>) -> anyhow::Result<u8> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let code = runtime.block_on(async move {
+        let (lines, mut incoming) = mpsc::channel::<Incoming>(1);
+        std::thread::spawn(move || {
+            let mut reader = LineReader::new(BufReader::new(std::io::stdin()));
+            loop {
+                let next = reader.next_line();
+                let last = matches!(next, Incoming::Eof | Incoming::Failed(_));
+                if lines.blocking_send(next).is_err() || last {
+                    break;
+                }
+            }
+        });
+        let mut term = signal(SignalKind::terminate())?;
+        let mut hangup = signal(SignalKind::hangup())?;
+        loop {
+            let deadline = session.deadline();
+            let sleep_until = deadline.map_or_else(
+                || tokio::time::Instant::now() + Duration::from_secs(86_400),
+                tokio::time::Instant::from_std,
+            );
+            let event = tokio::select! {
+                _ = term.recv() => Event::Shutdown,
+                _ = hangup.recv() => Event::Shutdown,
+                line = incoming.recv() => Event::Line(line.unwrap_or(Incoming::Eof)),
+                () = tokio::time::sleep_until(sleep_until), if deadline.is_some() => Event::Tick,
+            };
+            if let Flow::Exit(code) = session.handle(event) {
+                return Ok::<u8, anyhow::Error>(code);
+            }
+        }
+    })?;
+    // The stdin thread may still be blocked in a read; it dies with the process.
+    runtime.shutdown_background();
+    Ok(code)
+}

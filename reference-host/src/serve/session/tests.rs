@@ -1,0 +1,394 @@
+//! The session loop against a scripted fleet and an in-memory output: every rule of the
+//! handshake, the request loop and both stream modes, without tmux or a process.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use schema::{DeviceRecord, DeviceStore, FleetRow, Response, Scope, State};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::devices::{DeviceFile, StoreError};
+use crate::tmux::TmuxError;
+
+/// A fleet whose rows a test sets between events.
+#[derive(Debug, Clone, Default)]
+struct Scripted {
+    rows: Rc<RefCell<Vec<FleetRow>>>,
+    fail: Rc<RefCell<bool>>,
+    reads: Rc<RefCell<u32>>,
+}
+
+impl FleetSource for Scripted {
+    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
+        *self.reads.borrow_mut() += 1;
+        if *self.fail.borrow() {
+            return Err(TmuxError::Timeout(Duration::from_secs(1)));
+        }
+        Ok(self.rows.borrow().clone())
+    }
+    fn host(&self) -> &str {
+        "studio"
+    }
+}
+
+fn row(pane: &str, state: &str) -> FleetRow {
+    serde_json::from_value(json!({
+        "pane": pane, "agent": "claude", "state": state, "detail": null, "since_ms": null,
+        "episode_ms": 0, "locator": "w:0.0", "attention": false, "done": false,
+        "session": "w", "transcript": null, "permission_request": null,
+        "stamped_at_ms": null, "context": null, "context_at_ms": null, "muted": false,
+        "repo": null, "branch": null, "worktree": null, "pending_tool": null,
+        "pending_call": null, "server": "/s", "host": "studio"
+    }))
+    .unwrap()
+}
+
+struct Harness {
+    session: Session<Scripted, Vec<u8>>,
+    fleet: Scripted,
+    store: DeviceFile,
+    read_so_far: usize,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DeviceFile::new(dir.path().join("devices.toml"));
+        store
+            .update(|s: &mut DeviceStore| {
+                s.devices.push(DeviceRecord {
+                    id: "fp-phone".into(),
+                    name: "phone".into(),
+                    scopes: vec![Scope::Read, Scope::ActAnswer],
+                    paired_at_ms: 1,
+                });
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        let fleet = Scripted::default();
+        *fleet.rows.borrow_mut() = vec![row("%0", "idle"), row("%1", "working")];
+        let session = Session::new(
+            SessionConfig {
+                device: "fp-phone".into(),
+                interval: Duration::from_millis(100),
+            },
+            StoreWatch::new(store.clone()),
+            fleet.clone(),
+            FrameWriter::new(Vec::new()),
+        );
+        Harness {
+            session,
+            fleet,
+            store,
+            read_so_far: 0,
+            _dir: dir,
+        }
+    }
+
+    fn line(&mut self, text: &str) -> Flow {
+        self.session
+            .handle(Event::Line(Incoming::Line(text.into())))
+    }
+
+    fn hello(&mut self) {
+        self.line(
+            r#"{"schema":1,"id":"h","t":"hello","app":"t","app_version":"1","device":"claimed"}"#,
+        );
+        self.frames();
+    }
+
+    /// Frames written since the last call, as JSON values.
+    fn frames(&mut self) -> Vec<Value> {
+        let text = String::from_utf8(self.session.output().clone()).unwrap();
+        let new: Vec<Value> = text[self.read_so_far..]
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        self.read_so_far = text.len();
+        new
+    }
+
+    fn revoke(&self) {
+        self.store
+            .update(|s| {
+                s.devices.clear();
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+    }
+}
+
+fn error(id: &str, code: &str) -> impl Fn(&Value) -> bool {
+    let (id, code) = (id.to_owned(), code.to_owned());
+    move |v: &Value| v["t"] == "error" && v["id"] == id.as_str() && v["code"] == code.as_str()
+}
+
+#[test]
+fn hello_answers_with_the_scopes_of_the_store_not_the_claim() {
+    let mut h = Harness::new();
+    h.line(
+        r#"{"schema":1,"id":"1","t":"hello","app":"t","app_version":"1","device":"someone-else"}"#,
+    );
+    let frames = h.frames();
+    assert_eq!(
+        frames,
+        [
+            json!({"schema":1,"id":"1","t":"hello","host":"studio","tool_version":env!("CARGO_PKG_VERSION"),
+                "reconcile_interval_ms":100,"scopes":["read","act:answer"]})
+        ]
+    );
+}
+
+#[test]
+fn the_first_frame_must_be_hello_and_a_second_hello_is_refused() {
+    let mut h = Harness::new();
+    assert_eq!(
+        h.line(r#"{"schema":1,"id":"s","t":"snapshot"}"#),
+        Flow::Continue
+    );
+    assert!(error("s", "bad-request")(&h.frames()[0]));
+    h.hello();
+    h.line(r#"{"schema":1,"id":"h2","t":"hello","app":"t","app_version":"1","device":"d"}"#);
+    assert!(error("h2", "bad-request")(&h.frames()[0]));
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_the_connection_lives_to_downgrade() {
+    let mut h = Harness::new();
+    assert_eq!(
+        h.line(r#"{"schema":2,"id":"h","t":"hello","app":"t"}"#),
+        Flow::Continue
+    );
+    assert!(error("h", "unsupported-schema")(&h.frames()[0]));
+    h.line(r#"{"schema":1,"id":"h1","t":"hello","app":"t","app_version":"1","device":"d"}"#);
+    assert_eq!(h.frames()[0]["t"], "hello");
+}
+
+#[test]
+fn bad_lines_are_answered_with_the_recoverable_id_or_0() {
+    let mut h = Harness::new();
+    h.hello();
+    for (event, want) in [
+        (Incoming::Line("not json".into()), error("0", "bad-request")),
+        (Incoming::Line("".into()), error("0", "bad-request")),
+        (Incoming::TooLong, error("0", "bad-request")),
+        (Incoming::NotUtf8, error("0", "bad-request")),
+        (
+            Incoming::Line(r#"{"schema":1,"id":"u","t":"teleport"}"#.into()),
+            error("u", "bad-request"),
+        ),
+        (
+            Incoming::Line(r#"{"schema":1,"id":"w","t":"card","pane":7}"#.into()),
+            error("w", "bad-request"),
+        ),
+    ] {
+        assert_eq!(h.session.handle(Event::Line(event)), Flow::Continue);
+        let frames = h.frames();
+        assert_eq!(frames.len(), 1);
+        assert!(want(&frames[0]), "{frames:?}");
+    }
+}
+
+#[test]
+fn snapshot_applies_the_selector() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"s","t":"snapshot","selector":{"state":["working"]}}"#);
+    let frames = h.frames();
+    let panes: Vec<&Value> = frames[0]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["pane"])
+        .collect();
+    assert_eq!(panes, [&json!("%1")]);
+}
+
+#[test]
+fn a_failed_read_is_answered_internal() {
+    let mut h = Harness::new();
+    h.hello();
+    *h.fleet.fail.borrow_mut() = true;
+    h.line(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    assert!(error("s", "internal")(&h.frames()[0]));
+}
+
+#[test]
+fn edges_stream_after_a_silent_baseline_with_the_subscribe_id() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    assert_eq!(h.frames(), [json!({"schema":1,"id":"sub","t":"ack"})]);
+    assert!(
+        h.session.deadline().is_some(),
+        "the baseline cycle is scheduled at once"
+    );
+    h.session.handle(Event::Tick);
+    assert!(h.frames().is_empty(), "the baseline is silent");
+    *h.fleet.rows.borrow_mut() = vec![row("%0", "blocked"), row("%2", "idle")];
+    h.session.handle(Event::Tick);
+    let frames = h.frames();
+    let moves: Vec<(String, String, String, String)> = frames
+        .iter()
+        .map(|f| {
+            (
+                f["id"].to_string(),
+                f["pane"].to_string(),
+                f["from"].to_string(),
+                f["to"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            (
+                "\"sub\"".into(),
+                "\"%0\"".into(),
+                "\"idle\"".into(),
+                "\"blocked\"".into()
+            ),
+            (
+                "\"sub\"".into(),
+                "\"%2\"".into(),
+                "\"\"".into(),
+                "\"idle\"".into()
+            ),
+            (
+                "\"sub\"".into(),
+                "\"%1\"".into(),
+                "\"working\"".into(),
+                "\"\"".into()
+            ),
+        ]
+    );
+    h.session.handle(Event::Tick);
+    assert!(h.frames().is_empty(), "no change, no edge");
+}
+
+#[test]
+fn snapshot_streams_suppress_a_repeat_of_the_last_one() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":false}"#);
+    h.frames();
+    h.session.handle(Event::Tick);
+    let first = h.frames();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0]["t"], "snapshot");
+    assert_eq!(first[0]["id"], "sub");
+    h.session.handle(Event::Tick);
+    assert!(h.frames().is_empty(), "an equal snapshot is suppressed");
+    h.fleet.rows.borrow_mut()[0].state = State::Blocked;
+    h.session.handle(Event::Tick);
+    assert_eq!(h.frames()[0]["agents"][0]["state"], "blocked");
+}
+
+#[test]
+fn a_second_subscribe_is_refused_and_requests_are_answered_while_streaming() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"a","t":"subscribe","events":true}"#);
+    h.line(r#"{"schema":1,"id":"b","t":"subscribe","events":false}"#);
+    let frames = h.frames();
+    assert_eq!(frames[0]["t"], "ack");
+    assert!(error("b", "bad-request")(&frames[1]));
+    h.session.handle(Event::Tick);
+    h.line(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    let frames = h.frames();
+    assert_eq!(frames[0]["t"], "snapshot");
+    assert_eq!(frames[0]["id"], "s");
+}
+
+#[test]
+fn a_revoked_device_is_refused_on_its_next_request_and_the_process_exits_2() {
+    let mut h = Harness::new();
+    h.hello();
+    h.revoke();
+    assert_eq!(
+        h.line(r#"{"schema":1,"id":"s","t":"snapshot"}"#),
+        Flow::Exit(2)
+    );
+    assert!(error("s", "scope-denied")(&h.frames()[0]));
+}
+
+#[test]
+fn a_revoked_device_is_refused_on_the_stream_at_the_next_publish() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    h.frames();
+    h.revoke();
+    assert_eq!(h.session.handle(Event::Tick), Flow::Exit(2));
+    assert!(error("sub", "scope-denied")(&h.frames()[0]));
+}
+
+#[test]
+fn pane_requests_answer_not_found_for_an_unknown_pane() {
+    let mut h = Harness::new();
+    h.hello();
+    for line in [
+        r#"{"schema":1,"id":"c","t":"card","pane":"%9"}"#,
+        r#"{"schema":1,"id":"c","t":"window","pane":"%9"}"#,
+        r#"{"schema":1,"id":"c","t":"event","pane":"%9","cursor":"x"}"#,
+        r#"{"schema":1,"id":"c","t":"dispatch","slot":"s","host":"","pane":"%9","action":"approve","binder":{"expect_episode_ms":0}}"#,
+        r#"{"schema":1,"id":"c","t":"dispatch","slot":"s","host":"elsewhere","pane":"%0","action":"approve","binder":{"expect_episode_ms":0}}"#,
+    ] {
+        h.line(line);
+        assert!(error("c", "not-found")(&h.frames()[0]), "{line}");
+    }
+    h.line(r#"{"schema":1,"id":"k","t":"card","pane":"%0"}"#);
+    assert!(error("k", "internal")(&h.frames()[0]));
+}
+
+#[test]
+fn eof_and_shutdown_exit_0() {
+    let mut h = Harness::new();
+    assert_eq!(h.session.handle(Event::Line(Incoming::Eof)), Flow::Exit(0));
+    let mut h = Harness::new();
+    assert_eq!(h.session.handle(Event::Shutdown), Flow::Exit(0));
+}
+
+#[test]
+fn a_closed_output_ends_the_session_cleanly() {
+    #[derive(Debug)]
+    struct Closed;
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let h = Harness::new();
+    let mut session = Session::new(
+        SessionConfig {
+            device: "fp-phone".into(),
+            interval: Duration::from_millis(100),
+        },
+        StoreWatch::new(h.store.clone()),
+        h.fleet.clone(),
+        FrameWriter::new(Closed),
+    );
+    let flow = session.handle(Event::Line(Incoming::Line(
+        r#"{"schema":1,"id":"1","t":"hello","app":"t","app_version":"1","device":"d"}"#.into(),
+    )));
+    assert_eq!(flow, Flow::Exit(0));
+}
+
+#[test]
+fn streamed_and_answered_frames_are_whole_lines_that_decode() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":false}"#);
+    h.session.handle(Event::Tick);
+    h.line(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    let text = String::from_utf8(h.session.output().clone()).unwrap();
+    for line in text.lines() {
+        decode_line::<Response>(line).unwrap();
+    }
+}

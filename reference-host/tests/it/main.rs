@@ -1,0 +1,8 @@
+//! Integration tests of the `corral` binary: `serve` over real pipes against a scratch tmux
+//! server (and the fake tmux), the device commands, and `corral ls`.
+
+mod support;
+
+mod devices;
+mod ls;
+mod serve;

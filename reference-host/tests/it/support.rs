@@ -1,0 +1,373 @@
+//! Test support: a scratch tmux server, a per-test home (config, device store, runtime dir), and
+//! a `corral serve` process driven over its real stdin/stdout.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a test waits for a frame or an exit before failing.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The one place these tests build a child process.
+#[allow(clippy::disallowed_methods)]
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    Command::new(program)
+}
+
+/// A name no other test or run uses.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A scratch tmux server (`tmux -L <unique> -f /dev/null`), killed on drop.
+#[derive(Debug)]
+pub struct ScratchTmux {
+    pub socket: String,
+}
+
+impl ScratchTmux {
+    /// A server with one session `work` whose first pane is a plain (non-agent) shell-less pane.
+    pub fn start() -> ScratchTmux {
+        let tmux = ScratchTmux {
+            socket: unique("corral-it"),
+        };
+        tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "work",
+            "-x",
+            "300",
+            "-y",
+            "100",
+            "sleep 100000",
+        ]);
+        tmux
+    }
+
+    /// Runs a tmux command on this server; panics with tmux's stderr on failure.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = command("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Adds an agent pane in `session` (created if needed) with name and state; returns its id.
+    pub fn agent(&self, session: &str, agent: &str, state: &str, cwd: &Path) -> String {
+        let cwd = cwd.to_str().unwrap();
+        let exists = command("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(["has-session", "-t", session])
+            .output()
+            .unwrap();
+        let pane = if exists.status.success() {
+            self.run(&[
+                "split-window",
+                "-d",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-t",
+                session,
+                "-c",
+                cwd,
+                "sleep 100000",
+            ])
+        } else {
+            self.run(&[
+                "new-session",
+                "-d",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-s",
+                session,
+                "-x",
+                "300",
+                "-y",
+                "100",
+                "-c",
+                cwd,
+                "sleep 100000",
+            ])
+        };
+        let pane = pane.trim().to_owned();
+        self.run(&["select-layout", "-t", session, "tiled"]);
+        self.set(&pane, "@agent_name", agent);
+        self.set(&pane, "@agent_state", state);
+        pane
+    }
+
+    /// `set-option -p -t pane option value`.
+    pub fn set(&self, pane: &str, option: &str, value: &str) {
+        self.run(&["set-option", "-p", "-t", pane, option, value]);
+    }
+
+    /// `select-pane -T`: the pane title.
+    pub fn title(&self, pane: &str, title: &str) {
+        self.run(&["select-pane", "-t", pane, "-T", title]);
+    }
+
+    pub fn kill_pane(&self, pane: &str) {
+        self.run(&["kill-pane", "-t", pane]);
+    }
+}
+
+impl Drop for ScratchTmux {
+    fn drop(&mut self) {
+        let _ = command("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// A per-test home: config dir (devices.toml, config.toml) and runtime dir.
+#[derive(Debug)]
+pub struct Home {
+    pub dir: tempfile::TempDir,
+    /// `CORRAL_TMUX_BIN` for every process started from this home.
+    pub tmux_bin: PathBuf,
+    /// `CORRAL_TMUX_SOCKET`.
+    pub tmux_socket: String,
+    /// Extra environment (e.g. `CORRAL_SIM_DIR`).
+    pub env: Vec<(String, String)>,
+}
+
+impl Home {
+    /// A home reading the given tmux socket.
+    pub fn new(socket: &str) -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("config/corral")).unwrap();
+        Home {
+            dir,
+            tmux_bin: "tmux".into(),
+            tmux_socket: socket.into(),
+            env: Vec::new(),
+        }
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.dir.path().join("config/corral/config.toml")
+    }
+
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.config_file(), text).unwrap();
+    }
+
+    pub fn runtime(&self) -> PathBuf {
+        self.dir.path().join("runtime")
+    }
+
+    /// A `corral` command with this home's environment.
+    pub fn corral(&self) -> Command {
+        let mut cmd = command(env!("CARGO_BIN_EXE_corral"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_RUNTIME_DIR", self.runtime())
+            .env("CORRAL_TMUX_BIN", &self.tmux_bin)
+            .env("CORRAL_TMUX_SOCKET", &self.tmux_socket);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs `corral <args>` to completion; panics unless it succeeds.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.corral().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "corral {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Enrols a device.
+    pub fn enrol(&self, name: &str, id: &str, scopes: &[&str]) {
+        let mut args = vec!["device", "add", name, "--id", id];
+        for scope in scopes {
+            args.extend(["--scope", scope]);
+        }
+        self.ok(&args);
+    }
+
+    /// Starts `corral serve --stdio --device <id>`.
+    pub fn serve(&self, device: &str) -> Host {
+        let mut child = self
+            .corral()
+            .args(["serve", "--stdio", "--device", device])
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let stderr = child.stderr.take().unwrap();
+        let (etx, stderr_lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = etx.send(line);
+            }
+        });
+        Host {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr_lines,
+            raw: Vec::new(),
+        }
+    }
+}
+
+/// A running `corral serve`.
+#[derive(Debug)]
+pub struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr_lines: Receiver<String>,
+    /// Every stdout line received so far, verbatim.
+    pub raw: Vec<String>,
+}
+
+impl Host {
+    /// Writes bytes to the host's stdin.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Writes one line.
+    pub fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    /// Says hello and returns the answer.
+    pub fn hello(&mut self) -> Value {
+        self.send(r#"{"schema":1,"id":"hello","t":"hello","app":"it","app_version":"1","device":"claimed"}"#);
+        let reply = self.recv();
+        assert_eq!(reply["t"], "hello", "{reply}");
+        reply
+    }
+
+    /// The next frame; fails the test after [`PATIENCE`]. Every line must be a whole frame.
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(PATIENCE)
+            .unwrap_or_else(|| panic!("no frame within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+    }
+
+    /// The next frame, or `None` when none arrives within `wait`.
+    pub fn recv_within(&mut self, wait: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => {
+                assert!(line.ends_with('\n'), "a partial line: {line:?}");
+                let frame = schema::decode_line::<schema::Response>(&line)
+                    .unwrap_or_else(|err| panic!("not a response frame: {line:?}: {err}"));
+                assert_eq!(schema::encode_line(&frame), line, "not canonical");
+                self.raw.push(line.clone());
+                Some(serde_json::from_str(&line).unwrap())
+            }
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Asserts nothing arrives for `wait`.
+    pub fn silent_for(&mut self, wait: Duration) {
+        if let Some(frame) = self.recv_within(wait) {
+            panic!("expected silence, got {frame}");
+        }
+    }
+
+    /// Closes stdin (EOF).
+    pub fn close(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the process to exit; its code.
+    pub fn exit_code(&mut self) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the host did not exit; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        assert!(
+            command("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
+    /// The stderr lines so far (waiting briefly for lines still in flight).
+    pub fn stderr(&self) -> String {
+        let mut lines = Vec::new();
+        while let Ok(line) = self.stderr_lines.recv_timeout(Duration::from_millis(200)) {
+            lines.push(line);
+        }
+        lines.join("\n")
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
