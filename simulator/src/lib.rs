@@ -1,1 +1,16 @@
-//! The agent simulator and the fake tmux. Built out in the simulator issue.
+//! The conformance kit's simulator: `corral-fake-tmux`, a stand-in for the subset of tmux the
+//! host uses (same output formats, exit codes and error texts; state in files under
+//! `$CORRAL_SIM_DIR`), and `corral-sim`, which brings fleet fixtures up on the fake or on a scratch
+//! real tmux server, applies steps, writes agent transcripts and serves an agent HTTP API.
+//!
+//! Read in this order:
+//!
+//! - [`env`]: `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock.
+//! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
+//! - [`sim`]: `corral-sim` (fixtures, backends, steps, transcripts, the agent API).
+//! - [`process`]: the one place that spawns child processes (tmux, git).
+
+pub mod env;
+pub mod fake;
+pub mod process;
+pub mod sim;

@@ -1,0 +1,3 @@
+//! `corral-sim`: the agent simulator's command line.
+
+fn main() {}

@@ -1,0 +1,93 @@
+//! Fault injection: `faults.json` in the server directory lists faults, each making a named
+//! command fail (exit code and stderr of your choosing) or hang (sleep before it runs), for every
+//! invocation or only when it targets a named pane, optionally only a number of times.
+
+use serde::{Deserialize, Serialize};
+
+use super::state::ServerDir;
+
+/// One fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    /// Canonical tmux command name (`list-panes`, `send-keys`, ...).
+    pub command: String,
+    /// Only when the command targets this pane (`%N`); any invocation when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<String>,
+    /// What happens.
+    pub effect: Effect,
+    /// How many more times it fires; forever when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<u32>,
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Effect {
+    /// Print `stderr` (plus a newline) and exit with `exit_code`; the command does not run.
+    Fail {
+        /// Exit status.
+        exit_code: i32,
+        /// Text printed on stderr.
+        stderr: String,
+    },
+    /// Sleep `ms` milliseconds, then run the command normally.
+    Hang {
+        /// How long.
+        ms: u64,
+    },
+}
+
+/// Reads the faults (none when the file is missing).
+pub fn load(dir: &ServerDir) -> std::io::Result<Vec<Fault>> {
+    match std::fs::read(dir.faults_file()) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the faults.
+pub fn store(dir: &ServerDir, faults: &[Fault]) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec_pretty(faults).map_err(std::io::Error::other)?;
+    super::state::write_atomic(&dir.faults_file(), &bytes)
+}
+
+/// The first fault matching `command` on `pane`; spends one of its `remaining` shots.
+pub fn take(faults: &mut Vec<Fault>, command: &str, pane: Option<&str>) -> Option<Effect> {
+    let at = faults
+        .iter()
+        .position(|f| f.command == command && (f.pane.is_none() || f.pane.as_deref() == pane))?;
+    let effect = faults[at].effect.clone();
+    if let Some(left) = faults[at].remaining.as_mut() {
+        *left = left.saturating_sub(1);
+        if *left == 0 {
+            faults.remove(at);
+        }
+    }
+    Some(effect)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counted_fault_runs_out() {
+        let mut faults = vec![Fault {
+            command: "send-keys".into(),
+            pane: Some("%2".into()),
+            effect: Effect::Hang { ms: 5 },
+            remaining: Some(1),
+        }];
+        assert_eq!(take(&mut faults, "send-keys", Some("%1")), None);
+        assert_eq!(take(&mut faults, "list-panes", None), None);
+        assert_eq!(
+            take(&mut faults, "send-keys", Some("%2")),
+            Some(Effect::Hang { ms: 5 })
+        );
+        assert!(faults.is_empty());
+    }
+}

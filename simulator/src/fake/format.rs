@@ -1,0 +1,252 @@
+//! tmux's `-F` formats, the subset the fake expands: plain `#{variable}`s (including pane user
+//! options `#{@name}`, empty when unset), `##`, `#,`, `#}`, the aliases `#D #I #P #S #T`, and
+//! every other `#x` or `#[...]` left as tmux leaves it. Anything the fake cannot expand faithfully
+//! (modifiers, conditionals, `#(...)`, unknown variables) is an error, never silent wrong output.
+//!
+//! A format is parsed once, before any pane is visited, so an unsupported format fails even on an
+//! empty server.
+
+use std::fmt;
+
+/// A variable the fake knows how to expand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Var {
+    /// A built-in variable, by its tmux name.
+    Builtin(&'static str),
+    /// A user option, `@name` (with the `@`).
+    Option(String),
+}
+
+/// Built-in variables the fake supports.
+pub const BUILTINS: &[&str] = &[
+    "pane_id",
+    "pane_index",
+    "pane_tty",
+    "pane_current_path",
+    "pane_title",
+    "pane_pid",
+    "pane_active",
+    "pane_dead",
+    "window_id",
+    "window_index",
+    "window_active",
+    "window_panes",
+    "session_id",
+    "session_name",
+    "session_windows",
+    "socket_path",
+    "host",
+    "host_short",
+    "client_name",
+    "client_tty",
+    "client_session",
+    "client_pid",
+    "version",
+];
+
+/// One piece of a parsed format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Var(Var),
+}
+
+/// A parsed format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Format {
+    pieces: Vec<Piece>,
+}
+
+/// A format the fake cannot expand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError {
+    /// The offending piece, as written.
+    pub piece: String,
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unsupported format {}: the fake expands plain #{{variable}}s, #{{@option}}s, ##, #, and #}}",
+            self.piece
+        )
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+fn builtin(name: &str) -> Option<&'static str> {
+    BUILTINS.iter().copied().find(|b| *b == name)
+}
+
+impl Format {
+    /// Parses `text`.
+    pub fn parse(text: &str) -> Result<Format, FormatError> {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find('#') {
+            literal.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let mut chars = after.chars();
+            match chars.next() {
+                None => {
+                    literal.push('#');
+                    rest = "";
+                }
+                // `##[` stays `##[` (a style), as tmux keeps it.
+                Some('#') if after[1..].starts_with('[') => {
+                    literal.push_str("##");
+                    rest = &after[1..];
+                }
+                Some(c @ ('#' | ',' | '}')) => {
+                    literal.push(c);
+                    rest = &after[1..];
+                }
+                Some('{') => {
+                    let body = &after[1..];
+                    let Some(end) = body.find('}') else {
+                        return Err(FormatError {
+                            piece: format!("#{{{body}"),
+                        });
+                    };
+                    let name = &body[..end];
+                    let var = if let Some(option) = name.strip_prefix('@') {
+                        let plain = !option.is_empty()
+                            && option
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                        plain.then(|| Var::Option(name.to_owned()))
+                    } else {
+                        builtin(name).map(Var::Builtin)
+                    };
+                    let Some(var) = var else {
+                        return Err(FormatError {
+                            piece: format!("#{{{name}}}"),
+                        });
+                    };
+                    if !literal.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                    }
+                    pieces.push(Piece::Var(var));
+                    rest = &body[end + 1..];
+                }
+                Some(c @ ('D' | 'I' | 'P' | 'S' | 'T')) => {
+                    let name = match c {
+                        'D' => "pane_id",
+                        'I' => "window_index",
+                        'P' => "pane_index",
+                        'S' => "session_name",
+                        _ => "pane_title",
+                    };
+                    if !literal.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                    }
+                    pieces.push(Piece::Var(Var::Builtin(name)));
+                    rest = &after[1..];
+                }
+                Some(c @ ('F' | 'H' | 'h' | 'W' | '(')) => {
+                    return Err(FormatError {
+                        piece: format!("#{c}"),
+                    });
+                }
+                Some(_) => {
+                    literal.push('#');
+                    rest = after;
+                }
+            }
+        }
+        literal.push_str(rest);
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(literal));
+        }
+        Ok(Format { pieces })
+    }
+
+    /// Expands the format; `lookup` answers each variable (`None` expands to nothing).
+    pub fn expand(&self, lookup: impl Fn(&Var) -> Option<String>) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Var(var) => {
+                    if let Some(value) = lookup(var) {
+                        out.push_str(&value);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the format names a variable that needs a pane, window or session.
+    pub fn needs_target(&self) -> bool {
+        self.pieces.iter().any(|piece| match piece {
+            Piece::Var(Var::Builtin(name)) => {
+                name.starts_with("pane_")
+                    || name.starts_with("window_")
+                    || name.starts_with("session_")
+            }
+            Piece::Var(Var::Option(_)) => true,
+            Piece::Text(_) => false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(format: &str, expected: &str) {
+        let parsed = Format::parse(format).unwrap();
+        let out = parsed.expand(|var| match var {
+            Var::Builtin("pane_id") => Some("%0".into()),
+            Var::Builtin("session_name") => Some("s1".into()),
+            Var::Builtin("window_index") => Some("0".into()),
+            Var::Builtin("pane_index") => Some("0".into()),
+            Var::Builtin("pane_title") => Some("vm".into()),
+            Var::Option(name) if name == "@v0" => Some("plain".into()),
+            _ => None,
+        });
+        assert_eq!(out, expected, "format {format:?}");
+    }
+
+    /// Expected outputs were printed by tmux 3.3a's `display-message -p` for the same formats.
+    #[test]
+    fn expands_like_tmux() {
+        check("a##b", "a#b");
+        check("a##[x", "a##[x");
+        check("a#,b", "a,b");
+        check("a#}b", "a}b");
+        check("a#xb", "a#xb");
+        check("a#[fg=red]b", "a#[fg=red]b");
+        check("trail#", "trail#");
+        check("#D#S#I#P#T", "%0s100vm");
+        check("#{@v0}#{@v0}", "plainplain");
+        check("x#{pane_id}##y#{@v0}z#{@nope}w", "x%0#yplainzw");
+        check("###{pane_id}", "#%0");
+        check("####", "##");
+        check("\x1f#{pane_id}\t", "\x1f%0\t");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_expand() {
+        for format in [
+            "#{?pane_active,y,n}",
+            "#{=5:pane_title}",
+            "#{nonsense}",
+            "#{pane_id",
+            "#(date)",
+            "#W",
+            "#{@}",
+            "#{ pane_id}",
+        ] {
+            let err = Format::parse(format).unwrap_err();
+            assert!(
+                err.to_string().starts_with("unsupported format"),
+                "{format}: {err}"
+            );
+        }
+    }
+}
