@@ -1,0 +1,1 @@
+//! Integration tests of corral-fake-tmux and corral-sim, run as built binaries.
