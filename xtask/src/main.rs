@@ -2,7 +2,9 @@
 //!
 //! - `schema [--check]`: write (or check) the generated JSON Schemas under `schema/json/`.
 //! - `tidy`: house rules every source file follows.
+//! - `bench [--backend real|fake] [--runs N]`: the host's performance figures.
 
+mod bench;
 mod schema_files;
 mod tidy;
 
@@ -14,8 +16,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("schema") => schema_files::run(&args[1..]),
         Some("tidy") => tidy::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <schema [--check] | tidy>"
+            "usage: cargo xtask <schema [--check] | tidy | bench>"
         )),
     };
     match result {
