@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::device::{DeviceList, DeviceStore};
 use crate::envelope::Envelope;
 use crate::fixture::Fixture;
+use crate::golden::{GoldenLine, Ledger};
 use crate::notify::{NotifyLogLine, NotifyPayload, TransitionRing};
 use crate::request::Request;
 use crate::response::Response;
@@ -104,6 +105,18 @@ pub fn documents() -> Vec<SchemaDocument> {
             Read,
             "corral-sim fleet fixture",
             "A fleet fixture (golden/fixtures/*.toml), as TOML maps onto JSON.",
+        ),
+        document::<GoldenLine>(
+            "golden-session.schema.json",
+            Read,
+            "corral golden session line",
+            "One line of a golden session (golden/sessions/*.ndjson): the header, then steps.",
+        ),
+        document::<Ledger>(
+            "golden-requirements.schema.json",
+            Read,
+            "corral requirement ledger",
+            "golden/requirements.toml, as TOML maps onto JSON: `[[requirement]]` tables.",
         ),
         document::<LsDocument>(
             "ls.schema.json",

@@ -12,6 +12,7 @@
 //! - [`vocab`]: every token vocabulary, open or closed.
 //! - [`notify`], [`device`], [`config`]: local documents.
 //! - [`fixture`]: fleet fixtures for the simulator (`golden/fixtures/*.toml`).
+//! - [`golden`]: the conformance kit's golden sessions and requirement ledger.
 //! - [`generate`]: the JSON Schema files.
 
 pub mod card;
@@ -21,6 +22,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod fixture;
 pub mod generate;
+pub mod golden;
 pub mod notify;
 pub mod request;
 pub mod response;
