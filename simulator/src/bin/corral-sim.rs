@@ -1,3 +1,5 @@
-//! `corral-sim`: the agent simulator's command line.
+//! `corral-sim`: the agent simulator's command line; everything is in [`simulator::sim`].
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    simulator::sim::main()
+}

@@ -528,7 +528,8 @@ impl Run<'_> {
     fn set_option(&mut self, command: &Command) -> Result<(), CmdError> {
         let name = command.args[0].clone();
         let value = command.args.get(1).cloned();
-        if name == "allow-passthrough" {
+        if !name.starts_with('@') && !command.has('p') {
+            // Server, session and window options are stored, not interpreted.
             match (command.has('u'), value) {
                 (true, _) => self.server.options.remove(&name),
                 (false, Some(v)) => self.server.options.insert(name, v),
@@ -539,7 +540,7 @@ impl Run<'_> {
         }
         if !name.starts_with('@') {
             return Err(unsupported(format!(
-                "set-option {name}: only user options (@name) and allow-passthrough are supported"
+                "set-option -p {name}: only user options (@name) are supported on panes"
             )));
         }
         if !command.has('p') {

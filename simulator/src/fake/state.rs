@@ -310,17 +310,22 @@ impl ServerDir {
 
     /// Appends lines to one of the logs.
     pub fn append(&self, file: &Path, lines: &[String]) -> std::io::Result<()> {
-        if lines.is_empty() {
-            return Ok(());
-        }
-        let mut text = String::new();
-        for line in lines {
-            text.push_str(line);
-            text.push('\n');
-        }
-        let mut log = OpenOptions::new().create(true).append(true).open(file)?;
-        log.write_all(text.as_bytes())
+        append_lines(file, lines)
     }
+}
+
+/// Appends whole lines to a file in one write.
+pub fn append_lines(file: &Path, lines: &[String]) -> std::io::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let mut log = OpenOptions::new().create(true).append(true).open(file)?;
+    log.write_all(text.as_bytes())
 }
 
 /// Held while the state is read and written; released on drop.

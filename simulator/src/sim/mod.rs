@@ -1,2 +1,48 @@
-//! `corral-sim`: fleet fixtures on the fake or a real scratch tmux, steps, transcripts, the agent
-//! HTTP API.
+//! `corral-sim`: fleet fixtures brought up on the fake or a real scratch tmux, steps, transcripts,
+//! fault injection, attached clients, and the agent HTTP API. Every subcommand finds the fleet
+//! through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
+
+pub mod api;
+pub mod cli;
+pub mod git;
+pub mod plan;
+pub mod simfile;
+pub mod step;
+pub mod time;
+pub mod tmux;
+pub mod transcript;
+pub mod up;
+
+use std::path::Path;
+
+/// Prints one line on stdout: the CLI's output.
+#[allow(clippy::print_stdout, reason = "corral-sim's results go to stdout")]
+pub fn print_line(line: &str) {
+    println!("{line}");
+}
+
+/// Runs `corral-sim` with the process's arguments; returns the exit code.
+pub fn main() -> std::process::ExitCode {
+    use clap::Parser;
+    let args = cli::Cli::parse();
+    let sim_dir = match crate::env::sim_dir() {
+        Ok(dir) => dir,
+        Err(message) => {
+            eprintln!("corral-sim: {message}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(&sim_dir) {
+        eprintln!("corral-sim: creating {}: {e}", sim_dir.display());
+        return std::process::ExitCode::FAILURE;
+    }
+    let sim_dir = std::fs::canonicalize(&sim_dir).unwrap_or(sim_dir);
+    match cli::run(args.command, Path::new(&sim_dir)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            eprintln!("corral-sim: {}", chain.join(": "));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,587 @@
+//! `corral-sim`'s command line (clap), and the dispatch of each subcommand.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use schema::fixture::TranscriptFormat;
+
+use super::api;
+use super::simfile::{Backend, SimFile};
+use super::step::{self, AddArgs, StepArgs};
+use super::transcript::{self, Generator, Style};
+use super::up::{self, Up};
+use super::{print_line, time};
+use crate::fake::faults::{self, Effect, Fault};
+use crate::fake::state::{Client, ServerDir};
+
+/// The agent simulator: fleets of fake agents on a fake or a real scratch tmux.
+#[derive(Debug, Parser)]
+#[command(name = "corral-sim", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Bring a fixture up; prints sim.json (one JSON object).
+    Up {
+        /// Fixture file (TOML).
+        fixture: PathBuf,
+        /// Which tmux.
+        #[arg(long, value_enum, default_value = "fake")]
+        backend: Backend,
+        /// The `-L` socket name (use a unique one).
+        #[arg(long)]
+        socket: String,
+        /// Pin "now" (epoch ms); else CORRAL_SIM_NOW_MS, else the clock.
+        #[arg(long)]
+        now_ms: Option<u64>,
+        /// Host runtime dir for parked requests (default: the host's own rule).
+        #[arg(long)]
+        runtime_dir: Option<PathBuf>,
+    },
+    /// Change one pane (options, title, directory, branch, parked request, question).
+    Step {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
+        #[command(flatten)]
+        args: StepArgs,
+    },
+    /// Add or kill a pane.
+    Pane {
+        #[command(subcommand)]
+        action: PaneAction,
+    },
+    /// Write and change transcripts.
+    Transcript {
+        #[command(subcommand)]
+        action: TranscriptAction,
+    },
+    /// The agent HTTP API.
+    Api {
+        #[command(subcommand)]
+        action: ApiAction,
+    },
+    /// Inject faults into the fake tmux.
+    Fault {
+        #[command(subcommand)]
+        action: FaultAction,
+    },
+    /// Attach or detach clients on the fake tmux.
+    Client {
+        #[command(subcommand)]
+        action: ClientAction,
+    },
+    /// Kill the fleet's server (that socket only); idempotent.
+    Down,
+}
+
+/// `pane ...`.
+#[derive(Debug, Subcommand)]
+pub enum PaneAction {
+    /// Add a pane; prints its %N.
+    Add {
+        #[command(flatten)]
+        add: AddArgs,
+        #[command(flatten)]
+        args: StepArgs,
+    },
+    /// Kill a pane.
+    Kill {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
+    },
+}
+
+/// Which transcript file.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Which {
+    /// The pane whose transcript (from sim.json).
+    #[arg(long, conflicts_with = "path", required_unless_present = "path")]
+    pub pane: Option<String>,
+    /// A transcript file.
+    #[arg(long)]
+    pub path: Option<PathBuf>,
+}
+
+/// `transcript ...`.
+#[derive(Debug, Subcommand)]
+pub enum TranscriptAction {
+    /// Write a new transcript for a pane (replacing one there); prints its path.
+    Write {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
+        /// Store format: claude or codex.
+        #[arg(long, value_parser = parse_format)]
+        format: TranscriptFormat,
+        /// Records to write.
+        #[arg(long, default_value_t = 40)]
+        events: u64,
+        /// One record of an unknown type every N.
+        #[arg(long, default_value_t = 0)]
+        unknown_every: u32,
+        /// End on a tool call with no result.
+        #[arg(long)]
+        pending_call: bool,
+        /// Write here instead of the store layout under $CORRAL_SIM_DIR/home.
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Agent session id (default: the pane's, else one derived from its name).
+        #[arg(long)]
+        session_id: Option<String>,
+        /// Do not stamp @agent_transcript / @agent_session.
+        #[arg(long)]
+        no_stamp: bool,
+    },
+    /// Append records.
+    Grow {
+        #[command(flatten)]
+        which: Which,
+        /// Records to append.
+        #[arg(long, default_value_t = 10)]
+        events: u64,
+        /// One record of an unknown type every N.
+        #[arg(long, default_value_t = 0)]
+        unknown_every: u32,
+        /// End on a tool call with no result.
+        #[arg(long)]
+        pending_call: bool,
+    },
+    /// Grow a transcript to at least a size with ~4 KiB records (benchmarks); prints its path.
+    Big {
+        #[command(flatten)]
+        which: Which,
+        /// Target size: bytes, or with K, M, G (powers of 1024).
+        #[arg(long)]
+        bytes: String,
+        /// Format, when the file does not exist yet: claude or codex.
+        #[arg(long, value_parser = parse_format)]
+        format: Option<TranscriptFormat>,
+    },
+    /// Rewrite in place: same inode, same length, different bytes.
+    Rewrite {
+        #[command(flatten)]
+        which: Which,
+    },
+    /// Truncate in place.
+    Truncate {
+        #[command(flatten)]
+        which: Which,
+        /// Keep this many bytes.
+        #[arg(long, conflicts_with = "lines", required_unless_present = "lines")]
+        bytes: Option<u64>,
+        /// Keep this many lines.
+        #[arg(long)]
+        lines: Option<usize>,
+    },
+    /// Replace with a new inode (same bytes, or N freshly generated records).
+    Replace {
+        #[command(flatten)]
+        which: Which,
+        /// Regenerate with this many records instead of copying.
+        #[arg(long)]
+        events: Option<u64>,
+    },
+}
+
+/// `api ...`.
+#[derive(Debug, Subcommand)]
+pub enum ApiAction {
+    /// Serve in the foreground on 127.0.0.1; writes api.json.
+    Serve {
+        /// Port (0: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Delay before answering GET /question, ms.
+        #[arg(long)]
+        question_delay_ms: Option<u64>,
+    },
+    /// Add (or replace) a pending question request.
+    Question {
+        /// Request id.
+        #[arg(long)]
+        id: String,
+        /// The questions, a JSON array.
+        #[arg(long)]
+        questions: String,
+        /// Agent session id.
+        #[arg(long)]
+        session_id: Option<String>,
+    },
+    /// Change the GET /question delay of a running server.
+    Delay {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Forget every pending question.
+    Clear,
+}
+
+/// `fault ...`.
+#[derive(Debug, Subcommand)]
+pub enum FaultAction {
+    /// Make a command fail or hang (fake backend).
+    Add {
+        /// tmux command name (`list-panes`, `send-keys`, ...; aliases allowed).
+        #[arg(long)]
+        command: String,
+        /// Only when it targets this pane (fixture name or %N).
+        #[arg(long)]
+        pane: Option<String>,
+        /// Fail with this exit code.
+        #[arg(long, conflicts_with = "hang_ms")]
+        fail: bool,
+        /// Exit code of a failure.
+        #[arg(long, default_value_t = 1)]
+        exit_code: i32,
+        /// Stderr of a failure.
+        #[arg(long, default_value = "server exited unexpectedly")]
+        stderr: String,
+        /// Hang this long, then run normally.
+        #[arg(long, required_unless_present = "fail")]
+        hang_ms: Option<u64>,
+        /// Only this many times.
+        #[arg(long)]
+        times: Option<u32>,
+    },
+    /// Remove every fault.
+    Clear,
+}
+
+/// `client ...`.
+#[derive(Debug, Subcommand)]
+pub enum ClientAction {
+    /// Attach a client (fake backend).
+    Attach {
+        /// Client name, such as /dev/pts/40.
+        #[arg(long)]
+        name: String,
+        /// Session.
+        #[arg(long)]
+        session: String,
+    },
+    /// Detach a client (fake backend).
+    Detach {
+        /// Client name.
+        #[arg(long)]
+        name: String,
+    },
+}
+
+fn fake_dir(sim: &SimFile) -> anyhow::Result<ServerDir> {
+    if sim.backend != Backend::Fake {
+        bail!("this needs the fake backend (sim.json says real)");
+    }
+    Ok(ServerDir::new(PathBuf::from(&sim.socket_path)))
+}
+
+fn canonical(command: &str) -> anyhow::Result<&'static str> {
+    crate::fake::cli::parse_command(&[command.to_owned()])
+        .map(|c| c.name)
+        .or_else(|_| {
+            // Commands that need arguments still name themselves.
+            [
+                "set-option",
+                "list-panes",
+                "send-keys",
+                "display-message",
+                "show-options",
+                "kill-pane",
+            ]
+            .into_iter()
+            .find(|n| *n == command)
+            .ok_or(())
+        })
+        .map_err(|()| anyhow::anyhow!("unknown tmux command {command:?}"))
+}
+
+fn parse_format(text: &str) -> Result<TranscriptFormat, String> {
+    match text {
+        "claude" => Ok(TranscriptFormat::Claude),
+        "codex" => Ok(TranscriptFormat::Codex),
+        other => Err(format!(
+            "{other:?} is not a transcript format (claude, codex)"
+        )),
+    }
+}
+
+fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let lower = text.trim().to_ascii_lowercase();
+    let digits: String = lower.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let unit = lower[digits.len()..]
+        .trim()
+        .trim_end_matches("ib")
+        .trim_end_matches('b');
+    let n: u64 = digits.parse().with_context(|| format!("size {text:?}"))?;
+    let scale = match unit {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => bail!("size {text:?}: unit must be K, M or G"),
+    };
+    Ok(n * scale)
+}
+
+fn resolve(sim_dir: &Path, which: &Which) -> anyhow::Result<(PathBuf, Option<TranscriptFormat>)> {
+    if let Some(path) = &which.path {
+        return Ok((path.clone(), None));
+    }
+    let sim = SimFile::load(sim_dir)?;
+    let (name, _) = sim.pane(which.pane.as_deref().unwrap_or_default())?;
+    let (path, format) = sim
+        .details
+        .get(&name)
+        .and_then(|d| d.transcript.clone())
+        .with_context(|| format!("pane {name} has no transcript (use `transcript write`)"))?;
+    Ok((PathBuf::from(path), Some(format)))
+}
+
+/// Runs one subcommand.
+pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
+    match command {
+        Command::Up {
+            fixture,
+            backend,
+            socket,
+            now_ms,
+            runtime_dir,
+        } => {
+            let sim = up::up(
+                sim_dir,
+                &Up {
+                    fixture,
+                    backend,
+                    socket,
+                    now_ms: time::now(now_ms)?,
+                    runtime_dir,
+                },
+            )?;
+            print_line(&serde_json::to_string(&sim)?);
+        }
+        Command::Down => {
+            up::down(sim_dir)?;
+        }
+        Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
+        Command::Pane {
+            action: PaneAction::Add { add, args },
+        } => {
+            print_line(&step::add(sim_dir, &add, &args)?);
+        }
+        Command::Pane {
+            action: PaneAction::Kill { pane },
+        } => step::kill(sim_dir, &pane)?,
+        Command::Transcript { action } => transcript_command(sim_dir, action)?,
+        Command::Api { action } => match action {
+            ApiAction::Serve {
+                port,
+                question_delay_ms,
+            } => api::serve(sim_dir, port, question_delay_ms)?,
+            ApiAction::Question {
+                id,
+                questions,
+                session_id,
+            } => {
+                let questions =
+                    serde_json::from_str(&questions).context("--questions must be a JSON array")?;
+                api::edit(sim_dir, |s| {
+                    s.questions.retain(|q| q.request_id != id);
+                    s.questions.push(api::Pending {
+                        request_id: id,
+                        session_id,
+                        questions,
+                    });
+                })?;
+            }
+            ApiAction::Delay { ms } => api::edit(sim_dir, |s| s.delay_ms = ms)?,
+            ApiAction::Clear => api::edit(sim_dir, |s| s.questions.clear())?,
+        },
+        Command::Fault { action } => {
+            let sim = SimFile::load(sim_dir)?;
+            let dir = fake_dir(&sim)?;
+            let mut list = faults::load(&dir)?;
+            match action {
+                FaultAction::Add {
+                    command,
+                    pane,
+                    fail,
+                    exit_code,
+                    stderr,
+                    hang_ms,
+                    times,
+                } => {
+                    let pane = pane.map(|p| sim.pane(&p).map(|(_, id)| id)).transpose()?;
+                    let effect = match (fail, hang_ms) {
+                        (true, _) => Effect::Fail { exit_code, stderr },
+                        (false, Some(ms)) => Effect::Hang { ms },
+                        (false, None) => bail!("give --fail or --hang-ms"),
+                    };
+                    list.push(Fault {
+                        command: canonical(&command)?.to_owned(),
+                        pane,
+                        effect,
+                        remaining: times,
+                    });
+                }
+                FaultAction::Clear => list.clear(),
+            }
+            let _lock = dir.lock(false)?;
+            faults::store(&dir, &list)?;
+        }
+        Command::Client { action } => {
+            let sim = SimFile::load(sim_dir)?;
+            let dir = fake_dir(&sim)?;
+            crate::fake::edit(&dir, |server| match action {
+                ClientAction::Attach { name, session } => {
+                    let pid = 90_000 + server.clients.len() as u32;
+                    server.clients.retain(|c| c.name != name);
+                    server.clients.push(Client { name, session, pid });
+                }
+                ClientAction::Detach { name } => server.clients.retain(|c| c.name != name),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Result<()> {
+    let style = |unknown_every| Style {
+        unknown_every,
+        pad: 0,
+    };
+    match action {
+        TranscriptAction::Write {
+            pane,
+            format,
+            events,
+            unknown_every,
+            pending_call,
+            path,
+            session_id,
+            no_stamp,
+        } => {
+            let mut sim = SimFile::load(sim_dir)?;
+            let (name, _) = sim.pane(&pane)?;
+            let detail = sim.details.get(&name).cloned().unwrap_or_default();
+            let session = session_id
+                .or(detail.session_id.clone())
+                .unwrap_or_else(|| super::plan::session_id_for(&name));
+            let now = time::now(None)?;
+            let cwd = if detail.cwd.is_empty() {
+                sim_dir.display().to_string()
+            } else {
+                detail.cwd.clone()
+            };
+            let path = path.unwrap_or_else(|| {
+                transcript::store_path(&sim_dir.join("home"), format, &cwd, &session, now)
+            });
+            let branch = super::git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
+            let _ = std::fs::remove_file(&path);
+            Generator::new(
+                format,
+                &session,
+                &cwd,
+                &branch,
+                now.saturating_sub(events * 1000),
+            )
+            .append(&path, events, &style(unknown_every), pending_call)?;
+            let entry = sim.details.entry(name.clone()).or_default();
+            entry.transcript = Some((path.display().to_string(), format));
+            entry.session_id = Some(session.clone());
+            sim.store(sim_dir)?;
+            if !no_stamp {
+                step::step(
+                    sim_dir,
+                    &name,
+                    &StepArgs {
+                        transcript: Some(path.display().to_string()),
+                        session_id: Some(session),
+                        no_stamp: true,
+                        ..StepArgs::default()
+                    },
+                )?;
+            }
+            print_line(&path.display().to_string());
+        }
+        TranscriptAction::Grow {
+            which,
+            events,
+            unknown_every,
+            pending_call,
+        } => {
+            let (path, _) = resolve(sim_dir, &which)?;
+            Generator::resume(&path)?.append(&path, events, &style(unknown_every), pending_call)?;
+        }
+        TranscriptAction::Big {
+            which,
+            bytes,
+            format,
+        } => {
+            let (path, known) = resolve(sim_dir, &which)?;
+            let target = parse_size(&bytes)?;
+            let mut generator = if path.exists() {
+                Generator::resume(&path)?
+            } else {
+                let format = format
+                    .or(known)
+                    .context("--format is needed for a new file")?;
+                Generator::new(
+                    format,
+                    &super::plan::session_id_for(&path.display().to_string()),
+                    "/",
+                    "main",
+                    time::now(None)?,
+                )
+            };
+            generator.fill_to(
+                &path,
+                target,
+                &Style {
+                    unknown_every: 0,
+                    pad: 4000,
+                },
+            )?;
+            print_line(&path.display().to_string());
+        }
+        TranscriptAction::Rewrite { which } => transcript::rewrite(&resolve(sim_dir, &which)?.0)?,
+        TranscriptAction::Truncate {
+            which,
+            bytes,
+            lines,
+        } => {
+            transcript::truncate(&resolve(sim_dir, &which)?.0, bytes, lines)?;
+        }
+        TranscriptAction::Replace { which, events } => {
+            let (path, _) = resolve(sim_dir, &which)?;
+            let content = match events {
+                Some(n) => {
+                    let old = Generator::resume(&path)?;
+                    let scratch = path.with_extension("jsonl.regenerating");
+                    let _ = std::fs::remove_file(&scratch);
+                    let mut fresh = Generator::new(
+                        old.format,
+                        &old.session_id,
+                        &old.cwd,
+                        &old.branch,
+                        old.start_ms + 7_000,
+                    );
+                    fresh.session_id = old.session_id.clone();
+                    fresh.append(&scratch, n, &style(0), false)?;
+                    let bytes = std::fs::read(&scratch)?;
+                    std::fs::remove_file(&scratch)?;
+                    Some(bytes)
+                }
+                None => None,
+            };
+            transcript::replace(&path, content)?;
+        }
+    }
+    Ok(())
+}

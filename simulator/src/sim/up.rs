@@ -1,0 +1,338 @@
+//! `corral-sim up` and `down`: a fixture brought up on a backend through tmux's own commands
+//! (the same command stream for the fake and a real scratch server, so both assign the same ids),
+//! then titles and `@agent_*` options stamped with `select-pane -T` and `set-option -p`, repos,
+//! transcripts, parked hook requests and pending questions written; `down` kills only that
+//! server.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use schema::fixture::Fixture;
+
+use super::api;
+use super::git;
+use super::plan::{self, PlannedPane, PlannedSession};
+use super::simfile::{Backend, PaneDetail, SimFile};
+use super::tmux::{Cmd, Tmux, cmd};
+use super::transcript::{self, Generator, Style};
+
+/// What every pane runs: harmless, long-lived, ignores its input.
+pub const PROGRAM: &str = "sleep 100000";
+
+/// Size of each session's windows on a real server, so many panes fit.
+const SIZE: (&str, &str) = ("400", "200");
+
+/// The tmux binary for a backend.
+pub fn tmux_bin(backend: Backend) -> anyhow::Result<String> {
+    match backend {
+        Backend::Fake => {
+            let exe = std::env::current_exe().context("locating corral-sim")?;
+            let fake = exe.with_file_name("corral-fake-tmux");
+            if !fake.is_file() {
+                bail!(
+                    "{} is missing (build the simulator crate's binaries)",
+                    fake.display()
+                );
+            }
+            Ok(fake.display().to_string())
+        }
+        Backend::Real => {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("tmux"))
+                .find(|candidate| candidate.is_file())
+                .map(|p| p.display().to_string())
+                .context("tmux is not on PATH")
+        }
+    }
+}
+
+/// Options of `up`.
+#[derive(Debug, Clone)]
+pub struct Up {
+    /// Fixture file.
+    pub fixture: PathBuf,
+    /// Backend.
+    pub backend: Backend,
+    /// `-L` socket name.
+    pub socket: String,
+    /// "Now".
+    pub now_ms: u64,
+    /// Host runtime dir override.
+    pub runtime_dir: Option<PathBuf>,
+}
+
+fn pane_cwd(sim_dir: &Path, pane: &PlannedPane) -> anyhow::Result<String> {
+    let base = match &pane.repo {
+        Some(repo) => sim_dir.join("repos").join(repo),
+        None => sim_dir.join("plain"),
+    };
+    let dir = match &pane.dir {
+        Some(sub) => base.join(sub),
+        None => base,
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir.display().to_string())
+}
+
+/// The creation commands of a fleet, identical for both backends.
+fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec<Cmd> {
+    let mut out = Vec::new();
+    let mut first = true;
+    for session in sessions {
+        for (w, window) in session.windows.iter().enumerate() {
+            let mut previous: Option<u32> = None;
+            for pane in &window.panes {
+                let cwd = cwds[&pane.name].as_str();
+                match previous {
+                    None if w == 0 => {
+                        out.push(cmd(&[
+                            "new-session",
+                            "-d",
+                            "-s",
+                            &session.name,
+                            "-x",
+                            SIZE.0,
+                            "-y",
+                            SIZE.1,
+                            "-c",
+                            cwd,
+                            PROGRAM,
+                        ]));
+                        if first {
+                            out.push(cmd(&["set-option", "-g", "default-size", "400x200"]));
+                            first = false;
+                        }
+                    }
+                    None => out.push(cmd(&[
+                        "new-window",
+                        "-d",
+                        "-t",
+                        &format!("{}:", session.name),
+                        "-c",
+                        cwd,
+                        PROGRAM,
+                    ])),
+                    Some(prev) => {
+                        let prev = format!("%{prev}");
+                        out.push(cmd(&[
+                            "split-window",
+                            "-d",
+                            "-t",
+                            &prev,
+                            "-c",
+                            cwd,
+                            PROGRAM,
+                        ]));
+                        out.push(cmd(&["select-layout", "-t", &prev, "tiled"]));
+                    }
+                }
+                previous = Some(pane.id);
+            }
+        }
+    }
+    out
+}
+
+/// Brings a fixture up; returns sim.json's contents (also written).
+pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
+    let fixture: Fixture = plan::load(&options.fixture)?;
+    let sessions = plan::expand(&fixture, options.now_ms)?;
+    let tmux = Tmux {
+        bin: tmux_bin(options.backend)?,
+        socket: options.socket.clone(),
+        backend: options.backend,
+    };
+    if tmux.run(&[cmd(&["has-session"])], sim_dir)?.code == 0 {
+        bail!(
+            "a server already runs on socket {:?}: `corral-sim down` first",
+            options.socket
+        );
+    }
+    let mut repos = BTreeMap::new();
+    for repo in &fixture.repos {
+        let dir = sim_dir.join("repos").join(&repo.name);
+        git::init(&dir, &repo.branch)?;
+        repos.insert(repo.name.clone(), dir.display().to_string());
+        for worktree in &repo.worktrees {
+            let path = sim_dir.join("repos").join(&worktree.name);
+            git::worktree(&dir, &path, &worktree.branch)?;
+            repos.insert(worktree.name.clone(), path.display().to_string());
+        }
+    }
+    let mut cwds = BTreeMap::new();
+    for pane in plan::panes(&sessions) {
+        cwds.insert(pane.name.clone(), pane_cwd(sim_dir, pane)?);
+    }
+    tmux.batch(&creation(&sessions, &cwds), sim_dir)?;
+    let listed = tmux.ok(
+        &[cmd(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
+        ])],
+        sim_dir,
+    )?;
+    let expected: Vec<String> = {
+        let mut rows: Vec<(&str, u32, u32, u32)> = plan::panes(&sessions)
+            .map(|p| (p.session.as_str(), p.window, p.index, p.id))
+            .collect();
+        rows.sort();
+        rows.iter()
+            .map(|(s, w, i, id)| format!("%{id} {s}:{w}.{i}"))
+            .collect()
+    };
+    let got: Vec<String> = listed.lines().map(str::to_owned).collect();
+    if got != expected {
+        bail!(
+            "the server assigned other pane ids than a fresh tmux would:\nexpected {expected:?}\ngot {got:?}"
+        );
+    }
+    let runtime = options
+        .runtime_dir
+        .clone()
+        .unwrap_or_else(|| crate::env::runtime_dir(crate::env::uid(sim_dir)));
+    let home = sim_dir.join("home");
+    let mut stamps: Vec<Cmd> = Vec::new();
+    if fixture.passthrough {
+        stamps.push(cmd(&["set-option", "-g", "allow-passthrough", "on"]));
+    }
+    let mut details = BTreeMap::new();
+    for pane in plan::panes(&sessions) {
+        let id = format!("%{}", pane.id);
+        let cwd = cwds[&pane.name].clone();
+        if let Some(title) = &pane.title {
+            stamps.push(cmd(&["select-pane", "-t", &id, "-T", title]));
+        }
+        let mut detail = PaneDetail {
+            cwd: cwd.clone(),
+            agent: pane.agent.clone(),
+            session_id: pane.session_id.clone(),
+            transcript: None,
+        };
+        let mut pane_options = pane.options.clone();
+        if let Some(spec) = &pane.transcript {
+            let session = pane
+                .session_id
+                .clone()
+                .unwrap_or_else(|| plan::session_id_for(&pane.name));
+            let path = transcript::store_path(&home, spec.format, &cwd, &session, options.now_ms);
+            let branch = git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
+            let events = u64::from(spec.events);
+            let start = options.now_ms.saturating_sub(events * 1000);
+            let _ = std::fs::remove_file(&path);
+            Generator::new(spec.format, &session, &cwd, &branch, start).append(
+                &path,
+                events,
+                &Style {
+                    unknown_every: spec.unknown_every.unwrap_or(0),
+                    pad: 0,
+                },
+                spec.pending_call,
+            )?;
+            if spec.stamp && pane.agent.is_some() {
+                pane_options.push(("@agent_transcript".into(), path.display().to_string()));
+            }
+            detail.transcript = Some((path.display().to_string(), spec.format));
+        }
+        if let Some(request) = &pane.permission_request {
+            super::step::park(
+                &runtime,
+                &request.id,
+                &id,
+                pane.session_id.as_deref(),
+                &request.tool,
+                &request.input,
+                pane.episode_ms,
+                pane.stamped_at_ms,
+            )?;
+        }
+        if let Some(question) = &pane.question {
+            let pending = api::Pending {
+                request_id: question.id.clone(),
+                session_id: pane.session_id.clone(),
+                questions: question.questions.clone(),
+            };
+            api::edit(sim_dir, |s| {
+                s.questions.retain(|q| q.request_id != pending.request_id);
+                s.questions.push(pending);
+            })?;
+        }
+        for (key, value) in &pane_options {
+            stamps.push(cmd(&["set-option", "-p", "-t", &id, key, value]));
+        }
+        details.insert(pane.name.clone(), detail);
+    }
+    tmux.batch(&stamps, sim_dir)?;
+    if options.backend == Backend::Fake && !fixture.clients.is_empty() {
+        let dir = crate::fake::state::ServerDir::new(PathBuf::from(socket_path(&tmux, sim_dir)?));
+        let clients = fixture.clients.clone();
+        crate::fake::edit(&dir, |server| {
+            for (i, client) in clients.iter().enumerate() {
+                server.clients.push(crate::fake::state::Client {
+                    name: client.name.clone(),
+                    session: client.session.clone(),
+                    pid: 90_000 + i as u32,
+                });
+            }
+        })?;
+    }
+    let sim = SimFile {
+        backend: options.backend,
+        socket: options.socket.clone(),
+        socket_path: socket_path(&tmux, sim_dir)?,
+        tmux_bin: tmux.bin.clone(),
+        panes: plan::ids(&sessions),
+        now_ms: options.now_ms,
+        runtime_dir: runtime.display().to_string(),
+        repos,
+        details,
+    };
+    sim.store(sim_dir)?;
+    Ok(sim)
+}
+
+fn socket_path(tmux: &Tmux, sim_dir: &Path) -> anyhow::Result<String> {
+    let out = tmux.ok(
+        &[cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            "%0",
+            "#{socket_path}",
+        ])],
+        sim_dir,
+    );
+    match out {
+        Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
+        _ => {
+            let listed = tmux.ok(
+                &[cmd(&["list-panes", "-a", "-F", "#{socket_path}"])],
+                sim_dir,
+            )?;
+            Ok(listed.lines().next().unwrap_or_default().to_owned())
+        }
+    }
+}
+
+/// The backend's tmux from sim.json.
+pub fn tmux_of(sim: &SimFile) -> Tmux {
+    Tmux {
+        bin: sim.tmux_bin.clone(),
+        socket: sim.socket.clone(),
+        backend: sim.backend,
+    }
+}
+
+/// Kills the fleet's server (only that socket); idempotent.
+pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
+    let sim = match SimFile::load(sim_dir) {
+        Ok(sim) => sim,
+        Err(_) if !super::simfile::path(sim_dir).exists() => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let ran = tmux_of(&sim).run(&[cmd(&["kill-server"])], sim_dir)?;
+    Ok(ran.code == 0)
+}
