@@ -210,7 +210,8 @@ impl Generator {
 
     /// The next record; `pending` forces a tool call with no result.
     pub fn next(&mut self, style: &Style, pending: bool) -> Value {
-        let unknown = style.unknown_every > 0
+        let unknown = !pending
+            && style.unknown_every > 0
             && self.index > 0
             && (self.index + 1) % u64::from(style.unknown_every) == 0;
         let record = match self.format {

@@ -333,6 +333,19 @@ pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
         Err(_) if !super::simfile::path(sim_dir).exists() => return Ok(false),
         Err(e) => return Err(e),
     };
-    let ran = tmux_of(&sim).run(&[cmd(&["kill-server"])], sim_dir)?;
+    let tmux = tmux_of(&sim);
+    let ran = tmux.run(&[cmd(&["kill-server"])], sim_dir)?;
+    // A real server exits a moment after kill-server returns; wait until it is gone so the next
+    // command sees "no server running" rather than a dying server.
+    for _ in 0..250 {
+        let probe = tmux.run(&[cmd(&["has-session"])], sim_dir)?;
+        if probe.code != 0
+            && (probe.stderr.starts_with("no server running")
+                || probe.stderr.starts_with("error connecting"))
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     Ok(ran.code == 0)
 }

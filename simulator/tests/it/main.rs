@@ -1,1 +1,9 @@
-//! Integration tests of corral-fake-tmux and corral-sim, run as built binaries.
+//! Integration tests of corral-fake-tmux and corral-sim, run as built binaries, each in its own
+//! temp `CORRAL_SIM_DIR` with unique socket names; real tmux servers are always torn down.
+
+mod api;
+mod common;
+mod fake_tmux;
+mod parity;
+mod sim;
+mod transcripts;

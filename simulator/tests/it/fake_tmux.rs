@@ -1,0 +1,306 @@
+//! corral-fake-tmux on its own: no-server texts, the environment, concurrency, faults, the
+//! send-keys / display-message log, tty files, refused formats and output sanitizing.
+
+use crate::common::{FAKE, PARITY_FORMAT, Sim, command, fake_fleet, split, unique_socket};
+
+#[test]
+fn no_server_reads_like_tmux() {
+    let sim = Sim::new();
+    let socket = unique_socket("none");
+    let (out, err, code) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", "#{pane_id}"]);
+    assert_eq!((out.as_str(), code), ("", 1));
+    let expected_dir = sim.path().join("tmux-");
+    assert!(
+        err.starts_with(&format!("error connecting to {}", expected_dir.display())),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(&format!("/{socket} (No such file or directory)\n")),
+        "{err}"
+    );
+
+    let (sim, socket) = fake_fleet("small.toml");
+    sim.sim(&["down"]);
+    sim.sim(&["down"]);
+    let socket_path = sim.sim_json()["socket_path"].as_str().unwrap().to_owned();
+    let (_, err, code) = sim.fake(&["-L", &socket, "has-session"]);
+    assert_eq!(err, format!("no server running on {socket_path}\n"));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn needs_corral_sim_dir_but_not_for_help() {
+    let (out, err, code) = split(
+        command(FAKE)
+            .env_remove("CORRAL_SIM_DIR")
+            .args(["list-panes"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out, "");
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1);
+    assert!(err.contains("CORRAL_SIM_DIR"), "{err}");
+    let (out, _, code) = split(
+        command(FAKE)
+            .env_remove("CORRAL_SIM_DIR")
+            .arg("--help")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("list-panes"));
+}
+
+#[test]
+fn parallel_set_options_lose_nothing() {
+    let (sim, socket) = fake_fleet("small.toml");
+    let dir = sim.path();
+    let children: Vec<_> = (0..40)
+        .map(|i| {
+            command(FAKE)
+                .env("CORRAL_SIM_DIR", &dir)
+                .args([
+                    "-L",
+                    &socket,
+                    "set-option",
+                    "-p",
+                    "-t",
+                    &format!("%{}", i % 3),
+                    &format!("@race_{i}"),
+                    &i.to_string(),
+                ])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let mut seen = 0;
+    for pane in 0..3 {
+        let (out, _, code) = sim.fake(&[
+            "-L",
+            &socket,
+            "show-options",
+            "-p",
+            "-t",
+            &format!("%{pane}"),
+        ]);
+        assert_eq!(code, 0);
+        for line in out.lines().filter(|l| l.starts_with("@race_")) {
+            let (name, value) = line.split_once(' ').unwrap();
+            assert_eq!(name.trim_start_matches("@race_"), value);
+            assert_eq!(value.parse::<u32>().unwrap() % 3, pane);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 40);
+}
+
+#[test]
+fn faults_fail_then_run_out() {
+    let (sim, socket) = fake_fleet("small.toml");
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "lsp",
+        "--fail",
+        "--exit-code",
+        "3",
+        "--stderr",
+        "boom",
+        "--times",
+        "1",
+    ]);
+    let (out, err, code) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", "#{pane_id}"]);
+    assert_eq!((out.as_str(), err.as_str(), code), ("", "boom\n", 3));
+    let (out, _, code) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", "#{pane_id}"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 11);
+
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "send-keys",
+        "--pane",
+        "codex-work",
+        "--fail",
+    ]);
+    let (_, err, code) = sim.fake(&["-L", &socket, "send-keys", "-t", "%1", "y"]);
+    assert_eq!((err.as_str(), code), ("server exited unexpectedly\n", 1));
+    let (_, _, code) = sim.fake(&["-L", &socket, "send-keys", "-t", "%0", "y"]);
+    assert_eq!(code, 0, "a fault on %1 leaves %0 alone");
+    sim.sim(&["fault", "clear"]);
+    let (_, _, code) = sim.fake(&["-L", &socket, "send-keys", "-t", "%1", "y"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_hung_command_hangs_without_holding_the_lock() {
+    let (sim, socket) = fake_fleet("small.toml");
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    let mut hung = command(FAKE)
+        .env("CORRAL_SIM_DIR", sim.path())
+        .args(["-L", &socket, "list-panes", "-a", "-F", "#{pane_id}"])
+        .spawn()
+        .unwrap();
+    // Wait until the hang has spent its one shot (the fault is gone), then the server answers.
+    for _ in 0..200 {
+        let faults =
+            std::fs::read_to_string(sim.path().join(format!("tmux-0/{socket}/faults.json")))
+                .unwrap_or_default();
+        if faults.trim() == "[]" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (out, _, code) = sim.fake(&["-L", &socket, "set-option", "-p", "-t", "%0", "@x", "1"]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("", 0),
+        "the lock is free while a command hangs"
+    );
+    assert!(
+        hung.try_wait().unwrap().is_none(),
+        "the hung list-panes is still running"
+    );
+    hung.kill().unwrap();
+    hung.wait().unwrap();
+
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "show-options",
+        "--hang-ms",
+        "50",
+    ]);
+    let (out, _, code) = sim.fake(&["-L", &socket, "show-options", "-p", "-v", "-t", "%0", "@x"]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("1\n", 0),
+        "after a short hang the command runs"
+    );
+}
+
+#[test]
+fn send_keys_and_messages_are_logged() {
+    let (sim, socket) = fake_fleet("small.toml");
+    sim.fake(&["-L", &socket, "send-keys", "-t", "%2", "-l", "hello; world"]);
+    sim.fake(&["-L", &socket, "send-keys", "-t", "work:0.0", "y", "Enter"]);
+    sim.fake(&[
+        "-L",
+        &socket,
+        "display-message",
+        "-c",
+        "/dev/pts/40",
+        "claude blocked ## #{session_name}",
+    ]);
+    sim.fake(&[
+        "-L",
+        &socket,
+        "display-message",
+        "-c",
+        "/dev/pts/99",
+        "nobody sees this",
+    ]);
+    let (out, _, _) = sim.fake(&[
+        "-L",
+        &socket,
+        "list-clients",
+        "-F",
+        "#{client_name} #{client_session}",
+    ]);
+    assert_eq!(out, "/dev/pts/40 work\n");
+    let log =
+        std::fs::read_to_string(sim.path().join(format!("tmux-0/{socket}/log.ndjson"))).unwrap();
+    assert_eq!(
+        log,
+        concat!(
+            r#"{"command":"send-keys","pane":"%2","literal":true,"keys":["hello; world"]}"#,
+            "\n",
+            r#"{"command":"send-keys","pane":"%0","literal":false,"keys":["y","Enter"]}"#,
+            "\n",
+            r#"{"command":"display-message","client":"/dev/pts/40","text":"claude blocked # work"}"#,
+            "\n",
+        )
+    );
+}
+
+#[test]
+fn every_pane_tty_is_a_readable_file() {
+    let (sim, socket) = fake_fleet("small.toml");
+    let (out, _, _) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", "#{pane_tty}"]);
+    assert_eq!(out.lines().count(), 11);
+    for tty in out.lines() {
+        assert!(tty.starts_with(sim.path().to_str().unwrap()), "{tty}");
+        assert_eq!(std::fs::read(tty).unwrap(), b"");
+    }
+    let tty = out.lines().next().unwrap();
+    let bytes = b"\x07\x1bPtmux;\x1b\x1b]9;claude blocked\x07\x1b\\";
+    std::fs::OpenOptions::new().append(true).open(tty).unwrap();
+    std::fs::write(tty, bytes).unwrap();
+    assert_eq!(std::fs::read(tty).unwrap(), bytes);
+}
+
+#[test]
+fn unsupported_formats_are_refused_not_mangled() {
+    let (sim, socket) = fake_fleet("small.toml");
+    for format in ["#{?pane_active,y,n}", "#{window_name}", "#{=3:pane_title}"] {
+        let (out, err, code) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", format]);
+        assert_eq!((out.as_str(), code), ("", 1), "{format}");
+        assert!(
+            err.starts_with("corral-fake-tmux: unsupported format"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1);
+    }
+    let (out, _, code) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", PARITY_FORMAT]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().next(), Some("%6 claude blocked ops:0.0"));
+}
+
+#[test]
+fn output_is_sanitized_for_a_non_utf8_client() {
+    let (sim, socket) = fake_fleet("small.toml");
+    sim.fake(&[
+        "-L",
+        &socket,
+        "set-option",
+        "-p",
+        "-t",
+        "%0",
+        "@v",
+        "a\tb\u{1f}cé",
+    ]);
+    let run = |utf8: bool| {
+        let mut args = vec!["-L", socket.as_str()];
+        if utf8 {
+            args.push("-u");
+        }
+        args.extend(["display-message", "-p", "-t", "%0", "#{@v}\u{1f}|"]);
+        split(
+            command(FAKE)
+                .env("CORRAL_SIM_DIR", sim.path())
+                .env("LC_ALL", "C")
+                .args(&args)
+                .output()
+                .unwrap(),
+        )
+        .0
+    };
+    assert_eq!(run(false), "a_b_c__|\n");
+    assert_eq!(run(true), "a\tb\u{1f}cé\u{1f}|\n");
+}

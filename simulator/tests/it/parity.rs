@@ -1,0 +1,285 @@
+//! The parity test: the same fixture on a real scratch tmux and on the fake, the same commands
+//! against both, the same bytes out (after replacing each side's own directory and socket path
+//! with a placeholder).
+
+use crate::common::{
+    FAKE, PARITY_FORMAT, RealServer, Sim, command, fixture, real, split, unique_socket,
+};
+
+struct Pair {
+    real_sim: Sim,
+    fake_sim: Sim,
+    real_socket: String,
+    fake_socket: String,
+    _guard: RealServer,
+}
+
+impl Pair {
+    fn up(name: &str) -> Pair {
+        let real_socket = unique_socket("real");
+        let guard = RealServer {
+            socket: real_socket.clone(),
+        };
+        let fake_socket = unique_socket("fake");
+        let (real_sim, fake_sim) = (Sim::new(), Sim::new());
+        for (sim, backend, socket) in [
+            (&real_sim, "real", &real_socket),
+            (&fake_sim, "fake", &fake_socket),
+        ] {
+            let runtime = sim.path().join("run");
+            sim.sim(&[
+                "up",
+                fixture(name).to_str().unwrap(),
+                "--backend",
+                backend,
+                "--socket",
+                socket,
+                "--now-ms",
+                "1700000000000",
+                "--runtime-dir",
+                runtime.to_str().unwrap(),
+            ]);
+        }
+        let pair = Pair {
+            real_sim,
+            fake_sim,
+            real_socket,
+            fake_socket,
+            _guard: guard,
+        };
+        // A real pane reports its directory once its program runs; wait for every one.
+        for _ in 0..250 {
+            let (out, _, _) = real(
+                &pair.real_socket,
+                &["list-panes", "-a", "-F", "#{pane_current_path}"],
+            );
+            if out.lines().all(|l| !l.is_empty()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        pair
+    }
+
+    fn normalize(&self, text: &str, real_side: bool) -> String {
+        let (sim, socket) = if real_side {
+            (&self.real_sim, &self.real_socket)
+        } else {
+            (&self.fake_sim, &self.fake_socket)
+        };
+        let socket_path = sim.sim_json()["socket_path"].as_str().unwrap().to_owned();
+        let escaped: String = sim
+            .path()
+            .to_str()
+            .unwrap()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        text.replace(&socket_path, "<SOCKET>")
+            .replace(sim.path().to_str().unwrap(), "<SIM>")
+            .replace(&escaped, "<SIM-ESCAPED>")
+            .replace(socket.as_str(), "<NAME>")
+    }
+
+    /// Runs one command on both; asserts equal stdout, stderr and exit code; returns stdout.
+    fn same(&self, args: &[&str]) -> String {
+        self.same_in(None, args)
+    }
+
+    /// `same` with `LC_ALL` set to `locale` on both sides.
+    fn same_in(&self, locale: Option<&str>, args: &[&str]) -> String {
+        let run = |program: &str, socket: &str, sim: &Sim| {
+            let mut command = command(program);
+            command.args(["-L", socket]);
+            if program == "tmux" {
+                command.args(["-f", "/dev/null"]);
+            }
+            if let Some(locale) = locale {
+                command.env("LC_ALL", locale);
+            }
+            split(
+                command
+                    .args(args)
+                    .env("CORRAL_SIM_DIR", sim.path())
+                    .output()
+                    .unwrap(),
+            )
+        };
+        let (r_out, r_err, r_code) = run("tmux", &self.real_socket, &self.real_sim);
+        let (f_out, f_err, f_code) = run(FAKE, &self.fake_socket, &self.fake_sim);
+        let real_side = (
+            self.normalize(&r_out, true),
+            self.normalize(&r_err, true),
+            r_code,
+        );
+        let fake_side = (
+            self.normalize(&f_out, false),
+            self.normalize(&f_err, false),
+            f_code,
+        );
+        assert_eq!(
+            real_side, fake_side,
+            "tmux {args:?}: real (left) and fake (right) differ"
+        );
+        real_side.0
+    }
+}
+
+#[test]
+fn the_fake_matches_real_tmux() {
+    let pair = Pair::up("small.toml");
+    let listing = pair.same(&["list-panes", "-a", "-F", PARITY_FORMAT]);
+    assert_eq!(listing.lines().count(), 11);
+    assert!(
+        listing.contains("%5   work:1.2\n"),
+        "the plain pane has no agent options:\n{listing}"
+    );
+
+    let host_format = [
+        "#{pane_id}",
+        "#{session_name}",
+        "#{window_index}",
+        "#{pane_index}",
+        "#{window_id}",
+        "#{pane_current_path}",
+        "#{pane_title}",
+        "#{socket_path}",
+        "#{@agent_name}",
+        "#{@agent_state}",
+        "#{@agent_detail}",
+        "#{@agent_since}",
+        "#{@agent_turn_at}",
+        "#{@agent_stamped_at}",
+        "#{@agent_attention}",
+        "#{@agent_session}",
+        "#{@agent_transcript}",
+        "#{@agent_permission_request}",
+        "#{@agent_question_request}",
+        "#{@agent_api_endpoint}",
+        "#{@agent_pending_tool}",
+        "#{@agent_pending_call}",
+        "#{@agent_context}",
+        "#{@agent_context_at}",
+        "#{@agent_mute_until}",
+        "#{@agent_notified_at}",
+    ]
+    .join("\u{1f}");
+    pair.same(&["list-panes", "-a", "-F", &host_format]);
+    pair.same(&["-u", "list-panes", "-a", "-F", &host_format]);
+
+    pair.same(&["show-options", "-p", "-v", "-t", "%0", "@agent_state"]);
+    pair.same(&["show-options", "-p", "-t", "%0"]);
+    pair.same(&["show-options", "-p", "-v", "-t", "%5"]);
+    pair.same(&[
+        "display-message",
+        "-p",
+        "-t",
+        "%3",
+        "#{pane_id} #{@agent_state} ## #{session_name}:#{window_index}.#{pane_index}",
+    ]);
+    pair.same(&["display-message", "-p", "-t", "%99", "#{pane_id}"]);
+    pair.same(&["display-message", "-p", "-t", "ops:1.7", "#{pane_id}"]);
+
+    let awkward = "a\tb\u{1f}c #{x} $HOME ~ 'q' \"d\" é;\\";
+    pair.same(&["set-option", "-p", "-t", "%5", "@awkward", awkward]);
+    pair.same(&["show-options", "-p", "-t", "%5", "@awkward"]);
+    pair.same(&["show-options", "-p", "-v", "-t", "%5", "@awkward"]);
+    pair.same(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{pane_id}\u{1f}#{@awkward}\u{1e}",
+    ]);
+    pair.same(&["set-option", "-p", "-t", "%5", "@tilde", "~x"]);
+    pair.same(&["show-options", "-p", "-t", "%5"]);
+
+    pair.same(&["set-option", "-p", "-t", "%99", "@x", "1"]);
+    pair.same(&["show-options", "-p", "-v", "-t", "%99", "@x"]);
+    pair.same(&["show-options", "-p", "-v", "-t", "%0", "@nope"]);
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "%0", "@nope"]);
+    pair.same(&["kill-pane", "-t", "%99"]);
+    pair.same(&["send-keys", "-t", "%99", "y"]);
+    pair.same(&["has-session", "-t", "nosuch"]);
+    pair.same(&["has-session", "-t", "ops"]);
+    pair.same(&["list-panes", "-Z"]);
+    pair.same(&["frob"]);
+
+    pair.same(&["set-option", "-p", "-u", "-t", "%1", "@agent_state"]);
+    pair.same(&["set-option", "-p", "-u", "-t", "%1", "@never_set"]);
+    pair.same(&["set-option", "-p", "-t", "%1", "@agent_detail"]);
+    pair.same(&["kill-pane", "-t", "%4"]);
+    let after = pair.same(&["list-panes", "-a", "-F", PARITY_FORMAT]);
+    assert!(after.contains("%1 codex  work:0.1\n"), "{after}");
+    assert!(!after.contains("%4 "), "{after}");
+
+    pair.real_sim.sim(&["down"]);
+    pair.fake_sim.sim(&["down"]);
+    pair.same(&["list-panes", "-a", "-F", PARITY_FORMAT]);
+    pair.same(&["has-session"]);
+}
+
+#[test]
+fn steps_and_new_panes_agree_on_both_backends() {
+    let pair = Pair::up("small.toml");
+    for sim in [&pair.real_sim, &pair.fake_sim] {
+        sim.sim(&[
+            "step",
+            "--pane",
+            "codex-work",
+            "--state",
+            "blocked",
+            "--detail",
+            "permission",
+            "--now-ms",
+            "1700000001000",
+        ]);
+        sim.sim(&[
+            "step",
+            "--pane",
+            "%3",
+            "--unset",
+            "attention",
+            "--set",
+            "@agent_notified_at=1",
+            "--now-ms",
+            "1700000002000",
+        ]);
+        sim.sim(&[
+            "pane",
+            "add",
+            "--name",
+            "late",
+            "--session",
+            "ops",
+            "--agent",
+            "claude",
+            "--state",
+            "idle",
+            "--now-ms",
+            "1700000003000",
+        ]);
+        sim.sim(&[
+            "pane",
+            "add",
+            "--name",
+            "later",
+            "--session",
+            "ops",
+            "--new-window",
+            "--agent",
+            "codex",
+            "--state",
+            "working",
+            "--now-ms",
+            "1700000004000",
+        ]);
+        sim.sim(&["pane", "add", "--name", "lone", "--session", "zeta"]);
+        sim.sim(&["pane", "kill", "--pane", "claude-unknown"]);
+    }
+    pair.same(&["list-panes", "-a", "-F", PARITY_FORMAT]);
+    pair.same(&["list-panes", "-a", "-F", "#{pane_id} #{window_id} #{@agent_since} #{@agent_stamped_at} #{@agent_detail} #{@agent_attention} #{@agent_notified_at}"]);
+    assert_eq!(
+        pair.real_sim.sim_json()["panes"],
+        pair.fake_sim.sim_json()["panes"]
+    );
+}
