@@ -236,9 +236,9 @@ pub fn parse_global(args: &[String]) -> Result<(Global, &[String]), CliError> {
                     } else {
                         i += 1;
                         args.get(i).cloned().ok_or_else(|| {
-                            CliError::Tmux(format!(
-                                "usage: tmux [-2CDlNuvV] [-c shell-command] [-f file] [-L socket-name]\n            [-S socket-path] [-T features] [command [flags]]"
-                            ))
+                            CliError::Tmux(
+                                "usage: tmux [-2CDlNuvV] [-c shell-command] [-f file] [-L socket-name]\n            [-S socket-path] [-T features] [command [flags]]".to_owned(),
+                            )
                         })?
                     };
                     match flag {

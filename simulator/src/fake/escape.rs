@@ -41,12 +41,12 @@ fn stravis(bytes: &[u8], double_quoted: bool) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
-        if c >= 0x80 {
-            if let Some(len) = utf8_len_at(bytes, i) {
-                out.push_str(std::str::from_utf8(&bytes[i..i + len]).unwrap_or_default());
-                i += len;
-                continue;
-            }
+        if c >= 0x80
+            && let Some(len) = utf8_len_at(bytes, i)
+        {
+            out.push_str(std::str::from_utf8(&bytes[i..i + len]).unwrap_or_default());
+            i += len;
+            continue;
         }
         if double_quoted && c == b'$' {
             if let Some(&next) = bytes.get(i + 1)

@@ -50,7 +50,7 @@ pub enum Command {
         #[arg(long)]
         pane: String,
         #[command(flatten)]
-        args: StepArgs,
+        args: Box<StepArgs>,
     },
     /// Add or kill a pane.
     Pane {
@@ -89,7 +89,7 @@ pub enum PaneAction {
         #[command(flatten)]
         add: AddArgs,
         #[command(flatten)]
-        args: StepArgs,
+        args: Box<StepArgs>,
     },
     /// Kill a pane.
     Kill {

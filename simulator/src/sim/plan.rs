@@ -109,6 +109,9 @@ pub fn session_id_for(name: &str) -> String {
     )
 }
 
+/// A pane's options in stamp order, its episode and its stamp time.
+type Stamps = (Vec<(String, String)>, u64, u64);
+
 /// The `@agent_*` options of a pane, in stamp order, with its episode and stamp time.
 fn options(
     pane: &Pane,
@@ -116,7 +119,7 @@ fn options(
     session_id: Option<&str>,
     values: &[(&str, String)],
     now: u64,
-) -> anyhow::Result<(Vec<(String, String)>, u64, u64)> {
+) -> anyhow::Result<Stamps> {
     let mut out: Vec<(String, String)> = Vec::new();
     let Some(agent) = &pane.agent else {
         if pane.state.is_some() || pane.detail.is_some() {

@@ -427,9 +427,8 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
     let last = listed
         .lines()
         .filter_map(|l| l.split_once(' '))
-        .filter(|(s, _)| *s == add.session)
-        .map(|(_, id)| id.to_owned())
-        .last();
+        .rfind(|(s, _)| *s == add.session)
+        .map(|(_, id)| id.to_owned());
     let print = ["-P", "-F", "#{pane_id}"];
     let mut create: Vec<String> = match (&last, add.new_window) {
         (None, _) => cmd(&[

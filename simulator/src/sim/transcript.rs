@@ -213,7 +213,7 @@ impl Generator {
         let unknown = !pending
             && style.unknown_every > 0
             && self.index > 0
-            && (self.index + 1) % u64::from(style.unknown_every) == 0;
+            && (self.index + 1).is_multiple_of(u64::from(style.unknown_every));
         let record = match self.format {
             TranscriptFormat::Claude => self.claude(style, unknown, pending),
             TranscriptFormat::Codex => self.codex(style, unknown, pending),

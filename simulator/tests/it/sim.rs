@@ -332,7 +332,7 @@ fn bad_input_is_one_readable_line() {
     assert_eq!(err.lines().count(), 1);
     assert!(err.contains("CORRAL_SIM_DIR"), "{err}");
 
-    let (sim2, _) = fake_fleet("small.toml");
+    let (sim2, live_socket) = fake_fleet("small.toml");
     let (_, err, code) = split(sim2.run(SIM, &["step", "--pane", "nobody", "--state", "idle"]));
     assert_eq!(code, 1);
     assert!(err.contains("no pane named \"nobody\""), "{err}");
@@ -342,7 +342,7 @@ fn bad_input_is_one_readable_line() {
             "up",
             fixture("small.toml").to_str().unwrap(),
             "--socket",
-            &sim2.sim_json()["socket"].as_str().unwrap().to_owned(),
+            &live_socket,
         ],
     ));
     assert_eq!(code, 1, "a second up on a live socket is refused");
