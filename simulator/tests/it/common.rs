@@ -109,6 +109,14 @@ pub struct RealServer {
 impl Drop for RealServer {
     fn drop(&mut self) {
         let _ = real(&self.socket, &["kill-server"]);
+        // tmux leaves its socket file behind; a test leaves nothing.
+        let tmp = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
+        let uid = simulator::env::uid(Path::new(&tmp));
+        let _ = std::fs::remove_file(
+            Path::new(&tmp)
+                .join(format!("tmux-{uid}"))
+                .join(&self.socket),
+        );
     }
 }
 
