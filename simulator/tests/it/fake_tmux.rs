@@ -304,3 +304,39 @@ fn output_is_sanitized_for_a_non_utf8_client() {
     assert_eq!(run(false), "a_b_c__|\n");
     assert_eq!(run(true), "a\tb\u{1f}cé\u{1f}|\n");
 }
+
+#[test]
+fn dash_s_names_the_socket_path_itself() {
+    let sim = Sim::new();
+    let socket = sim.path().join("elsewhere/custom.sock");
+    let socket = socket.to_str().unwrap();
+    let cwd = sim.path();
+    let (out, err, code) = sim.fake(&[
+        "-S",
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "solo",
+        "-c",
+        cwd.to_str().unwrap(),
+        "-P",
+        "-F",
+        "#{pane_id}",
+    ]);
+    assert_eq!((out.as_str(), err.as_str(), code), ("%0\n", "", 0));
+    let (out, _, _) = sim.fake(&[
+        "-S",
+        socket,
+        "display-message",
+        "-p",
+        "-t",
+        "%0",
+        "#{socket_path} #{session_name} #{pane_current_path}",
+    ]);
+    assert_eq!(out, format!("{socket} solo {}\n", cwd.display()));
+    let (_, _, code) = sim.fake(&["-S", socket, "kill-server"]);
+    assert_eq!(code, 0);
+    let (_, err, _) = sim.fake(&["-S", socket, "has-session"]);
+    assert_eq!(err, format!("no server running on {socket}\n"));
+}
