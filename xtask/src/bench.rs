@@ -125,6 +125,7 @@ struct Bench {
     socket: String,
     tmux_bin: PathBuf,
     panes: usize,
+    fake: bool,
 }
 
 impl Bench {
@@ -143,6 +144,7 @@ impl Bench {
             socket,
             tmux_bin: PathBuf::new(),
             panes: 0,
+            fake: options.backend == "fake",
         };
         let started = Instant::now();
         let out = bench
@@ -257,22 +259,28 @@ impl Bench {
         child.wait()?;
         snapshot.name = format!("{} [{} KiB frame]", snapshot.name, frame_bytes / 1024);
 
+        // tmux's default `list-panes -a` format; the fake supports only `-F`, so it gets a
+        // comparable one-line-per-pane format.
+        let mut args = vec!["-L", &self.socket, "list-panes", "-a"];
+        if self.fake {
+            args.extend([
+                "-F",
+                "#{session_name}:#{window_index}.#{pane_index}: #{pane_id}",
+            ]);
+        }
+        let program = self
+            .tmux_bin
+            .file_name()
+            .map_or("tmux".into(), |n| n.to_string_lossy());
         let mut bare = Figures {
-            name: format!(
-                "bare `{} list-panes -a`",
-                self.tmux_bin
-                    .file_name()
-                    .map_or("tmux".into(), |n| n.to_string_lossy())
-            ),
+            name: format!("bare `{program} {}`", args[2..].join(" ")),
             samples: Vec::new(),
         };
         for _ in 0..runs {
             let mut cmd = command(&self.tmux_bin);
             self.env(&mut cmd);
             let start = Instant::now();
-            let out = cmd
-                .args(["-L", &self.socket, "list-panes", "-a"])
-                .output()?;
+            let out = cmd.args(&args).output()?;
             bare.samples.push(start.elapsed());
             if !out.status.success() {
                 bail!(
