@@ -146,6 +146,8 @@ pub enum Step {
     Revoke(String),
     /// Closes the connection's stdin (end of file).
     Close(Empty),
+    /// Sends SIGTERM to the connection's host process.
+    Terminate(Empty),
     /// The host process exits with this code. Every frame it wrote before must have been
     /// expected.
     Exit(i32),

@@ -2,9 +2,12 @@
 //!
 //! - `schema [--check]`: write (or check) the generated JSON Schemas under `schema/json/`.
 //! - `tidy`: house rules every source file follows.
+//! - `conformance [--backend fake|real] [--host CMD] [--case GLOB] ...`: the golden sessions
+//!   against a host (`cargo xtask conformance --help`).
 //! - `bench [--backend real|fake] [--runs N]`: the host's performance figures.
 
 mod bench;
+mod conformance;
 mod schema_files;
 mod tidy;
 
@@ -17,8 +20,9 @@ fn main() -> ExitCode {
         Some("schema") => schema_files::run(&args[1..]),
         Some("tidy") => tidy::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("conformance") => conformance::run(&args[1..]),
         _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <schema [--check] | tidy | bench>"
+            "usage: cargo xtask <schema [--check] | tidy | bench | conformance>"
         )),
     };
     match result {

@@ -1,0 +1,472 @@
+//! What a run tells people and machines: one console line per case (a failure block under a
+//! failing one), the closing `N passed, N failed, N skipped` line, and the JSON, JUnit XML and
+//! Markdown compliance reports.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use schema::golden::{Backend, Ledger, Level, Status};
+use serde_json::{Value, json};
+
+use super::runner::{CaseResult, Failure, Grade};
+
+/// Counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub non_strict: usize,
+}
+
+impl Summary {
+    pub fn of(results: &[CaseResult]) -> Summary {
+        let mut summary = Summary::default();
+        for result in results {
+            match result.grade {
+                Grade::Pass => summary.passed += 1,
+                Grade::Fail => summary.failed += 1,
+                Grade::Skipped => summary.skipped += 1,
+                Grade::NonStrict => summary.non_strict += 1,
+            }
+        }
+        summary
+    }
+
+    /// The closing line.
+    pub fn line(&self) -> String {
+        format!(
+            "conformance: {} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+}
+
+fn seconds(result: &CaseResult) -> String {
+    format!("{:.2}s", result.duration.as_secs_f64())
+}
+
+/// The console text of one case: its line, and a failure block under a failure.
+pub fn console(result: &CaseResult) -> String {
+    let mut out = String::new();
+    let label = match result.grade {
+        Grade::Pass => "pass",
+        Grade::Fail => "FAIL",
+        Grade::NonStrict => "NON-STRICT",
+        Grade::Skipped => "skip",
+    };
+    let _ = write!(out, "{label:<10} {}", result.case);
+    match (&result.skip_reason, result.grade) {
+        (Some(reason), _) => {
+            let _ = write!(out, "  ({reason})");
+        }
+        (None, _) => {
+            let _ = write!(out, "  {}", seconds(result));
+        }
+    }
+    if !result.blessed.is_empty() {
+        let _ = write!(out, "  (blessed {} line(s))", result.blessed.len());
+    }
+    out.push('\n');
+    if let Some(failure) = &result.failure {
+        out.push_str(&failure_block(failure));
+    }
+    out
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines().map(|line| format!("{by}{line}\n")).collect()
+}
+
+/// The failure block: where, what, the lines sent and received, the diff, stderr, the rerun.
+pub fn failure_block(failure: &Failure) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "    at {}", failure.location);
+    out.push_str(&indent(&failure.step, "      "));
+    out.push_str(&indent(&failure.message, "    "));
+    if !failure.transcript.is_empty() {
+        out.push_str("    lines sent (→) and received (←) on this connection, last ones last:\n");
+        for line in &failure.transcript {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+    if let Some(diff) = &failure.diff {
+        out.push_str("    diff of the expected frame against the received one:\n");
+        out.push_str(&indent(diff, "      "));
+    }
+    if !failure.stderr.trim().is_empty() {
+        out.push_str("    host stderr (last lines):\n");
+        out.push_str(&indent(&failure.stderr, "      "));
+    }
+    let _ = writeln!(out, "    rerun: {}", failure.rerun);
+    out
+}
+
+fn failure_json(failure: &Failure) -> Value {
+    json!({
+        "location": failure.location,
+        "step": failure.step,
+        "message": failure.message,
+        "diff": failure.diff,
+        "transcript": failure.transcript,
+        "stderr": failure.stderr,
+        "rerun": failure.rerun,
+    })
+}
+
+/// The JSON report.
+pub fn json_report(backend: Backend, host: &str, results: &[CaseResult]) -> String {
+    let summary = Summary::of(results);
+    let cases: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "case": r.case,
+                "file": r.file.display().to_string(),
+                "requirements": r.requirements,
+                "grade": r.grade.as_str(),
+                "duration_ms": r.duration.as_millis() as u64,
+                "skip_reason": r.skip_reason,
+                "failure": r.failure.as_ref().map(failure_json),
+            })
+        })
+        .collect();
+    let report = json!({
+        "backend": backend.as_str(),
+        "host": host,
+        "summary": {
+            "passed": summary.passed,
+            "failed": summary.failed,
+            "skipped": summary.skipped,
+            "non_strict": summary.non_strict,
+        },
+        "cases": cases,
+    });
+    let mut text = serde_json::to_string_pretty(&report).expect("reports encode");
+    text.push('\n');
+    text
+}
+
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The JUnit XML report: one testsuite per run, one testcase per case.
+pub fn junit(backend: Backend, results: &[CaseResult]) -> String {
+    let summary = Summary::of(results);
+    let total: f64 = results.iter().map(|r| r.duration.as_secs_f64()).sum();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let name = format!("corral conformance ({} backend)", backend.as_str());
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{total:.3}\">",
+        xml(&name),
+        results.len(),
+        summary.failed,
+        summary.skipped
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{total:.3}\">",
+        xml(&name),
+        results.len(),
+        summary.failed,
+        summary.skipped
+    );
+    for result in results {
+        let _ = writeln!(
+            out,
+            "    <testcase classname=\"golden.sessions\" name=\"{}\" file=\"{}\" time=\"{:.3}\">",
+            xml(&result.case),
+            xml(&result.file.display().to_string()),
+            result.duration.as_secs_f64()
+        );
+        out.push_str("      <properties>\n");
+        for requirement in &result.requirements {
+            let _ = writeln!(
+                out,
+                "        <property name=\"requirement\" value=\"{}\"/>",
+                xml(requirement)
+            );
+        }
+        out.push_str("      </properties>\n");
+        match (result.grade, &result.failure) {
+            (Grade::Skipped, _) => {
+                let _ = writeln!(
+                    out,
+                    "      <skipped message=\"{}\"/>",
+                    xml(result.skip_reason.as_deref().unwrap_or(""))
+                );
+            }
+            (Grade::Fail, Some(failure)) => {
+                let _ = writeln!(
+                    out,
+                    "      <failure message=\"{}\" type=\"conformance\">{}</failure>",
+                    xml(&failure.message),
+                    xml(&failure_block(failure))
+                );
+            }
+            (Grade::NonStrict, Some(failure)) => {
+                let _ = writeln!(
+                    out,
+                    "      <system-out>non-strict (should-level) failure:\n{}</system-out>",
+                    xml(&failure_block(failure))
+                );
+            }
+            _ => {}
+        }
+        out.push_str("    </testcase>\n");
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The Markdown compliance table: every ledger requirement, its status, its cases and their
+/// results; untested ones with their reason.
+pub fn markdown(backend: Backend, host: &str, ledger: &Ledger, results: &[CaseResult]) -> String {
+    let summary = Summary::of(results);
+    let by_case: BTreeMap<&str, &CaseResult> =
+        results.iter().map(|r| (r.case.as_str(), r)).collect();
+    let mut cases_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for requirement in &ledger.requirements {
+        cases_of
+            .entry(requirement.id.as_str())
+            .or_default()
+            .extend(requirement.cases.iter().map(String::as_str));
+    }
+    for result in results {
+        for id in &result.requirements {
+            let list = cases_of.entry(id.as_str()).or_default();
+            if !list.contains(&result.case.as_str()) {
+                list.push(result.case.as_str());
+            }
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "# corral conformance: {} backend\n", backend.as_str());
+    let _ = writeln!(out, "Host command: `{}`\n", host.replace('`', "'"));
+    let _ = writeln!(
+        out,
+        "{} passed, {} failed, {} skipped, {} non-strict (should-level failures).\n",
+        summary.passed, summary.failed, summary.skipped, summary.non_strict
+    );
+    let counts = |status: Status| {
+        ledger
+            .requirements
+            .iter()
+            .filter(|r| r.status == status)
+            .count()
+    };
+    let _ = writeln!(
+        out,
+        "Ledger: {} requirements; {} tested, {} pending, {} excluded.\n",
+        ledger.requirements.len(),
+        counts(Status::Tested),
+        counts(Status::Pending),
+        counts(Status::Excluded)
+    );
+    out.push_str("| requirement | spec | level | status | cases | result |\n");
+    out.push_str("|---|---|---|---|---|---|\n");
+    for requirement in &ledger.requirements {
+        let level = match requirement.level {
+            Level::Must => "must",
+            Level::Should => "should",
+            Level::May => "may",
+        };
+        let cases = cases_of
+            .get(requirement.id.as_str())
+            .cloned()
+            .unwrap_or_default();
+        let shown: Vec<String> = cases
+            .iter()
+            .map(|case| match by_case.get(case) {
+                Some(result) => format!("`{case}` ({})", result.grade.as_str()),
+                None => format!("`{case}` (not run)"),
+            })
+            .collect();
+        let grades: Vec<Grade> = cases
+            .iter()
+            .filter_map(|case| by_case.get(case).map(|r| r.grade))
+            .collect();
+        let (status, result) = match requirement.status {
+            Status::Tested => {
+                let result = if grades.contains(&Grade::Fail) {
+                    "**fail**"
+                } else if grades.contains(&Grade::NonStrict) {
+                    "non-strict"
+                } else if grades.contains(&Grade::Pass) {
+                    "pass"
+                } else if grades.is_empty() {
+                    "not run"
+                } else {
+                    "skipped"
+                };
+                ("tested", result.to_owned())
+            }
+            Status::Pending => (
+                "pending",
+                format!("pending: {}", requirement.reason.as_deref().unwrap_or("")),
+            ),
+            Status::Excluded => (
+                "excluded",
+                format!("excluded: {}", requirement.reason.as_deref().unwrap_or("")),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            requirement.id,
+            requirement.spec,
+            level,
+            status,
+            cell(&shown.join(", ")),
+            cell(&result)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use schema::golden::Requirement;
+
+    use super::*;
+
+    fn result(case: &str, grade: Grade, requirements: &[&str]) -> CaseResult {
+        CaseResult {
+            case: case.into(),
+            file: PathBuf::from(format!("golden/sessions/{case}.ndjson")),
+            requirements: requirements.iter().map(|s| (*s).to_owned()).collect(),
+            grade,
+            duration: Duration::from_millis(250),
+            skip_reason: (grade == Grade::Skipped).then(|| "fake only".to_owned()),
+            failure: (grade == Grade::Fail).then(|| Failure {
+                location: format!("golden/sessions/{case}.ndjson:4"),
+                step: "{\"expect\":{}}".into(),
+                message: "the frame does not match: at /id: expected `id` <&>".into(),
+                diff: Some("-  \"id\": \"1\",\n".into()),
+                transcript: vec!["→ {}".into(), "← {}".into()],
+                stderr: String::new(),
+                rerun: format!("cargo xtask conformance --backend fake --case {case}"),
+            }),
+            blessed: Vec::new(),
+        }
+    }
+
+    fn requirement(id: &str, status: Status, cases: &[&str]) -> Requirement {
+        Requirement {
+            id: id.into(),
+            spec: "wire-details".into(),
+            section: "Framing".into(),
+            level: Level::Must,
+            text: "t".into(),
+            status,
+            reason: (status != Status::Tested).then(|| "host part 2 | later".to_owned()),
+            cases: cases.iter().map(|s| (*s).to_owned()).collect(),
+            refines: None,
+            frames: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_closing_line_has_the_plain_form() {
+        let results = [
+            result("a", Grade::Pass, &[]),
+            result("b", Grade::Fail, &[]),
+            result("c", Grade::Skipped, &[]),
+        ];
+        assert_eq!(
+            Summary::of(&results).line(),
+            "conformance: 1 passed, 1 failed, 1 skipped"
+        );
+    }
+
+    #[test]
+    fn a_failure_shows_location_diff_and_rerun() {
+        let text = console(&result("x", Grade::Fail, &[]));
+        assert!(text.starts_with("FAIL       x  0.25s\n"), "{text}");
+        assert!(text.contains("at golden/sessions/x.ndjson:4"));
+        assert!(text.contains("-  \"id\": \"1\","));
+        assert!(text.contains("rerun: cargo xtask conformance --backend fake --case x"));
+    }
+
+    #[test]
+    fn junit_escapes_and_counts() {
+        let results = [
+            result("a", Grade::Pass, &["r.one"]),
+            result("b", Grade::Fail, &[]),
+            result("c", Grade::Skipped, &[]),
+        ];
+        let xml = junit(Backend::Fake, &results);
+        assert!(
+            xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""),
+            "{xml}"
+        );
+        assert!(xml.contains("<property name=\"requirement\" value=\"r.one\"/>"));
+        assert!(xml.contains("expected `id` &lt;&amp;&gt;"), "{xml}");
+        assert!(xml.contains("<skipped message=\"fake only\"/>"));
+    }
+
+    #[test]
+    fn markdown_lists_every_requirement_with_its_result() {
+        let ledger = Ledger {
+            requirements: vec![
+                requirement("r.pass", Status::Tested, &["a"]),
+                requirement("r.fail", Status::Tested, &["a", "b"]),
+                requirement("r.pending", Status::Pending, &[]),
+                requirement("r.unrun", Status::Tested, &["z"]),
+            ],
+        };
+        let results = [
+            result("a", Grade::Pass, &["r.pass", "r.fail"]),
+            result("b", Grade::Fail, &["r.fail"]),
+        ];
+        let md = markdown(Backend::Real, "corral serve", &ledger, &results);
+        assert!(
+            md.contains("| `r.pass` | wire-details | must | tested | `a` (pass) | pass |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| `r.fail` | wire-details | must | tested | `a` (pass), `b` (fail) | **fail** |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| `r.pending` | wire-details | must | pending |  | pending: host part 2 \\| later |"), "{md}");
+        assert!(md.contains("`z` (not run) | not run |"), "{md}");
+    }
+
+    #[test]
+    fn the_json_report_carries_grades_and_failures() {
+        let text = json_report(Backend::Fake, "h", &[result("b", Grade::Fail, &["r"])]);
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["summary"]["failed"], 1);
+        assert_eq!(value["cases"][0]["grade"], "fail");
+        assert_eq!(
+            value["cases"][0]["failure"]["location"],
+            "golden/sessions/b.ndjson:4"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! The broken-host proof (`cargo xtask conformance --self-test`): runs cases against a wrapper
+//! that drops `id` from every frame the host writes, and checks that every case fails with a
+//! diff of expected against received and the command that reruns it. The wrapper itself is
+//! `cargo xtask conformance drop-id <host command...>`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::runner::Grade;
+use super::{Options, build, default_host, execute, host, process, target_dir};
+
+/// The wrapper's subcommand name.
+pub const WRAPPER: &str = "drop-id";
+
+/// The cases the proof runs when `--case` is not given.
+const DEFAULT_CASES: &[&str] = &["handshake.*"];
+
+/// One host line with its `id` removed (a line that is not a JSON object passes unchanged).
+pub fn without_id(line: &str) -> String {
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(mut members)) => {
+            members.shift_remove("id");
+            Value::Object(members).to_string()
+        }
+        _ => line.to_owned(),
+    }
+}
+
+/// Runs a host command with stdin and stderr passed through and `id` dropped from every stdout
+/// line; exits with the host's exit code.
+pub fn drop_id(command: &[String]) -> anyhow::Result<()> {
+    let Some((program, args)) = command.split_first() else {
+        bail!("usage: cargo xtask conformance {WRAPPER} <host command...>");
+    };
+    let mut child = process::command(program)
+        .args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    let reader = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut out = std::io::stdout().lock();
+    for line in reader.lines() {
+        let Ok(line) = line else { break };
+        if writeln!(out, "{}", without_id(&line))
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    let status = child.wait().context("waiting for the host")?;
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+/// The proof: fails unless every case run against the broken host fails readably.
+pub fn run(options: &Options) -> anyhow::Result<()> {
+    if options.build {
+        build(true)?;
+    }
+    let xtask = std::env::current_exe().context("locating the xtask binary")?;
+    let template = format!(
+        "{} conformance {WRAPPER} {}",
+        host::shell_quote(&xtask.display().to_string()),
+        default_host(&target_dir())
+    );
+    let mut broken = options.clone();
+    broken.host = Some(template);
+    broken.build = false;
+    broken.bless = false;
+    broken.baseline = None;
+    if broken.cases.is_empty() {
+        broken.cases = DEFAULT_CASES.iter().map(|s| (*s).to_owned()).collect();
+    }
+    let outcome = execute(&broken, false)?;
+    println!("{}", outcome.console.trim_end());
+    println!();
+    let ran: Vec<_> = outcome
+        .results
+        .iter()
+        .filter(|r| r.grade != Grade::Skipped)
+        .collect();
+    let mut problems = Vec::new();
+    if ran.is_empty() {
+        problems.push("no case ran".to_owned());
+    }
+    for result in &ran {
+        let Some(failure) = &result.failure else {
+            problems.push(format!(
+                "`{}` passed against a host that drops every id",
+                result.case
+            ));
+            continue;
+        };
+        let diff_drops_id = failure.diff.as_deref().is_some_and(|diff| {
+            diff.lines()
+                .any(|l| l.starts_with('-') && l.contains("\"id\""))
+        });
+        if !diff_drops_id {
+            problems.push(format!(
+                "`{}` failed without a diff showing the missing id: {}",
+                result.case, failure.message
+            ));
+        }
+        if !failure.rerun.contains("--host") || !failure.rerun.contains(&result.case) {
+            problems.push(format!(
+                "`{}` has no usable rerun command: {}",
+                result.case, failure.rerun
+            ));
+        }
+    }
+    if outcome.ok {
+        problems.push("the run reported success".to_owned());
+    }
+    if !problems.is_empty() {
+        bail!(
+            "self-test: the kit missed the broken host:\n{}",
+            problems.join("\n")
+        );
+    }
+    println!(
+        "self-test: the kit caught the broken host: {} of {} case(s) failed with a diff and a rerun command",
+        ran.len(),
+        ran.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wrapper_drops_only_the_id() {
+        assert_eq!(
+            without_id(r#"{"schema":1,"id":"1","t":"ack"}"#),
+            r#"{"schema":1,"t":"ack"}"#
+        );
+        assert_eq!(without_id("not json"), "not json");
+    }
+}

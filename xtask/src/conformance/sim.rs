@@ -1,0 +1,174 @@
+//! The simulator driver: `corral-sim up` before a case, `corral-sim <args>` for its `sim` steps,
+//! and `corral-sim down` after it, on success, failure or timeout alike (on drop).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use schema::golden::Backend;
+use serde::Deserialize;
+
+use super::process;
+
+/// What `corral-sim up` prints.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Up {
+    /// The tmux socket name the fleet runs on (`-L`).
+    pub socket: String,
+    /// Its socket path (`server` in fleet rows).
+    pub socket_path: String,
+    /// The tmux binary the host must use (the fake, or the real tmux).
+    pub tmux_bin: String,
+    /// Fixture pane name → pane id.
+    #[serde(default)]
+    pub panes: BTreeMap<String, String>,
+}
+
+/// A simulator standing up one case's fleet.
+#[derive(Debug)]
+pub struct Sim {
+    bin: PathBuf,
+    env: Vec<(String, String)>,
+    logs: PathBuf,
+    runs: usize,
+    /// What `up` reported.
+    pub up: Up,
+    down: bool,
+}
+
+/// The outcome of one `corral-sim` run.
+#[derive(Debug)]
+pub struct Ran {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+fn run(
+    bin: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    logs: &Path,
+    tag: &str,
+    timeout: Duration,
+) -> Result<Ran, String> {
+    let out_path = logs.join(format!("sim-{tag}.out"));
+    let err_path = logs.join(format!("sim-{tag}.err"));
+    let create = |path: &Path| {
+        std::fs::File::create(path).map_err(|err| format!("creating {}: {err}", path.display()))
+    };
+    let mut cmd = process::command(bin);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(create(&out_path)?)
+        .stderr(create(&err_path)?);
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    let mut child = cmd
+        .spawn()
+        .map_err(|err| format!("starting {}: {err}", bin.display()))?;
+    let status = process::wait_until(&mut child, Instant::now() + timeout)
+        .map_err(|err| format!("waiting for corral-sim: {err}"))?;
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!(
+            "`corral-sim {}` did not finish within {} ms",
+            args.join(" "),
+            timeout.as_millis()
+        ));
+    };
+    Ok(Ran {
+        ok: status.success(),
+        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+    })
+}
+
+impl Sim {
+    /// Brings a fixture up on a backend and socket.
+    pub fn up(
+        bin: &Path,
+        fixture: &Path,
+        backend: Backend,
+        socket: &str,
+        env: Vec<(String, String)>,
+        logs: &Path,
+        timeout: Duration,
+    ) -> Result<Sim, String> {
+        let args = vec![
+            "up".to_owned(),
+            fixture.display().to_string(),
+            "--backend".to_owned(),
+            backend.as_str().to_owned(),
+            "--socket".to_owned(),
+            socket.to_owned(),
+        ];
+        let mut sim = Sim {
+            bin: bin.to_owned(),
+            env,
+            logs: logs.to_owned(),
+            runs: 0,
+            up: Up {
+                socket: socket.to_owned(),
+                socket_path: String::new(),
+                tmux_bin: String::new(),
+                panes: BTreeMap::new(),
+            },
+            // `down` runs on drop even when `up` failed half-way.
+            down: false,
+        };
+        let ran = run(bin, &args, &sim.env, logs, "up", timeout)?;
+        if !ran.ok {
+            return Err(format!(
+                "`corral-sim {}` failed: {}",
+                args.join(" "),
+                ran.stderr.trim()
+            ));
+        }
+        sim.up = serde_json::from_str(ran.stdout.trim()).map_err(|err| {
+            format!(
+                "`corral-sim up` printed something other than its JSON object ({err}): {}",
+                ran.stdout.trim()
+            )
+        })?;
+        Ok(sim)
+    }
+
+    /// Runs `corral-sim <args>`.
+    pub fn step(&mut self, args: &[String], timeout: Duration) -> Result<Ran, String> {
+        self.runs += 1;
+        let tag = format!("step{}", self.runs);
+        run(&self.bin, args, &self.env, &self.logs, &tag, timeout)
+    }
+
+    /// Tears the fleet down (also done on drop).
+    pub fn down(&mut self) -> Result<(), String> {
+        if self.down {
+            return Ok(());
+        }
+        self.down = true;
+        let ran = run(
+            &self.bin,
+            &["down".to_owned()],
+            &self.env,
+            &self.logs,
+            "down",
+            Duration::from_secs(30),
+        )?;
+        if ran.ok {
+            Ok(())
+        } else {
+            Err(format!("`corral-sim down` failed: {}", ran.stderr.trim()))
+        }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.down();
+    }
+}
