@@ -4,20 +4,20 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::support::{Home, ScratchTmux};
+use crate::support::{Backend, Fleet};
 
 #[test]
 fn the_ls_key_set_is_the_wire_key_set_plus_title() {
-    let tmux = ScratchTmux::start();
-    let home = Home::new(&tmux.socket);
+    let fleet = Fleet::up(Backend::Fake);
+    let home = fleet.home();
     home.enrol("phone", "fp", &["read"]);
-    let pane = tmux.agent("work", "claude", "blocked", home.dir.path());
-    tmux.title(&pane, "TITLE-CANARY-ls");
 
     let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
     assert_eq!(ls["schema"], 1);
+    // tmux lists sessions by name: `play` (done) before `work`.
     let ls_row = &ls["agents"][0];
-    assert_eq!(ls_row["title"], "TITLE-CANARY-ls");
+    assert_eq!(ls_row["pane"], fleet.pane("done").as_str());
+    assert_eq!(ls_row["title"], "TITLE-CANARY-done");
 
     let mut host = home.serve("fp");
     host.hello();
@@ -34,20 +34,25 @@ fn the_ls_key_set_is_the_wire_key_set_plus_title() {
     let mut expected = keys(ls_row);
     expected.remove("title");
     assert_eq!(keys(&wire_row), expected);
+    let mut stripped = ls_row.clone();
+    stripped.as_object_mut().unwrap().remove("title");
+    assert_eq!(wire_row, stripped, "the same row, but the title");
 }
 
 #[test]
 fn the_table_shows_each_agent_pane() {
-    let tmux = ScratchTmux::start();
-    let home = Home::new(&tmux.socket);
-    let pane = tmux.agent("work", "codex", "idle", home.dir.path());
-    tmux.set(&pane, "@agent_attention", "1");
+    let fleet = Fleet::up(Backend::Real);
+    let home = fleet.home();
     let table = home.ok(&["ls"]);
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[0].starts_with("PANE"), "{table}");
-    assert_eq!(lines.len(), 2, "header plus the one agent pane: {table}");
+    assert_eq!(lines.len(), 4, "header plus three agent panes: {table}");
+    let done = lines
+        .iter()
+        .find(|l| l.starts_with(&fleet.pane("done")))
+        .unwrap();
     assert!(
-        lines[1].contains(&pane) && lines[1].contains("codex") && lines[1].contains("done"),
+        done.contains("claude") && done.contains("done") && done.contains("TITLE-CANARY-done"),
         "{table}"
     );
 }

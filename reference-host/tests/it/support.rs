@@ -29,118 +29,146 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
-/// A scratch tmux server (`tmux -L <unique> -f /dev/null`), killed on drop.
-#[derive(Debug)]
-pub struct ScratchTmux {
-    pub socket: String,
+/// Which tmux a test fleet runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `corral-fake-tmux`.
+    Fake,
+    /// A scratch real tmux server (`tmux -L <unique> -f /dev/null`).
+    Real,
 }
 
-impl ScratchTmux {
-    /// A server with one session `work` whose first pane is a plain (non-agent) shell-less pane.
-    pub fn start() -> ScratchTmux {
-        let tmux = ScratchTmux {
-            socket: unique("corral-it"),
+/// A binary of the simulator, built beside `corral` by `cargo test --workspace`.
+fn simulator_bin(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_corral"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let bin = dir.join(name);
+    assert!(
+        bin.exists(),
+        "{} is not built: run `cargo test --workspace` (it builds the simulator) or `cargo build -p simulator`",
+        bin.display()
+    );
+    bin
+}
+
+/// A fleet brought up by `corral-sim up` from `tests/it/fleet.toml`, torn down on drop (the real
+/// backend's server is killed even when the test fails).
+#[derive(Debug)]
+pub struct Fleet {
+    pub sim_dir: tempfile::TempDir,
+    pub socket: String,
+    pub tmux_bin: PathBuf,
+    panes: std::collections::HashMap<String, String>,
+}
+
+impl Fleet {
+    /// Brings the test fleet up on `backend`.
+    pub fn up(backend: Backend) -> Fleet {
+        let sim_dir = tempfile::tempdir().unwrap();
+        let socket = unique("corral-it");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fleet.toml");
+        let name = match backend {
+            Backend::Fake => "fake",
+            Backend::Real => "real",
         };
-        tmux.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "work",
-            "-x",
-            "300",
-            "-y",
-            "100",
-            "sleep 100000",
+        let mut fleet = Fleet {
+            sim_dir,
+            socket: socket.clone(),
+            tmux_bin: PathBuf::new(),
+            panes: Default::default(),
+        };
+        let out = fleet.sim(&[
+            "up",
+            fixture.to_str().unwrap(),
+            "--backend",
+            name,
+            "--socket",
+            &socket,
         ]);
-        tmux
+        let up: Value = serde_json::from_str(&out).unwrap();
+        fleet.tmux_bin = PathBuf::from(up["tmux_bin"].as_str().unwrap());
+        fleet.panes = up["panes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+            .collect();
+        fleet
     }
 
-    /// Runs a tmux command on this server; panics with tmux's stderr on failure.
-    pub fn run(&self, args: &[&str]) -> String {
-        let out = command("tmux")
-            .arg("-L")
-            .arg(&self.socket)
+    /// Runs `corral-sim <args>`; panics with its stderr on failure.
+    pub fn sim(&self, args: &[&str]) -> String {
+        let out = command(simulator_bin("corral-sim"))
+            .env("CORRAL_SIM_DIR", self.sim_dir.path())
             .args(args)
             .output()
             .unwrap();
         assert!(
             out.status.success(),
-            "tmux {args:?}: {}",
+            "corral-sim {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
     }
 
-    /// Adds an agent pane in `session` (created if needed) with name and state; returns its id.
-    pub fn agent(&self, session: &str, agent: &str, state: &str, cwd: &Path) -> String {
-        let cwd = cwd.to_str().unwrap();
-        let exists = command("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(["has-session", "-t", session])
-            .output()
-            .unwrap();
-        let pane = if exists.status.success() {
-            self.run(&[
-                "split-window",
-                "-d",
-                "-P",
-                "-F",
-                "#{pane_id}",
-                "-t",
-                session,
-                "-c",
-                cwd,
-                "sleep 100000",
-            ])
-        } else {
-            self.run(&[
-                "new-session",
-                "-d",
-                "-P",
-                "-F",
-                "#{pane_id}",
-                "-s",
-                session,
-                "-x",
-                "300",
-                "-y",
-                "100",
-                "-c",
-                cwd,
-                "sleep 100000",
-            ])
-        };
-        let pane = pane.trim().to_owned();
-        self.run(&["select-layout", "-t", session, "tiled"]);
-        self.set(&pane, "@agent_name", agent);
-        self.set(&pane, "@agent_state", state);
-        pane
+    /// The id of a fixture pane.
+    pub fn pane(&self, name: &str) -> String {
+        self.panes
+            .get(name)
+            .unwrap_or_else(|| panic!("no fixture pane {name}"))
+            .clone()
     }
 
-    /// `set-option -p -t pane option value`.
-    pub fn set(&self, pane: &str, option: &str, value: &str) {
-        self.run(&["set-option", "-p", "-t", pane, option, value]);
+    /// `corral-sim step --pane <pane> <args>`.
+    pub fn step(&self, pane: &str, args: &[&str]) {
+        let mut all = vec!["step", "--pane", pane];
+        all.extend_from_slice(args);
+        self.sim(&all);
     }
 
-    /// `select-pane -T`: the pane title.
-    pub fn title(&self, pane: &str, title: &str) {
-        self.run(&["select-pane", "-t", pane, "-T", title]);
+    /// Adds an agent pane to `session`; its id.
+    pub fn add(&self, name: &str, session: &str, agent: &str, state: &str) -> String {
+        self.sim(&[
+            "pane",
+            "add",
+            "--name",
+            name,
+            "--session",
+            session,
+            "--agent",
+            agent,
+            "--state",
+            state,
+        ])
+        .trim()
+        .to_owned()
     }
 
-    pub fn kill_pane(&self, pane: &str) {
-        self.run(&["kill-pane", "-t", pane]);
+    /// Kills a pane.
+    pub fn kill(&self, pane: &str) {
+        self.sim(&["pane", "kill", "--pane", pane]);
+    }
+
+    /// A home whose `corral` processes read this fleet, with a fast cycle.
+    pub fn home(&self) -> Home {
+        let mut home = Home::new(&self.socket);
+        home.tmux_bin = self.tmux_bin.clone();
+        home.env.push((
+            "CORRAL_SIM_DIR".into(),
+            self.sim_dir.path().to_string_lossy().into_owned(),
+        ));
+        home.write_config("[serve]\nreconcile_interval_ms = 100\n");
+        home
     }
 }
 
-impl Drop for ScratchTmux {
+impl Drop for Fleet {
     fn drop(&mut self) {
-        let _ = command("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("kill-server")
+        let _ = command(simulator_bin("corral-sim"))
+            .env("CORRAL_SIM_DIR", self.sim_dir.path())
+            .arg("down")
             .output();
     }
 }
