@@ -836,9 +836,14 @@ impl<'a> Case<'a> {
             }
             None => (Vec::new(), String::new()),
         };
+        let step = if step.chars().count() > 600 {
+            format!("{}… ({} bytes)", step.chars().take(600).collect::<String>(), step.len())
+        } else {
+            step.to_owned()
+        };
         Failure {
             location: format!("{shown}:{line}"),
-            step: step.to_owned(),
+            step,
             message: error.message,
             diff: error.diff,
             transcript,
@@ -853,6 +858,10 @@ impl<'a> Case<'a> {
         }
         if let Some(mut sim) = self.sim.take() {
             let _ = sim.down();
+            // A real tmux server killed with `kill-server` can leave its socket file behind.
+            if self.ctx.backend == Backend::Real && !sim.up.socket_path.is_empty() {
+                let _ = std::fs::remove_file(&sim.up.socket_path);
+            }
         }
     }
 }
