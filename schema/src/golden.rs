@@ -140,8 +140,12 @@ pub enum Step {
     /// that answer as the next frame: a `snapshot` with this id and a selector that matches no
     /// pane, answered with no rows. Use it instead of sleeping.
     Barrier(String),
-    /// Runs `corral-sim` with these arguments against the case's simulator state.
+    /// Runs `corral-sim` with these arguments against the case's simulator state, and waits for
+    /// it to finish successfully.
     Sim(Vec<String>),
+    /// Starts `corral-sim` with these arguments in the background for the rest of the case (a
+    /// server such as `api serve`), and waits until its ready file exists.
+    SimBackground(Background),
     /// Rewrites the device store without the record of this device id (a revocation).
     Revoke(String),
     /// Closes the connection's stdin (end of file).
@@ -157,6 +161,18 @@ pub enum Step {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
+
+/// A background simulator process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Background {
+    /// The `corral-sim` arguments (`["api", "serve"]`); `${name}` is replaced.
+    pub args: Vec<String>,
+    /// A path relative to `$CORRAL_SIM_DIR` whose appearance means the process is ready
+    /// (`api.json`); the step does not wait when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_file: Option<String>,
+}
 
 /// Starts a host process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -518,6 +518,22 @@ impl<'a> Case<'a> {
                     )))
                 }
             }
+            Step::SimBackground(background) => {
+                let args: Vec<String> = background
+                    .args
+                    .iter()
+                    .map(|arg| pattern::instantiate_text(arg, &self.captures))
+                    .collect::<Result<_, _>>()
+                    .map_err(StepError::new)?;
+                let ready = background
+                    .ready_file
+                    .as_ref()
+                    .map(|file| self.dir.join("sim").join(file));
+                let timeout = self.timeout(line, defaults::SIM_MS);
+                let sim = self.sim.as_mut().expect("the simulator is up");
+                sim.background(&args, ready.as_deref(), timeout)
+                    .map_err(StepError::new)
+            }
             Step::Revoke(id) => {
                 let before = self.devices.devices.len();
                 self.devices.devices.retain(|device| device.id != *id);
@@ -837,7 +853,11 @@ impl<'a> Case<'a> {
             None => (Vec::new(), String::new()),
         };
         let step = if step.chars().count() > 600 {
-            format!("{}… ({} bytes)", step.chars().take(600).collect::<String>(), step.len())
+            format!(
+                "{}… ({} bytes)",
+                step.chars().take(600).collect::<String>(),
+                step.len()
+            )
         } else {
             step.to_owned()
         };

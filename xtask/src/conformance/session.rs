@@ -190,6 +190,16 @@ fn check_step(step: &Step, bound: &mut BTreeSet<String>) -> Result<(), String> {
                 check_refs(refs, bound)?;
             }
         }
+        Step::SimBackground(background) => {
+            if background.args.is_empty() {
+                return Err("`sim_background` needs a subcommand".into());
+            }
+            for arg in &background.args {
+                let (_, refs) = pattern::check(&Value::String(arg.clone()), Use::Send)
+                    .map_err(|e| e.to_string())?;
+                check_refs(refs, bound)?;
+            }
+        }
         Step::Barrier(id) if id.is_empty() => return Err("a barrier needs an id".into()),
         Step::Comment(_)
         | Step::Spawn(_)

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use schema::golden::Backend;
@@ -35,6 +35,7 @@ pub struct Sim {
     /// What `up` reported.
     pub up: Up,
     down: bool,
+    background: Vec<Child>,
 }
 
 /// The outcome of one `corral-sim` run.
@@ -120,6 +121,7 @@ impl Sim {
             },
             // `down` runs on drop even when `up` failed half-way.
             down: false,
+            background: Vec::new(),
         };
         let ran = run(bin, &args, &sim.env, logs, "up", timeout)?;
         if !ran.ok {
@@ -145,8 +147,63 @@ impl Sim {
         run(&self.bin, args, &self.env, &self.logs, &tag, timeout)
     }
 
-    /// Tears the fleet down (also done on drop).
+    /// Starts `corral-sim <args>` in the background and waits until `ready` (a path under the
+    /// simulator dir) exists.
+    pub fn background(
+        &mut self,
+        args: &[String],
+        ready: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        self.runs += 1;
+        let log = |suffix: &str| {
+            let path = self.logs.join(format!("sim-bg{}.{suffix}", self.runs));
+            std::fs::File::create(&path)
+                .map_err(|err| format!("creating {}: {err}", path.display()))
+        };
+        let mut cmd = process::command(&self.bin);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(log("out")?)
+            .stderr(log("err")?);
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|err| format!("starting {}: {err}", self.bin.display()))?;
+        self.background.push(child);
+        let Some(ready) = ready else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + timeout;
+        while !ready.exists() {
+            let child = self.background.last_mut().expect("just pushed");
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!(
+                    "`corral-sim {}` exited ({status}) before it was ready",
+                    args.join(" ")
+                ));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "`corral-sim {}` wrote no {} within {} ms",
+                    args.join(" "),
+                    ready.display(),
+                    timeout.as_millis()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    /// Tears the fleet down (also done on drop), background processes first.
     pub fn down(&mut self) -> Result<(), String> {
+        for mut child in self.background.drain(..) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         if self.down {
             return Ok(());
         }
