@@ -164,7 +164,7 @@ pub fn segment_bytes(segment: &RawSegment) -> Result<Vec<u8>, String> {
         (Some(text), None) => text.as_bytes().to_vec(),
         (None, Some(hex)) => {
             let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-            if digits.len() % 2 != 0 {
+            if !digits.len().is_multiple_of(2) {
                 return Err(format!("hex `{hex}` has an odd number of digits"));
             }
             digits
@@ -782,20 +782,18 @@ impl<'a> Case<'a> {
     /// exit code.
     fn exit(&mut self, conn: &str, code: i32, deadline: Instant) -> StepResult {
         let process = self.conn(conn)?;
-        loop {
-            match process.next(deadline) {
-                Read::Eof => break,
-                Read::Timeout => {
-                    return Err(StepError::new(format!(
-                        "expected the host to exit with {code}; it is still running"
-                    )));
-                }
-                Read::Line(bytes) | Read::Fragment(bytes) => {
-                    return Err(StepError::new(format!(
-                        "expected the host to exit with {code}, but it sent another line: {}",
-                        host::show(&bytes)
-                    )));
-                }
+        match process.next(deadline) {
+            Read::Eof => {}
+            Read::Timeout => {
+                return Err(StepError::new(format!(
+                    "expected the host to exit with {code}; it is still running"
+                )));
+            }
+            Read::Line(bytes) | Read::Fragment(bytes) => {
+                return Err(StepError::new(format!(
+                    "expected the host to exit with {code}, but it sent another line: {}",
+                    host::show(&bytes)
+                )));
             }
         }
         match process.wait(deadline) {
