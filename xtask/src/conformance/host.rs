@@ -242,6 +242,70 @@ mod tests {
         assert_eq!(shell_quote(""), "''");
     }
 
+    fn scripted(script: &str) -> (tempfile::TempDir, HostProcess) {
+        let dir = tempfile::tempdir().unwrap();
+        let stderr = dir.path().join("host.err");
+        let env = [("KIT_GREETING".to_owned(), "hi".to_owned())];
+        let process = HostProcess::spawn(script, &env, &[], dir.path(), stderr).unwrap();
+        (dir, process)
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(10)
+    }
+
+    #[test]
+    fn a_scripted_host_answers_lines_and_its_exit_code_is_read() {
+        let (_dir, mut host) = scripted(
+            r#"sh -c 'read line; printf "{\"got\":\"%s\",\"env\":\"%s\"}\n" "$line" "$KIT_GREETING"; echo oops >&2; exit 3'"#,
+        );
+        host.send(b"ping\n").unwrap();
+        match host.next(soon()) {
+            Read::Line(line) => assert_eq!(line, br#"{"got":"ping","env":"hi"}"#),
+            other => panic!("expected a line, got {other:?}"),
+        }
+        assert!(matches!(host.next(soon()), Read::Eof));
+        assert_eq!(host.wait(soon()).and_then(|s| s.code()), Some(3));
+        assert!(host.finished());
+        assert_eq!(host.stderr_tail(5), "oops");
+        let shown: Vec<_> = host
+            .transcript
+            .iter()
+            .map(|l| (l.sent, l.text.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (true, "ping".to_owned()),
+                (false, r#"{"got":"ping","env":"hi"}"#.to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_without_its_newline_at_eof_is_a_fragment() {
+        let (_dir, mut host) = scripted("printf 'half'");
+        assert!(matches!(host.next(soon()), Read::Fragment(bytes) if bytes == b"half"));
+    }
+
+    #[test]
+    fn a_silent_host_times_out_and_is_killed() {
+        let (_dir, mut host) = scripted("sleep 30");
+        let quick = Instant::now() + std::time::Duration::from_millis(50);
+        assert!(matches!(host.next(quick), Read::Timeout));
+        host.kill();
+        assert!(host.wait(soon()).is_some_and(|s| !s.success()));
+    }
+
+    #[test]
+    fn writing_to_a_closed_stdin_is_an_error() {
+        let (_dir, mut host) = scripted("cat");
+        host.close();
+        assert!(host.send(b"x\n").unwrap_err().contains("already closed"));
+        assert!(matches!(host.next(soon()), Read::Eof));
+        assert_eq!(host.wait(soon()).and_then(|s| s.code()), Some(0));
+    }
+
     #[test]
     fn long_lines_are_shortened_for_display() {
         let shown = show(&[b'a'; 1000]);
