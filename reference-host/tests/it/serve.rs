@@ -548,3 +548,36 @@ fn a_broken_config_is_a_start_up_failure() {
     assert_eq!(host.exit_code(), 1);
     assert!(host.stderr().contains("max_connections"));
 }
+
+/// One tmux invocation reads the whole fleet: a snapshot costs exactly one `list-panes -a`, and a
+/// stream's cycles run nothing else (no per-pane commands), whatever the pane count.
+#[test]
+fn one_tmux_invocation_per_read() {
+    let (fleet, home) = setup(Backend::Fake);
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    let before = fleet.fake_calls().len();
+    host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    host.recv();
+    let calls = fleet.fake_calls();
+    assert_eq!(calls.len() - before, 1, "{:?}", &calls[before..]);
+    let call = &calls[before];
+    assert!(
+        call.iter().any(|a| a == "list-panes") && call.iter().any(|a| a == "-a"),
+        "{call:?}"
+    );
+
+    host.send(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    host.recv();
+    let start = fleet.fake_calls().len();
+    host.silent_for(Duration::from_millis(500));
+    let calls = fleet.fake_calls();
+    let during = &calls[start..];
+    assert!(!during.is_empty(), "the stream's cycles read tmux");
+    for call in during {
+        assert!(
+            call.iter().any(|a| a == "list-panes") && call.iter().any(|a| a == "-a"),
+            "a cycle runs nothing but the one whole-fleet read: {call:?}"
+        );
+    }
+}

@@ -146,6 +146,27 @@ impl Fleet {
         .to_owned()
     }
 
+    /// Every tmux invocation the fake has answered so far (its `calls.ndjson`), as argv lists.
+    pub fn fake_calls(&self) -> Vec<Vec<String>> {
+        let sim: Value =
+            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
+                .unwrap();
+        let log = Path::new(sim["socket_path"].as_str().unwrap()).join("calls.ndjson");
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let call: Value = serde_json::from_str(line).unwrap();
+                call["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Kills a pane.
     pub fn kill(&self, pane: &str) {
         self.sim(&["pane", "kill", "--pane", pane]);
