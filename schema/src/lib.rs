@@ -12,8 +12,10 @@
 //! - [`vocab`]: every token vocabulary, open or closed.
 //! - [`notify`], [`device`], [`config`]: local documents.
 //! - [`fixture`]: fleet fixtures for the simulator (`golden/fixtures/*.toml`).
-//! - [`golden`]: the conformance kit's golden sessions and requirement ledger.
+//! - [`golden`]: the conformance kit's golden sessions, their patterns ([`golden::pattern`]) and
+//!   the requirement ledger.
 //! - [`generate`]: the JSON Schema files.
+//! - `validate` (feature `validate`): frames checked against those schemas, with precise paths.
 
 pub mod card;
 pub mod config;
@@ -28,6 +30,8 @@ pub mod request;
 pub mod response;
 pub mod row;
 pub mod transcript;
+#[cfg(feature = "validate")]
+pub mod validate;
 pub mod vocab;
 
 pub use card::{

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::pattern::{self, Captures, Mismatch};
+use schema::golden::pattern::{self, Captures, Mismatch};
 
 /// Why no assignment exists, with the pairing a reader should look at.
 #[derive(Debug, Clone, PartialEq, Eq)]

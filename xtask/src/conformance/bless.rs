@@ -28,8 +28,9 @@ pub fn write(path: &Path, replacements: &[(usize, String)]) -> Result<(), String
 mod tests {
     use serde_json::json;
 
+    use schema::golden::pattern;
+
     use super::*;
-    use crate::conformance::pattern;
 
     #[test]
     fn only_the_named_lines_change() {

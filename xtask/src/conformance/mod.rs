@@ -3,10 +3,11 @@
 //! against `schema/json`; prints one line per case and `N passed, N failed, N skipped`; writes
 //! JSON, JUnit and Markdown reports; compares with a baseline; blesses expectations.
 //!
-//! Modules, in reading order: [`session`] (format loading), [`pattern`] (matching, captures),
-//! [`assign`] (order-free matching), [`runner`] (one case), [`host`] (the process driver),
-//! [`sim`] (the simulator driver), [`validate`] (schemas), [`ledger`] (requirements, coverage),
-//! [`report`], [`baseline`], [`bless`], [`selftest`] (the broken-host proof), [`process`].
+//! Modules, in reading order: [`session`] (format loading), [`assign`] (order-free matching),
+//! [`runner`] (one case), [`host`] (the process driver), [`sim`] (the simulator driver),
+//! [`validate`] (schemas), [`ledger`] (requirements, coverage), [`report`], [`baseline`],
+//! [`bless`], [`selftest`] (the broken-host proof), [`process`]. Patterns (matching, captures,
+//! bless) are `schema::golden::pattern`, shared with `corral-sim replay`.
 #![allow(
     clippy::print_stdout,
     reason = "the conformance report is this command's stdout"
@@ -17,7 +18,6 @@ mod baseline;
 mod bless;
 mod host;
 mod ledger;
-mod pattern;
 mod process;
 mod report;
 mod runner;
@@ -486,6 +486,8 @@ fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
+    use schema::golden::pattern;
+
     use super::*;
 
     #[test]

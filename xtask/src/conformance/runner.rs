@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use schema::golden::pattern::{self, Captures};
 use schema::golden::{Backend, RawSegment, Step, StepLine};
 use schema::{DeviceStore, Response, decode_line, encode_line};
 use serde_json::{Value, json};
@@ -14,7 +15,6 @@ use similar::TextDiff;
 
 use super::assign;
 use super::host::{self, HostProcess, Read};
-use super::pattern::{self, Captures};
 use super::session::{self, Located, PANE_PREFIX, Session};
 use super::sim::Sim;
 use super::validate::{self, FrameSchema};
@@ -37,7 +37,7 @@ pub mod defaults {
 pub const SIM_NOW_MS: u64 = 4_102_444_800_000;
 
 /// The selector session a barrier asks for; no fixture has a session of that name.
-pub const BARRIER_SESSION: &str = "corral-kit-barrier";
+pub use schema::golden::BARRIER_SESSION;
 
 /// What every case of a run shares.
 #[derive(Debug)]

@@ -5,12 +5,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use schema::golden::pattern::{self, Use};
 use schema::golden::{Backend, SessionHeader, Step, StepLine};
 use schema::{Request, Response, decode_line, encode_line};
 use serde::Serialize;
 use serde_json::Value;
-
-use super::pattern::{self, Use};
 
 /// Capture names the runner binds before the first step.
 pub const PREBOUND: &[&str] = &["socket_path", "sim_dir"];

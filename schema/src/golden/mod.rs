@@ -13,7 +13,11 @@
 //! `$absent` (the key must be missing), `$int:name` (a typed capture, bound on first sight and
 //! compared after), `${name}` (a bound capture, also inside a longer string), `$$` (a literal
 //! `$`), and the object key `"$more": true` (other keys may appear). Any other `$` is an error, so
-//! a directive can never be mistaken for data silently.
+//! a directive can never be mistaken for data silently. [`pattern`] implements them, once, for
+//! both sides of the kit: `cargo xtask conformance` (the client's half, judging a host) and
+//! `corral-sim replay` (the host's half, judging a client).
+
+pub mod pattern;
 
 use std::collections::BTreeMap;
 
@@ -46,6 +50,22 @@ impl Backend {
             Backend::Real => "real",
         }
     }
+}
+
+/// The tmux session a barrier's snapshot selects; no fixture has a session of that name, so the
+/// answer has no rows.
+pub const BARRIER_SESSION: &str = "corral-kit-barrier";
+
+/// The request a `barrier` step sends: a `snapshot` with the barrier's id selecting
+/// [`BARRIER_SESSION`].
+pub fn barrier_request(id: &str) -> Value {
+    serde_json::json!({"schema": 1, "id": id, "t": "snapshot",
+                       "selector": {"session": BARRIER_SESSION}})
+}
+
+/// The answer a `barrier` step expects next: a `snapshot` with the barrier's id and no rows.
+pub fn barrier_answer(id: &str) -> Value {
+    serde_json::json!({"schema": 1, "id": id, "t": "snapshot", "agents": []})
 }
 
 fn both_backends() -> Vec<Backend> {

@@ -1,0 +1,238 @@
+//! Schema validation of frames against the generated JSON Schemas (feature `validate`). A
+//! `oneOf` failure says only "no branch matched", so a frame is validated against the branch its
+//! own tag picks (`t`, then `card` inside a card): the error names the exact path. Pure: the
+//! caller hands in the schema (a committed file it read, or [`crate::generate::documents`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// Validators for one direction of the wire.
+#[derive(Debug)]
+pub struct FrameSchema {
+    file: String,
+    whole: jsonschema::Validator,
+    /// Keyed `t` or `t/key=tag`.
+    narrowed: BTreeMap<String, jsonschema::Validator>,
+}
+
+fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|err| format!("{what} is not a schema: {err}"))
+}
+
+/// The `const` of a branch's `properties.<key>`.
+fn tag_of(branch: &Value, key: &str) -> Option<String> {
+    branch
+        .pointer(&format!("/properties/{key}/const"))?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// The `$defs` entry a branch refers to, when its `$ref` is local.
+fn def_name(branch: &Value) -> Option<String> {
+    branch
+        .get("$ref")?
+        .as_str()?
+        .strip_prefix("#/$defs/")
+        .map(str::to_owned)
+}
+
+/// A schema whose root `oneOf` is replaced by `allOf: [branch]`.
+fn with_branch(root: &Map<String, Value>, branch: &Value) -> Map<String, Value> {
+    let mut narrowed = root.clone();
+    narrowed.remove("oneOf");
+    narrowed.insert("allOf".into(), Value::Array(vec![branch.clone()]));
+    narrowed
+}
+
+impl FrameSchema {
+    /// Prepares a validator for the whole schema and one per tag; `file` names the schema in
+    /// errors (`responses.schema.json`).
+    pub fn new(file: &str, schema: &Value) -> Result<FrameSchema, String> {
+        let whole = compile(schema, file)?;
+        let root = schema
+            .as_object()
+            .ok_or(format!("{file} is not an object"))?;
+        let mut narrowed = BTreeMap::new();
+        for branch in root
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(t) = tag_of(branch, "t") else {
+                continue;
+            };
+            let top = with_branch(root, branch);
+            narrowed.insert(t.clone(), compile(&Value::Object(top.clone()), file)?);
+            // A branch whose body is itself tagged (a card's `card`): one validator per inner tag.
+            let Some(def) = def_name(branch) else {
+                continue;
+            };
+            let Some(inner) = root
+                .get("$defs")
+                .and_then(|defs| defs.get(&def))
+                .and_then(|def| def.get("oneOf"))
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
+            for inner_branch in inner {
+                let Some(key) = inner_branch
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .and_then(|props| props.iter().find(|(_, p)| p.get("const").is_some()))
+                    .map(|(key, _)| key.clone())
+                else {
+                    continue;
+                };
+                let Some(tag) = tag_of(inner_branch, &key) else {
+                    continue;
+                };
+                let mut deeper = top.clone();
+                if let Some(Value::Object(defs)) = deeper.get_mut("$defs")
+                    && let Some(Value::Object(def_schema)) = defs.get_mut(&def)
+                {
+                    def_schema.remove("oneOf");
+                    def_schema.insert("allOf".into(), Value::Array(vec![inner_branch.clone()]));
+                }
+                narrowed.insert(
+                    format!("{t}/{key}={tag}"),
+                    compile(&Value::Object(deeper), file)?,
+                );
+            }
+        }
+        Ok(FrameSchema {
+            file: file.to_owned(),
+            whole,
+            narrowed,
+        })
+    }
+
+    /// The validators of a schema this crate generates (`requests.schema.json`,
+    /// `responses.schema.json`), built from the wire types in this process: the same schema as
+    /// the committed file, which a test keeps in step.
+    pub fn generated(file: &str) -> Result<FrameSchema, String> {
+        let document = crate::generate::documents()
+            .into_iter()
+            .find(|document| document.file == file)
+            .ok_or_else(|| format!("`{file}` is not a generated schema"))?;
+        FrameSchema::new(file, document.schema.as_value())
+    }
+
+    /// Every tag this direction knows: `t` values, and `t/key=tag` for tagged bodies.
+    pub fn variants(&self) -> Vec<String> {
+        self.narrowed.keys().cloned().collect()
+    }
+
+    /// Validates one frame; the error lists each violation with its path.
+    pub fn validate(&self, frame: &Value) -> Result<(), String> {
+        if self.whole.is_valid(frame) {
+            return Ok(());
+        }
+        let t = frame.get("t").and_then(Value::as_str);
+        let validator = t
+            .and_then(|t| {
+                let inner = self
+                    .narrowed
+                    .iter()
+                    .find(|(key, _)| {
+                        key.strip_prefix(t)
+                            .and_then(|rest| rest.strip_prefix('/'))
+                            .and_then(|rest| rest.split_once('='))
+                            .is_some_and(|(k, tag)| {
+                                frame.get(k).and_then(Value::as_str) == Some(tag)
+                            })
+                    })
+                    .map(|(_, v)| v);
+                inner.or_else(|| self.narrowed.get(t))
+            })
+            .unwrap_or(&self.whole);
+        let errors: Vec<String> = validator
+            .iter_errors(frame)
+            .map(|err| {
+                let path = err.instance_path().to_string();
+                let path = if path.is_empty() {
+                    "/".to_owned()
+                } else {
+                    path
+                };
+                format!("{path}: {err}")
+            })
+            .collect();
+        let errors = if errors.is_empty() {
+            match t {
+                Some(t) => vec![format!("`t` = \"{t}\" is not a frame of {}", self.file)],
+                None => vec!["the frame has no string `t`".to_owned()],
+            }
+        } else {
+            errors
+        };
+        Err(format!("violates {}: {}", self.file, errors.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn responses() -> FrameSchema {
+        FrameSchema::generated("responses.schema.json").unwrap()
+    }
+
+    #[test]
+    fn a_valid_frame_passes() {
+        let frame = json!({"schema": 1, "id": "1", "t": "ack"});
+        assert_eq!(responses().validate(&frame), Ok(()));
+    }
+
+    #[test]
+    fn a_violation_names_the_path_inside_the_branch_its_tag_picked() {
+        let frame = json!({"schema": 1, "id": "1", "t": "hello", "host": "h", "tool_version": "1",
+                           "reconcile_interval_ms": "fast", "scopes": []});
+        let err = responses().validate(&frame).unwrap_err();
+        assert!(err.contains("/reconcile_interval_ms"), "{err}");
+        assert!(!err.contains("oneOf"), "{err}");
+    }
+
+    #[test]
+    fn a_card_is_narrowed_by_its_inner_tag() {
+        let frame = json!({"schema": 1, "id": "1", "t": "card", "card": "informational",
+                           "detail": "plan", "headline": 5});
+        let err = responses().validate(&frame).unwrap_err();
+        assert!(err.contains("/headline"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_id_is_reported_at_the_root() {
+        let frame = json!({"schema": 1, "t": "ack"});
+        let err = responses().validate(&frame).unwrap_err();
+        assert!(err.contains("\"id\" is a required property"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_t_is_named() {
+        let frame = json!({"schema": 1, "id": "1", "t": "teleport"});
+        let err = responses().validate(&frame).unwrap_err();
+        assert!(err.starts_with("violates responses.schema.json: "), "{err}");
+    }
+
+    #[test]
+    fn variants_list_every_frame_and_card() {
+        let variants = responses().variants();
+        assert!(variants.contains(&"edge".to_owned()));
+        assert!(variants.contains(&"card/card=question".to_owned()));
+    }
+
+    #[test]
+    fn only_generated_frame_schemas_are_offered() {
+        assert!(FrameSchema::generated("requests.schema.json").is_ok());
+        assert!(
+            FrameSchema::generated("nope.schema.json")
+                .unwrap_err()
+                .contains("not a generated schema")
+        );
+    }
+}
