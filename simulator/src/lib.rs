@@ -8,9 +8,11 @@
 //! - [`env`]: `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock.
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
 //! - [`sim`]: `corral-sim` (fixtures, backends, steps, transcripts, the agent API).
+//! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app.
 //! - [`process`]: the one place that spawns child processes (tmux, git).
 
 pub mod env;
 pub mod fake;
 pub mod process;
+pub mod replay;
 pub mod sim;

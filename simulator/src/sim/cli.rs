@@ -79,6 +79,10 @@ pub enum Command {
     },
     /// Kill the fleet's server (that socket only); idempotent.
     Down,
+    /// Play the host's half of a golden session over stdio and judge the app's frames: frames on
+    /// stdout, verdicts on stderr; exit 0 all passed, 1 a failure, 2 a load or usage error. Needs
+    /// no CORRAL_SIM_DIR.
+    Replay(crate::replay::ReplayArgs),
 }
 
 /// `pane ...`.
@@ -368,6 +372,9 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         }
         Command::Down => {
             up::down(sim_dir)?;
+        }
+        Command::Replay(_) => {
+            bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
         }
         Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
         Command::Pane {

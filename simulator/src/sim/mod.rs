@@ -25,6 +25,9 @@ pub fn print_line(line: &str) {
 pub fn main() -> std::process::ExitCode {
     use clap::Parser;
     let args = cli::Cli::parse();
+    if let cli::Command::Replay(replay) = args.command {
+        return crate::replay::main(replay);
+    }
     let sim_dir = match crate::env::sim_dir() {
         Ok(dir) => dir,
         Err(message) => {

@@ -5,5 +5,6 @@ mod api;
 mod common;
 mod fake_tmux;
 mod parity;
+mod replay;
 mod sim;
 mod transcripts;
