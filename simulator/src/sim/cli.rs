@@ -79,9 +79,10 @@ pub enum Command {
     },
     /// Kill the fleet's server (that socket only); idempotent.
     Down,
-    /// Play the host's half of a golden session over stdio and judge the app's frames: frames on
-    /// stdout, verdicts on stderr; exit 0 all passed, 1 a failure, 2 a load or usage error. Needs
-    /// no CORRAL_SIM_DIR.
+    /// Play the host's half of a golden session over stdio, judging a client app's frames.
+    ///
+    /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
+    /// for a load or usage error. Needs no CORRAL_SIM_DIR. See golden/README.md.
     Replay(crate::replay::ReplayArgs),
 }
 
