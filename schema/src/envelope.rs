@@ -17,6 +17,10 @@ use crate::vocab::ErrorCode;
 /// The wire version this build speaks, stated on every line.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The longest request line a host accepts, newline excluded; a longer one is answered
+/// `bad-request` with id `"0"` (wire-details "Framing").
+pub const LINE_CAP: usize = 64 * 1024;
+
 /// The id an answer carries when the caller's id could not be recovered.
 pub const UNADDRESSED_ID: &str = "0";
 

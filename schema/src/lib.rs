@@ -42,8 +42,8 @@ pub use config::Config;
 pub use device::{DeviceList, DeviceRecord, DeviceStore};
 pub use dispatch::{Binder, Receipt, Receipts};
 pub use envelope::{
-    DecodeError, Envelope, Frames, SCHEMA_VERSION, UNADDRESSED_ID, decode_line, encode_line,
-    peek_schema,
+    DecodeError, Envelope, Frames, LINE_CAP, SCHEMA_VERSION, UNADDRESSED_ID, decode_line,
+    encode_line, peek_schema,
 };
 pub use notify::{NotifyLogLine, NotifyPayload, TransitionRing};
 pub use request::{

@@ -6,8 +6,7 @@ use std::io::{BufRead, Write};
 
 use schema::{Envelope, Response, encode_line};
 
-/// The longest request line accepted, newline excluded (wire-details "Framing").
-pub const LINE_CAP: usize = 64 * 1024;
+pub use schema::LINE_CAP;
 
 /// What the reader found next on its input.
 #[derive(Debug)]

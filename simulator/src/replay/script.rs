@@ -51,9 +51,7 @@ pub const PANE_PREFIX: &str = "pane.";
 /// keys of a `hello`.
 pub const HELLO_OWN_KEYS: [&str; 3] = ["app", "app_version", "device"];
 
-/// The longest request line a host reads, in bytes without the `\n` (`wire-details.md`,
-/// "Framing": a longer line is answered `bad-request`).
-pub const LINE_CAP: usize = 64 * 1024;
+pub use schema::LINE_CAP;
 
 /// A parsed session: the header and the steps with their 1-based line numbers.
 #[derive(Debug, Clone)]

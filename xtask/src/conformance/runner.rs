@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use schema::golden::pattern::{self, Captures};
-use schema::golden::{Backend, RawSegment, Step, StepLine};
+use schema::golden::{self, Backend, RawSegment, Step, StepLine};
 use schema::{DeviceStore, Response, decode_line, encode_line};
 use serde_json::{Value, json};
 use similar::TextDiff;
@@ -35,9 +35,6 @@ pub mod defaults {
 /// goldens state `since_ms` and `episode_ms` literally; in the future, so a fixture's
 /// `mute_until = "+30m"` is still in the future by the host's clock.
 pub const SIM_NOW_MS: u64 = 4_102_444_800_000;
-
-/// The selector session a barrier asks for; no fixture has a session of that name.
-pub use schema::golden::BARRIER_SESSION;
 
 /// What every case of a run shares.
 #[derive(Debug)]
@@ -476,12 +473,11 @@ impl<'a> Case<'a> {
                 self.expect(&conn, pattern, deadline, located)
             }
             Step::Barrier(id) => {
-                let frame = json!({"schema": 1, "id": id, "t": "snapshot",
-                                   "selector": {"session": BARRIER_SESSION}});
-                let mut bytes = serde_json::to_vec(&frame).expect("values encode");
+                let mut bytes =
+                    serde_json::to_vec(&golden::barrier_request(id)).expect("values encode");
                 bytes.push(b'\n');
                 self.conn(&conn)?.send(&bytes).map_err(StepError::new)?;
-                let want = json!({"schema": 1, "id": id, "t": "snapshot", "agents": []});
+                let want = golden::barrier_answer(id);
                 let deadline = Instant::now() + self.timeout(line, defaults::EXPECT_MS);
                 self.expect(&conn, &want, deadline, located)
             }
