@@ -253,6 +253,41 @@ mod tests {
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
+    /// Written whole: the new store is a new file renamed over the old one, so a reader that
+    /// opened the old store reads all of it, never a truncated or half-written file. An in-place
+    /// rewrite keeps the inode and shows that reader the new bytes (or none).
+    #[test]
+    fn an_update_replaces_the_file_instead_of_rewriting_it_in_place() {
+        use std::io::Read;
+
+        let tmp = tempfile::tempdir().unwrap();
+        let file = DeviceFile::new(tmp.path().join("devices.toml"));
+        file.update(|s| {
+            s.devices.push(record("phone", "fp1"));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let before = std::fs::read_to_string(file.path()).unwrap();
+        let inode = std::fs::metadata(file.path()).unwrap().ino();
+        let mut reader = File::open(file.path()).unwrap();
+
+        file.update(|s| {
+            s.devices.push(record("tablet", "fp2"));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+
+        assert_ne!(
+            std::fs::metadata(file.path()).unwrap().ino(),
+            inode,
+            "a new file took the store's name"
+        );
+        let mut seen = String::new();
+        reader.read_to_string(&mut seen).unwrap();
+        assert_eq!(seen, before, "the old store stays whole for its reader");
+        assert_eq!(file.load().unwrap().devices.len(), 2);
+    }
+
     #[test]
     fn concurrent_updates_lose_nothing() {
         let tmp = tempfile::tempdir().unwrap();

@@ -56,3 +56,83 @@ fn the_table_shows_each_agent_pane() {
         "{table}"
     );
 }
+
+/// The listing is `{"schema":1,"agents":[...]}`, each row the wire row's keys in wire-details
+/// order with `title` right after `locator`, as `corral ls --json` actually prints it.
+#[test]
+fn the_ls_document_has_title_right_after_locator() {
+    let fleet = Fleet::up(Backend::Fake);
+    let home = fleet.home();
+    let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
+    let top: Vec<&String> = ls.as_object().unwrap().keys().collect();
+    assert_eq!(top, ["schema", "agents"]);
+    assert_eq!(ls["schema"], 1);
+    let rows = ls["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "the three agent panes of the fleet");
+    let order = [
+        "pane",
+        "agent",
+        "state",
+        "detail",
+        "since_ms",
+        "episode_ms",
+        "locator",
+        "title",
+        "attention",
+        "done",
+        "session",
+        "transcript",
+        "permission_request",
+        "stamped_at_ms",
+        "context",
+        "context_at_ms",
+        "muted",
+        "repo",
+        "branch",
+        "worktree",
+        "pending_tool",
+        "pending_call",
+        "server",
+        "host",
+    ];
+    for row in rows {
+        let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+        assert_eq!(keys, order, "{row}");
+    }
+}
+
+/// A pane whose `@agent_mute_until` is in the future is listed `muted: true`; one whose deadline
+/// passed, and an unmuted one, `muted: false`. The table says `(muted)`.
+#[test]
+fn a_muted_pane_is_listed_muted() {
+    let fleet = Fleet::up(Backend::Fake);
+    let home = fleet.home();
+    let [idle, blocked, done] = ["idle", "blocked", "done"].map(|n| fleet.pane(n));
+    fleet.step(&idle, &["--mute-until", "+30m"]);
+    fleet.step(&blocked, &["--mute-until", "-1m"]);
+
+    let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
+    let muted = |pane: &str| {
+        ls["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["pane"] == pane)
+            .unwrap_or_else(|| panic!("no row for {pane}: {ls}"))["muted"]
+            .clone()
+    };
+    assert_eq!(muted(&idle), true);
+    assert_eq!(muted(&blocked), false, "a deadline in the past is no mute");
+    assert_eq!(muted(&done), false);
+
+    let table = home.ok(&["ls"]);
+    let line = |pane: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{pane} ")))
+            .unwrap_or_else(|| panic!("no line for {pane}: {table}"))
+            .to_owned()
+    };
+    assert!(line(&idle).contains("(muted)"), "{table}");
+    assert!(!line(&blocked).contains("(muted)"), "{table}");
+}

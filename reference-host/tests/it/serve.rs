@@ -67,6 +67,7 @@ on_both_backends!(
     sigterm,
     tmux_flags,
     failing_tmux,
+    logs_go_to_stderr,
 );
 
 fn handshake(backend: Backend) {
@@ -580,4 +581,110 @@ fn one_tmux_invocation_per_read() {
             "a cycle runs nothing but the one whole-fleet read: {call:?}"
         );
     }
+}
+
+/// Logs go to stderr only: with `RUST_LOG=debug` the host logs the hello and a refused line on
+/// stderr, while stdout carries exactly one frame per request and nothing more (every line
+/// `recv` takes must decode as a frame).
+fn logs_go_to_stderr(backend: Backend) {
+    let (_fleet, home) = setup(backend);
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    assert_eq!(host.recv()["t"], "snapshot");
+    host.send("{not json");
+    assert!(is_error(&host.recv(), "0", "bad-request"));
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    assert_eq!(
+        host.recv_within(Duration::from_millis(200)),
+        None,
+        "nothing after the answers"
+    );
+    assert_eq!(host.raw.len(), 3, "one line per request on stdout");
+    let stderr = host.stderr();
+    assert!(
+        stderr.contains("hello") && stderr.contains("device=fp-phone"),
+        "the hello is logged on stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("refused a line"),
+        "the bad line is logged on stderr: {stderr}"
+    );
+}
+
+/// The runtime dir (serve slots live there) is `$XDG_RUNTIME_DIR/corral`, else
+/// `$TMPDIR/corral-<uid>`, and serve makes it mode 0700, tightening one it finds open.
+#[test]
+fn the_runtime_dir_is_xdg_runtime_dir_else_tmpdir() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::process::Stdio;
+
+    let home = Home::new(&crate::support::unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let uid = std::fs::metadata(home.dir.path()).unwrap().uid();
+    let tmpdir = home.dir.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+
+    // Serves one hello with `configure` applied; the runtime dir it used must be `want`.
+    let check = |configure: &dyn Fn(&mut std::process::Command), want: &std::path::Path| {
+        let mut command = home.corral();
+        configure(&mut command);
+        let mut child = command
+            .args(["serve", "--stdio", "--device", "fp-phone"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"{\"schema\":1,\"id\":\"h\",\"t\":\"hello\",\"app\":\"it\",\"app_version\":\"1\",\"device\":\"d\"}\n")
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains(r#""t":"hello""#), "{line}");
+        let meta =
+            std::fs::metadata(want).unwrap_or_else(|err| panic!("{}: {err}", want.display()));
+        assert!(meta.is_dir(), "{}", want.display());
+        assert_eq!(
+            meta.permissions().mode() & 0o777,
+            0o700,
+            "{}",
+            want.display()
+        );
+        assert!(
+            want.join("serve").is_dir(),
+            "the serve slots are in {}",
+            want.display()
+        );
+        drop(stdin);
+        assert_eq!(child.wait().unwrap().code(), Some(0));
+    };
+
+    // An existing dir that others may read is made private.
+    let xdg = home.runtime().join("corral");
+    std::fs::create_dir_all(&xdg).unwrap();
+    std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o755)).unwrap();
+    check(
+        &|c| {
+            c.env("TMPDIR", &tmpdir);
+        },
+        &xdg,
+    );
+
+    let fallback = tmpdir.join(format!("corral-{uid}"));
+    assert!(
+        !fallback.exists(),
+        "with XDG_RUNTIME_DIR set, TMPDIR is not used"
+    );
+    check(
+        &|c| {
+            c.env_remove("XDG_RUNTIME_DIR").env("TMPDIR", &tmpdir);
+        },
+        &fallback,
+    );
 }
