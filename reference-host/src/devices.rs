@@ -207,6 +207,15 @@ mod tests {
     use super::*;
     use schema::{DeviceRecord, Scope};
 
+    /// Adds a read-only device through a locked update.
+    fn enrol(file: &DeviceFile, name: &str, id: &str) {
+        file.update(|store| {
+            store.devices.push(record(name, id));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    }
+
     fn record(name: &str, id: &str) -> DeviceRecord {
         DeviceRecord {
             id: id.into(),
@@ -237,11 +246,7 @@ mod tests {
     fn updates_write_the_whole_file_with_mode_0600() {
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("sub/devices.toml"));
-        file.update(|store| {
-            store.devices.push(record("phone", "fp1"));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+        enrol(&file, "phone", "fp1");
         let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(file.load().unwrap().devices, vec![record("phone", "fp1")]);
@@ -262,20 +267,12 @@ mod tests {
 
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("devices.toml"));
-        file.update(|s| {
-            s.devices.push(record("phone", "fp1"));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+        enrol(&file, "phone", "fp1");
         let before = std::fs::read_to_string(file.path()).unwrap();
         let inode = std::fs::metadata(file.path()).unwrap().ino();
         let mut reader = File::open(file.path()).unwrap();
 
-        file.update(|s| {
-            s.devices.push(record("tablet", "fp2"));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+        enrol(&file, "tablet", "fp2");
 
         assert_ne!(
             std::fs::metadata(file.path()).unwrap().ino(),
@@ -296,13 +293,7 @@ mod tests {
             .map(|i| {
                 let file = DeviceFile::new(path.clone());
                 std::thread::spawn(move || {
-                    file.update(|store| {
-                        store
-                            .devices
-                            .push(record(&format!("d{i}"), &format!("fp{i}")));
-                        Ok::<_, StoreError>(())
-                    })
-                    .unwrap();
+                    enrol(&file, &format!("d{i}"), &format!("fp{i}"));
                 })
             })
             .collect();
@@ -316,11 +307,7 @@ mod tests {
     fn an_unchanged_store_is_not_read_again() {
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("devices.toml"));
-        file.update(|s| {
-            s.devices.push(record("phone", "fp1"));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+        enrol(&file, "phone", "fp1");
         let mut watch = StoreWatch::new(file.clone());
         for _ in 0..5 {
             assert!(watch.current().unwrap().by_id("fp1").is_some());
@@ -341,11 +328,7 @@ mod tests {
         let file = DeviceFile::new(tmp.path().join("devices.toml"));
         let mut watch = StoreWatch::new(file.clone());
         assert!(watch.current().unwrap().devices.is_empty());
-        file.update(|s| {
-            s.devices.push(record("phone", "fp1"));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+        enrol(&file, "phone", "fp1");
         assert!(watch.current().unwrap().by_id("fp1").is_some());
         file.update(|s| {
             s.devices.clear();
