@@ -266,11 +266,45 @@ fn default_host(target: &Path) -> String {
     )
 }
 
+/// The kit's committed data: the ledger, every golden session, and the two frame schemas.
+struct Kit {
+    ledger: schema::golden::Ledger,
+    sessions: Vec<Session>,
+    requests: validate::FrameSchema,
+    responses: validate::FrameSchema,
+}
+
+impl Kit {
+    /// Loads it from the workspace at `root`.
+    fn load(root: &Path) -> anyhow::Result<Kit> {
+        let golden = root.join("golden");
+        let schemas = root.join("schema/json");
+        let frames = |file| validate::FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
+        Ok(Kit {
+            ledger: ledger::load(&golden.join("requirements.toml")).map_err(anyhow::Error::msg)?,
+            sessions: load_sessions(&golden.join("sessions"))?,
+            requests: frames("requests.schema.json")?,
+            responses: frames("responses.schema.json")?,
+        })
+    }
+
+    /// Every frame variant of the generated schemas.
+    fn variants(&self) -> Vec<String> {
+        ledger::variants(&self.requests, &self.responses)
+    }
+}
+
 fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
     let root = workspace_root();
     let golden = root.join("golden");
-    let ledger = ledger::load(&golden.join("requirements.toml")).map_err(anyhow::Error::msg)?;
-    let all = load_sessions(&golden.join("sessions"))?;
+    let kit = Kit::load(&root)?;
+    let variants = kit.variants();
+    let Kit {
+        ledger,
+        sessions: all,
+        requests,
+        responses,
+    } = kit;
     let mut refused = Vec::new();
     for session in &all {
         let unknown = ledger::unknown_ids(&ledger, session);
@@ -286,11 +320,6 @@ fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         bail!("{}", refused.join("\n"));
     }
     let schemas = root.join("schema/json");
-    let requests = validate::FrameSchema::load(&schemas, "requests.schema.json")
-        .map_err(anyhow::Error::msg)?;
-    let responses = validate::FrameSchema::load(&schemas, "responses.schema.json")
-        .map_err(anyhow::Error::msg)?;
-    let variants = ledger::variants(&requests, &responses);
     let mut warnings = ledger::check(&ledger, &all, &variants);
     warnings.extend(
         ledger::uncovered(&variants, &all, &ledger)
@@ -503,27 +532,15 @@ mod tests {
 
     #[test]
     fn every_golden_session_loads_and_agrees_with_the_ledger() {
-        let root = workspace_root();
-        let sessions = load_sessions(&root.join("golden/sessions")).unwrap();
-        let ledger = ledger::load(&root.join("golden/requirements.toml")).unwrap();
-        let schemas = root.join("schema/json");
-        let requests = validate::FrameSchema::load(&schemas, "requests.schema.json").unwrap();
-        let responses = validate::FrameSchema::load(&schemas, "responses.schema.json").unwrap();
-        let variants = ledger::variants(&requests, &responses);
-        let problems = ledger::check(&ledger, &sessions, &variants);
+        let kit = Kit::load(&workspace_root()).unwrap();
+        let problems = ledger::check(&kit.ledger, &kit.sessions, &kit.variants());
         assert!(problems.is_empty(), "{problems:#?}");
     }
 
     #[test]
     fn every_frame_variant_appears_in_a_golden_session_or_is_pending() {
-        let root = workspace_root();
-        let sessions = load_sessions(&root.join("golden/sessions")).unwrap();
-        let ledger = ledger::load(&root.join("golden/requirements.toml")).unwrap();
-        let schemas = root.join("schema/json");
-        let requests = validate::FrameSchema::load(&schemas, "requests.schema.json").unwrap();
-        let responses = validate::FrameSchema::load(&schemas, "responses.schema.json").unwrap();
-        let uncovered =
-            ledger::uncovered(&ledger::variants(&requests, &responses), &sessions, &ledger);
+        let kit = Kit::load(&workspace_root()).unwrap();
+        let uncovered = ledger::uncovered(&kit.variants(), &kit.sessions, &kit.ledger);
         assert!(
             uncovered.is_empty(),
             "frame variants in no golden session and in no pending requirement's `frames`: {uncovered:?}"
