@@ -195,6 +195,11 @@ impl StoreWatch {
         Ok(&self.memo.as_ref().expect("memo was just filled").1)
     }
 
+    /// The store as the last [`StoreWatch::current`] saw it, without touching the file.
+    pub fn last(&self) -> Option<&DeviceStore> {
+        self.memo.as_ref().map(|(_, store)| store)
+    }
+
     /// How many times the file was read and parsed.
     #[cfg(test)]
     pub fn loads(&self) -> u64 {

@@ -43,8 +43,8 @@ pub fn run(options: ServeOptions) -> u8 {
         Ok(config) => config,
         Err(err) => return start_up_failure(&format!("{err:#}")),
     };
-    let devices = DeviceFile::new(options.paths.device_store.clone());
-    match devices.load() {
+    let mut store = StoreWatch::new(DeviceFile::new(options.paths.device_store.clone()));
+    match store.current() {
         Ok(store) if store.by_id(&options.device).is_some() => {}
         Ok(_) => {
             tracing::warn!(device = %options.device, "refusing a device with no record");
@@ -81,7 +81,7 @@ pub fn run(options: ServeOptions) -> u8 {
             device: options.device,
             interval,
         },
-        StoreWatch::new(devices),
+        store,
         FleetReader::new(tmux, options.host),
         FrameWriter::new(stdout()),
     );

@@ -194,13 +194,13 @@ impl<S: FleetSource, W: Write> Session<S, W> {
                 }
                 self.greeted = true;
                 tracing::info!(app = %hello.app, app_version = %hello.app_version, claimed = %hello.device, device = %self.config.device, "hello");
-                let scopes = match self.store.current() {
-                    Ok(store) => store
-                        .by_id(&self.config.device)
-                        .map(|d| d.scopes.clone())
-                        .unwrap_or_default(),
-                    Err(_) => Vec::new(),
-                };
+                // The line's device check just refreshed the store; its memo is current.
+                let scopes = self
+                    .store
+                    .last()
+                    .and_then(|store| store.by_id(&self.config.device))
+                    .map(|d| d.scopes.clone())
+                    .unwrap_or_default();
                 let reply = HelloReply {
                     host: self.fleet.host().to_owned(),
                     tool_version: env!("CARGO_PKG_VERSION").to_owned(),
