@@ -4,6 +4,7 @@
 
 use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
 
+use crate::clock::now_ms;
 use crate::git::GitCache;
 use crate::tmux::{PaneRead, Titles, Tmux, TmuxError};
 
@@ -67,13 +68,6 @@ impl FleetSource for FleetReader {
     fn host(&self) -> &str {
         &self.host
     }
-}
-
-/// Epoch milliseconds now.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn non_empty(value: &str) -> Option<String> {

@@ -30,6 +30,8 @@ mod devices;
 
 // The only module that talks to tmux.
 mod tmux;
+// The wall clock in epoch milliseconds.
+mod clock;
 
 pub use cli::Cli;
 pub use commands::run;

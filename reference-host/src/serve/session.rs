@@ -14,9 +14,10 @@ use schema::{
     UNADDRESSED_ID, decode_line,
 };
 
+use crate::clock::now_ms;
 use crate::devices::StoreWatch;
 use crate::edges::edges;
-use crate::fleet::{FleetSource, now_ms};
+use crate::fleet::FleetSource;
 use crate::selector::admits;
 use crate::serve::transport::{FrameWriter, Incoming};
 
