@@ -6,7 +6,8 @@ use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
 
 use crate::clock::now_ms;
 use crate::git::GitCache;
-use crate::tmux::{PaneRead, Titles, Tmux, TmuxError};
+use crate::tmux::read::{PaneRead, Titles};
+use crate::tmux::{Tmux, TmuxError};
 
 /// Reads the fleet: one tmux call, plus cached repository lookups.
 #[derive(Debug)]
@@ -132,7 +133,7 @@ pub fn row_of(
 mod tests {
     use super::*;
     use crate::git::RepoFacts;
-    use crate::tmux::AgentOptions;
+    use crate::tmux::read::AgentOptions;
 
     fn pane(options: AgentOptions) -> PaneRead {
         PaneRead {

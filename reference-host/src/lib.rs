@@ -28,8 +28,10 @@ mod config;
 // The device store and the stat memo a live connection polls.
 mod devices;
 
-// The only module that talks to tmux.
+// The only module that talks to tmux: its command lines, its reads.
 mod tmux;
+// The only module that starts a child process.
+mod process;
 // The wall clock in epoch milliseconds.
 mod clock;
 

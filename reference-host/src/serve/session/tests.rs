@@ -23,7 +23,10 @@ impl FleetSource for Scripted {
     fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
         *self.reads.borrow_mut() += 1;
         if *self.fail.borrow() {
-            return Err(TmuxError::Timeout(Duration::from_secs(1)));
+            return Err(TmuxError::Failed {
+                status: "exit status: 1".into(),
+                stderr: "lost server".into(),
+            });
         }
         Ok(self.rows.borrow().clone())
     }

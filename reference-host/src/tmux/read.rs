@@ -1,5 +1,4 @@
-//! The only module that spawns tmux. One `list-panes -a -F …` reads the whole fleet per cycle,
-//! whatever the pane count (`../shared/spec/pane-options.md`).
+//! Reading the fleet: one `list-panes -a -F …` returns every pane with its `@agent_*` options.
 //!
 //! tmux copies option values into `-F` output raw: tabs, control bytes, newlines and invalid
 //! UTF-8 all pass through. So the format cannot rely on a separator character an agent could
@@ -7,69 +6,9 @@
 //! values are decoded lossily.
 
 use std::collections::hash_map::RandomState;
-use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
-/// Which tmux server to talk to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Socket {
-    /// `-L name`: a socket of that name in tmux's own socket directory.
-    Name(String),
-    /// `-S path`: a socket path.
-    Path(PathBuf),
-}
-
-impl Socket {
-    /// A bare name means `-L`, anything with a `/` means `-S`.
-    pub fn parse(text: &str) -> Socket {
-        if text.contains('/') {
-            Socket::Path(PathBuf::from(text))
-        } else {
-            Socket::Name(text.into())
-        }
-    }
-}
-
-/// How to invoke tmux.
-#[derive(Debug, Clone)]
-pub struct Tmux {
-    bin: OsString,
-    socket: Option<Socket>,
-    timeout: Duration,
-}
-
-/// Why a tmux read failed. A server that is not running is not a failure: it has no panes.
-#[derive(Debug)]
-pub enum TmuxError {
-    /// The binary could not be started.
-    Spawn(std::io::Error),
-    /// tmux did not answer in time and was killed.
-    Timeout(Duration),
-    /// tmux exited non-zero.
-    Failed {
-        /// Exit status as tmux reported it.
-        status: String,
-        /// First line of its stderr.
-        stderr: String,
-    },
-}
-
-impl std::fmt::Display for TmuxError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TmuxError::Spawn(err) => write!(f, "cannot start tmux: {err}"),
-            TmuxError::Timeout(after) => write!(f, "tmux did not answer within {after:?}"),
-            TmuxError::Failed { status, stderr } => write!(f, "tmux failed ({status}): {stderr}"),
-        }
-    }
-}
-
-impl std::error::Error for TmuxError {}
+use super::{Tmux, TmuxError};
 
 /// The pane variables every read asks for, in format order.
 const PANE_VARIABLES: &[&str] = &[
@@ -160,21 +99,6 @@ pub enum Titles {
 }
 
 impl Tmux {
-    /// A tmux at `bin` (a path or a name on PATH), on `socket` (tmux's default when `None`).
-    pub fn new(bin: impl Into<OsString>, socket: Option<Socket>) -> Tmux {
-        Tmux {
-            bin: bin.into(),
-            socket,
-            timeout: Duration::from_secs(5),
-        }
-    }
-
-    /// How long one invocation may take before it is killed.
-    pub fn with_timeout(mut self, timeout: Duration) -> Tmux {
-        self.timeout = timeout;
-        self
-    }
-
     /// Reads every pane of the server in one invocation. No server means no panes.
     pub fn list_panes(&self, titles: Titles) -> Result<Vec<PaneRead>, TmuxError> {
         let nonce = nonce();
@@ -182,93 +106,6 @@ impl Tmux {
         let out = self.run(&["list-panes".into(), "-a".into(), "-F".into(), format])?;
         Ok(parse_panes(&out, &nonce, titles))
     }
-
-    /// The command line for `args`, with the socket selection in front.
-    ///
-    /// `-u`: without a UTF-8 locale in its environment, tmux replaces every control byte and
-    /// non-ASCII character of its output with `_`, which would mangle the record framing, paths
-    /// and titles. `-u` makes it write UTF-8 whatever the locale.
-    // The one place the host builds a child process.
-    #[allow(clippy::disallowed_methods)]
-    fn command(&self, args: &[String]) -> Command {
-        let mut command = Command::new(&self.bin);
-        command.arg("-u");
-        match &self.socket {
-            Some(Socket::Name(name)) => {
-                command.arg("-L").arg(name);
-            }
-            Some(Socket::Path(path)) => {
-                command.arg("-S").arg(path);
-            }
-            None => {}
-        }
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
-    }
-
-    /// Runs tmux and returns its stdout; a missing server is an empty answer.
-    fn run(&self, args: &[String]) -> Result<Vec<u8>, TmuxError> {
-        let child = self.command(args).spawn().map_err(TmuxError::Spawn)?;
-        let (status, stdout, stderr) = wait_with_timeout(child, self.timeout)?;
-        if status.success() {
-            return Ok(stdout);
-        }
-        let stderr = String::from_utf8_lossy(&stderr);
-        let first = stderr.lines().next().unwrap_or("").trim().to_owned();
-        if is_no_server(&first) {
-            return Ok(Vec::new());
-        }
-        Err(TmuxError::Failed {
-            status: status.to_string(),
-            stderr: first,
-        })
-    }
-}
-
-/// tmux's two ways of saying no server is listening on the socket.
-fn is_no_server(stderr_line: &str) -> bool {
-    stderr_line.starts_with("no server running on")
-        || (stderr_line.starts_with("error connecting to")
-            && stderr_line.ends_with("(No such file or directory)"))
-}
-
-/// Waits for a child, collecting its output, killing it after `timeout`.
-fn wait_with_timeout(
-    mut child: Child,
-    timeout: Duration,
-) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>), TmuxError> {
-    fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut buf);
-            }
-            let _ = tx.send(buf);
-        });
-        rx
-    }
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    let stdout = match stdout.recv_timeout(timeout) {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(TmuxError::Timeout(timeout));
-        }
-    };
-    let left = deadline.saturating_duration_since(Instant::now());
-    let stderr = stderr
-        .recv_timeout(left.max(Duration::from_millis(50)))
-        .unwrap_or_default();
-    let status = child.wait().map_err(TmuxError::Spawn)?;
-    Ok((status, stdout, stderr))
 }
 
 /// A fresh random token for one read's framing.
@@ -448,28 +285,6 @@ mod tests {
         let panes = parse_panes(&render(nonce, &[first]), nonce, Titles::Omit);
         assert_eq!(panes.len(), 1);
         assert_eq!(panes[0].pane_id, "%0");
-    }
-
-    #[test]
-    fn socket_selection_follows_the_name_or_path_rule() {
-        assert_eq!(
-            Socket::parse("corral-test"),
-            Socket::Name("corral-test".into())
-        );
-        assert_eq!(Socket::parse("/tmp/s"), Socket::Path("/tmp/s".into()));
-        assert_eq!(Socket::parse("./s"), Socket::Path("./s".into()));
-    }
-
-    #[test]
-    fn tmux_no_server_messages_are_recognised() {
-        assert!(is_no_server("no server running on /tmp/tmux-0/x"));
-        assert!(is_no_server(
-            "error connecting to /tmp/tmux-0/x (No such file or directory)"
-        ));
-        assert!(!is_no_server(
-            "error connecting to /tmp/tmux-0/x (Permission denied)"
-        ));
-        assert!(!is_no_server("can't find pane: %9"));
     }
 
     #[test]
