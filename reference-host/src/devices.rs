@@ -1,16 +1,16 @@
-//! The device store (`devices.toml`): reading, atomic whole-file writes under a lock, and the
-//! stat memo a live connection polls on every request and publish.
+//! The device store (`devices.toml`): reading, whole-file updates under a lock, and the stat memo
+//! a live connection polls on every request and publish.
 //!
 //! Rules (wire-details "Host files"): an absent file is an empty store; a malformed one is a hard
-//! error; the file is mode 0600 and written whole (temp file, fsync, rename), so a reader never
-//! sees half a store.
+//! error; the file is mode 0600 and written whole (`files::write_atomic`), so a reader never sees
+//! half a store.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use schema::DeviceStore;
+
+use crate::files;
 
 /// Why the store could not be used.
 #[derive(Debug)]
@@ -79,50 +79,20 @@ impl DeviceFile {
     ) -> Result<T, E> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
-        let lock_path = self.path.with_extension("toml.lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| self.io(e))?;
-        lock.lock().map_err(|e| self.io(e))?;
+        let _lock = files::lock(&self.path.with_extension("toml.lock")).map_err(|e| self.io(e))?;
         let mut store = self.load()?;
         let out = change(&mut store)?;
         self.save(&store)?;
         Ok(out)
     }
 
-    /// Writes the store whole: a temp file beside it, fsync, rename.
+    /// Writes the store whole.
     fn save(&self, store: &DeviceStore) -> Result<(), StoreError> {
         let text = toml::to_string(store).map_err(|e| StoreError::Malformed {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
-        let temp = self
-            .path
-            .with_extension(format!("toml.tmp.{}", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut file = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&temp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temp, &self.path)?;
-            if let Some(dir) = self.path.parent() {
-                // Make the rename itself durable; not every platform allows syncing a directory.
-                let _ = File::open(dir).and_then(|d| d.sync_all());
-            }
-            Ok(())
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&temp);
-            self.io(e)
-        })
+        files::write_atomic(&self.path, text.as_bytes(), 0o600).map_err(|e| self.io(e))
     }
 
     fn io(&self, error: std::io::Error) -> StoreError {
@@ -248,46 +218,13 @@ mod tests {
     }
 
     #[test]
-    fn updates_write_the_whole_file_with_mode_0600() {
+    fn an_update_writes_the_store_with_mode_0600() {
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("sub/devices.toml"));
         enrol(&file, "phone", "fp1");
         let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(file.load().unwrap().devices, vec![record("phone", "fp1")]);
-        let leftovers: Vec<_> = std::fs::read_dir(tmp.path().join("sub"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains(".tmp."))
-            .collect();
-        assert!(leftovers.is_empty(), "{leftovers:?}");
-    }
-
-    /// Written whole: the new store is a new file renamed over the old one, so a reader that
-    /// opened the old store reads all of it, never a truncated or half-written file. An in-place
-    /// rewrite keeps the inode and shows that reader the new bytes (or none).
-    #[test]
-    fn an_update_replaces_the_file_instead_of_rewriting_it_in_place() {
-        use std::io::Read;
-
-        let tmp = tempfile::tempdir().unwrap();
-        let file = DeviceFile::new(tmp.path().join("devices.toml"));
-        enrol(&file, "phone", "fp1");
-        let before = std::fs::read_to_string(file.path()).unwrap();
-        let inode = std::fs::metadata(file.path()).unwrap().ino();
-        let mut reader = File::open(file.path()).unwrap();
-
-        enrol(&file, "tablet", "fp2");
-
-        assert_ne!(
-            std::fs::metadata(file.path()).unwrap().ino(),
-            inode,
-            "a new file took the store's name"
-        );
-        let mut seen = String::new();
-        reader.read_to_string(&mut seen).unwrap();
-        assert_eq!(seen, before, "the old store stays whole for its reader");
-        assert_eq!(file.load().unwrap().devices.len(), 2);
     }
 
     #[test]

@@ -27,6 +27,10 @@ mod paths;
 mod config;
 // The device store and the stat memo a live connection polls.
 mod devices;
+// The runtime dir and what lives in it (serve slots).
+mod runtime;
+// Locks, whole-file writes and private modes, for every file processes share.
+mod files;
 
 // The only module that talks to tmux: its command lines, its reads.
 mod tmux;
