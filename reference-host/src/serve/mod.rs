@@ -5,7 +5,9 @@
 //! session loop. Refusals before the session carry id `"0"`. A start-up failure answers
 //! `internal` and exits 1.
 
+mod requests;
 pub mod session;
+mod stream;
 pub mod transport;
 
 use std::io::BufReader;
