@@ -180,24 +180,12 @@ impl StoreWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing;
     use schema::{DeviceRecord, Scope};
 
-    /// Adds a read-only device through a locked update.
-    fn enrol(file: &DeviceFile, name: &str, id: &str) {
-        file.update(|store| {
-            store.devices.push(record(name, id));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-    }
-
-    fn record(name: &str, id: &str) -> DeviceRecord {
-        DeviceRecord {
-            id: id.into(),
-            name: name.into(),
-            scopes: vec![Scope::Read],
-            paired_at_ms: 1,
-        }
+    /// Enrols a read-only device.
+    fn enrol(file: &DeviceFile, name: &str, id: &str) -> DeviceRecord {
+        testing::enrol(file, name, id, &[Scope::Read])
     }
 
     #[test]
@@ -221,10 +209,10 @@ mod tests {
     fn an_update_writes_the_store_with_mode_0600() {
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("sub/devices.toml"));
-        enrol(&file, "phone", "fp1");
+        let phone = enrol(&file, "phone", "fp1");
         let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert_eq!(file.load().unwrap().devices, vec![record("phone", "fp1")]);
+        assert_eq!(file.load().unwrap().devices, vec![phone]);
     }
 
     #[test]

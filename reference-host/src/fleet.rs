@@ -133,18 +133,11 @@ pub fn row_of(
 mod tests {
     use super::*;
     use crate::git::RepoFacts;
+    use crate::testing;
     use crate::tmux::read::AgentOptions;
 
     fn pane(options: AgentOptions) -> PaneRead {
-        PaneRead {
-            pane_id: "%3".into(),
-            session_name: "work".into(),
-            window_index: "1".into(),
-            pane_index: "2".into(),
-            socket_path: "/tmp/tmux-0/s".into(),
-            options,
-            ..PaneRead::default()
-        }
+        testing::pane("%3", options)
     }
 
     #[test]

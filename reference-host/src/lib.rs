@@ -39,5 +39,9 @@ mod process;
 // The wall clock in epoch milliseconds.
 mod clock;
 
+// Builders the unit tests share.
+#[cfg(test)]
+mod testing;
+
 pub use cli::Cli;
 pub use commands::run;

@@ -207,25 +207,78 @@ fn pane_from_fields(fields: &[&str], titles: Titles) -> PaneRead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing;
 
-    /// Renders panes the way tmux would expand the format.
-    fn render(nonce: &str, panes: &[Vec<String>]) -> Vec<u8> {
+    /// An agent pane as tmux reports it (see [`testing::pane`]).
+    fn agent(id: &str, name: &str, state: &str) -> PaneRead {
+        let options = AgentOptions {
+            name: name.into(),
+            state: state.into(),
+            ..AgentOptions::default()
+        };
+        testing::pane(id, options)
+    }
+
+    /// What tmux prints for `variable` (a pane variable or a pane option) of `pane`.
+    fn value_of<'a>(pane: &'a PaneRead, variable: &str) -> &'a str {
+        let o = &pane.options;
+        match variable {
+            "pane_id" => &pane.pane_id,
+            "session_name" => &pane.session_name,
+            "window_index" => &pane.window_index,
+            "pane_index" => &pane.pane_index,
+            "window_id" => &pane.window_id,
+            "pane_tty" => &pane.pane_tty,
+            "pane_current_path" => &pane.current_path,
+            "socket_path" => &pane.socket_path,
+            "pane_pid" => &pane.pane_pid,
+            "@agent_name" => &o.name,
+            "@agent_state" => &o.state,
+            "@agent_detail" => &o.detail,
+            "@agent_since" => &o.since,
+            "@agent_turn_at" => &o.turn_at,
+            "@agent_stamped_at" => &o.stamped_at,
+            "@agent_attention" => &o.attention,
+            "@agent_session" => &o.session,
+            "@agent_transcript" => &o.transcript,
+            "@agent_permission_request" => &o.permission_request,
+            "@agent_question_request" => &o.question_request,
+            "@agent_api_endpoint" => &o.api_endpoint,
+            "@agent_pending_tool" => &o.pending_tool,
+            "@agent_pending_call" => &o.pending_call,
+            "@agent_context" => &o.context,
+            "@agent_context_at" => &o.context_at,
+            "@agent_mute_until" => &o.mute_until,
+            "@agent_notified_at" => &o.notified_at,
+            "@agent_context_notified_at" => &o.context_notified_at,
+            "@agent_stall_notified_at" => &o.stall_notified_at,
+            "pane_title" => pane.title.as_deref().unwrap_or_default(),
+            _ => panic!("the format has no {variable}"),
+        }
+    }
+
+    /// The fields tmux prints for `pane`, in format order.
+    fn record(pane: &PaneRead, titles: Titles) -> Vec<String> {
+        let title = (titles == Titles::Include).then_some("pane_title");
+        PANE_VARIABLES
+            .iter()
+            .chain(OPTIONS)
+            .copied()
+            .chain(title)
+            .map(|variable| value_of(pane, variable).to_owned())
+            .collect()
+    }
+
+    /// Renders records the way tmux expands the format.
+    fn render(nonce: &str, records: &[Vec<String>]) -> Vec<u8> {
         let (start, sep) = markers(nonce);
         let mut out = String::new();
-        for fields in panes {
+        for fields in records {
             out.push_str(&start);
             out.push_str(&fields.join(&sep));
             out.push('\n');
         }
         out.into_bytes()
-    }
-
-    fn fields(id: &str, name: &str, state: &str) -> Vec<String> {
-        let mut f = vec![String::new(); PANE_VARIABLES.len() + OPTIONS.len()];
-        f[0] = id.into();
-        f[PANE_VARIABLES.len()] = name.into();
-        f[PANE_VARIABLES.len() + 1] = state.into();
-        f
     }
 
     #[test]
@@ -241,23 +294,73 @@ mod tests {
         assert!(list_format("n", Titles::Include).ends_with("#{pane_title}"));
     }
 
+    /// Each field of the output lands in the field of `PaneRead` its variable names.
+    #[test]
+    fn every_variable_is_read_into_its_own_field() {
+        for titles in [Titles::Omit, Titles::Include] {
+            // Every value differs, so a swapped pair of fields shows.
+            let mut names = PANE_VARIABLES.iter().chain(OPTIONS).chain(&["pane_title"]);
+            let mut next = || format!("value of {}", names.next().unwrap());
+            let mut pane = PaneRead {
+                pane_id: next(),
+                session_name: next(),
+                window_index: next(),
+                pane_index: next(),
+                window_id: next(),
+                pane_tty: next(),
+                current_path: next(),
+                socket_path: next(),
+                pane_pid: next(),
+                options: AgentOptions {
+                    name: next(),
+                    state: next(),
+                    detail: next(),
+                    since: next(),
+                    turn_at: next(),
+                    stamped_at: next(),
+                    attention: next(),
+                    session: next(),
+                    transcript: next(),
+                    permission_request: next(),
+                    question_request: next(),
+                    api_endpoint: next(),
+                    pending_tool: next(),
+                    pending_call: next(),
+                    context: next(),
+                    context_at: next(),
+                    mute_until: next(),
+                    notified_at: next(),
+                    context_notified_at: next(),
+                    stall_notified_at: next(),
+                },
+                title: Some(next()),
+            };
+            if titles == Titles::Omit {
+                pane.title = None;
+            }
+            let out = render("n", &[record(&pane, titles)]);
+            assert_eq!(parse_panes(&out, "n", titles), [pane]);
+        }
+    }
+
     #[test]
     fn values_with_newlines_tabs_and_control_bytes_stay_in_their_field() {
         let nonce = "abc";
-        let mut first = fields("%0", "claude", "working");
-        first[PANE_VARIABLES.len() + 2] = "line one\nline two\t\u{1f}x".into();
-        let out = render(nonce, &[first, fields("%1", "codex", "idle")]);
-        let panes = parse_panes(&out, nonce, Titles::Omit);
-        assert_eq!(panes.len(), 2);
-        assert_eq!(panes[0].options.detail, "line one\nline two\t\u{1f}x");
-        assert_eq!(panes[1].pane_id, "%1");
-        assert_eq!(panes[1].options.state, "idle");
+        let mut first = agent("%0", "claude", "working");
+        first.options.detail = "line one\nline two\t\u{1f}x".into();
+        let second = agent("%1", "codex", "idle");
+        let out = render(
+            nonce,
+            &[record(&first, Titles::Omit), record(&second, Titles::Omit)],
+        );
+        assert_eq!(parse_panes(&out, nonce, Titles::Omit), [first, second]);
     }
 
     #[test]
     fn invalid_utf8_is_decoded_lossily() {
         let nonce = "n";
-        let mut out = render(nonce, &[fields("%0", "claude", "STATE")]);
+        let pane = agent("%0", "claude", "STATE");
+        let mut out = render(nonce, &[record(&pane, Titles::Omit)]);
         let at = out.windows(5).position(|w| w == b"STATE").unwrap();
         out[at] = 0xff;
         let panes = parse_panes(&out, nonce, Titles::Omit);
@@ -267,10 +370,10 @@ mod tests {
     #[test]
     fn a_record_with_the_wrong_field_count_is_skipped() {
         let nonce = "n";
-        let mut short = fields("%0", "claude", "idle");
+        let mut short = record(&agent("%0", "claude", "idle"), Titles::Omit);
         short.pop();
-        let out = render(nonce, &[short, fields("%1", "codex", "idle")]);
-        let panes = parse_panes(&out, nonce, Titles::Omit);
+        let whole = record(&agent("%1", "codex", "idle"), Titles::Omit);
+        let panes = parse_panes(&render(nonce, &[short, whole]), nonce, Titles::Omit);
         assert_eq!(
             panes.iter().map(|p| p.pane_id.as_str()).collect::<Vec<_>>(),
             ["%1"]
@@ -280,9 +383,10 @@ mod tests {
     #[test]
     fn a_forged_record_without_the_nonce_cannot_inject_a_pane() {
         let nonce = "secret";
-        let mut first = fields("%0", "claude", "idle");
-        first[PANE_VARIABLES.len() + 2] = "\n\u{1e}guess\u{1f}%99".into();
-        let panes = parse_panes(&render(nonce, &[first]), nonce, Titles::Omit);
+        let mut first = agent("%0", "claude", "idle");
+        first.options.detail = "\n\u{1e}guess\u{1f}%99".into();
+        let out = render(nonce, &[record(&first, Titles::Omit)]);
+        let panes = parse_panes(&out, nonce, Titles::Omit);
         assert_eq!(panes.len(), 1);
         assert_eq!(panes[0].pane_id, "%0");
     }

@@ -4,11 +4,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use schema::{DeviceRecord, DeviceStore, FleetRow, Response, Scope, State};
+use schema::{FleetRow, Response, Scope, State};
 use serde_json::{Value, json};
 
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
+use crate::testing::{enrol, row};
 use crate::tmux::TmuxError;
 
 /// A fleet whose rows a test sets between events.
@@ -35,18 +36,6 @@ impl FleetSource for Scripted {
     }
 }
 
-fn row(pane: &str, state: &str) -> FleetRow {
-    serde_json::from_value(json!({
-        "pane": pane, "agent": "claude", "state": state, "detail": null, "since_ms": null,
-        "episode_ms": 0, "locator": "w:0.0", "attention": false, "done": false,
-        "session": "w", "transcript": null, "permission_request": null,
-        "stamped_at_ms": null, "context": null, "context_at_ms": null, "muted": false,
-        "repo": null, "branch": null, "worktree": null, "pending_tool": null,
-        "pending_call": null, "server": "/s", "host": "studio"
-    }))
-    .unwrap()
-}
-
 struct Harness {
     session: Session<Scripted, Vec<u8>>,
     fleet: Scripted,
@@ -59,19 +48,14 @@ impl Harness {
     fn new() -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let store = DeviceFile::new(dir.path().join("devices.toml"));
-        store
-            .update(|s: &mut DeviceStore| {
-                s.devices.push(DeviceRecord {
-                    id: "fp-phone".into(),
-                    name: "phone".into(),
-                    scopes: vec![Scope::Read, Scope::ActAnswer],
-                    paired_at_ms: 1,
-                });
-                Ok::<_, StoreError>(())
-            })
-            .unwrap();
+        enrol(
+            &store,
+            "phone",
+            "fp-phone",
+            &[Scope::Read, Scope::ActAnswer],
+        );
         let fleet = Scripted::default();
-        *fleet.rows.borrow_mut() = vec![row("%0", "idle"), row("%1", "working")];
+        *fleet.rows.borrow_mut() = vec![row("%0", State::Idle), row("%1", State::Working)];
         let session = Session::new(
             SessionConfig {
                 device: "fp-phone".into(),
@@ -230,7 +214,7 @@ fn edges_stream_after_a_silent_baseline_with_the_subscribe_id() {
     );
     h.session.handle(Event::Tick);
     assert!(h.frames().is_empty(), "the baseline is silent");
-    *h.fleet.rows.borrow_mut() = vec![row("%0", "blocked"), row("%2", "idle")];
+    *h.fleet.rows.borrow_mut() = vec![row("%0", State::Blocked), row("%2", State::Idle)];
     h.session.handle(Event::Tick);
     let frames = h.frames();
     let moves: Vec<(String, String, String, String)> = frames
