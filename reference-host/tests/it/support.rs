@@ -1,5 +1,6 @@
-//! Test support: a scratch tmux server, a per-test home (config, device store, runtime dir), and
-//! a `corral serve` process driven over its real stdin/stdout.
+//! Test support, defined once for every test module: a fleet on the fake or a scratch tmux server,
+//! a per-test home (config, device store, runtime dir), a `corral serve` process driven over its
+//! real stdin/stdout, and the checks the modules share.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,24 @@ pub const PATIENCE: Duration = Duration::from_secs(10);
 #[allow(clippy::disallowed_methods)]
 pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     Command::new(program)
+}
+
+/// True when `frame` is an error frame with this id and code, and a message.
+pub fn is_error(frame: &Value, id: &str, code: &str) -> bool {
+    frame["t"] == "error"
+        && frame["id"] == id
+        && frame["code"] == code
+        && frame["message"].is_string()
+}
+
+/// The row of `pane` in a snapshot frame or an ls document (both list rows under `agents`).
+pub fn row<'a>(listing: &'a Value, pane: &str) -> &'a Value {
+    listing["agents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no agents in {listing}"))
+        .iter()
+        .find(|row| row["pane"] == pane)
+        .unwrap_or_else(|| panic!("no row for {pane} in {listing}"))
 }
 
 /// A name no other test or run uses.
@@ -98,13 +117,16 @@ impl Fleet {
         fleet
     }
 
+    /// A `corral-sim` command for this fleet.
+    fn sim_command(&self) -> Command {
+        let mut cmd = command(simulator_bin("corral-sim"));
+        cmd.env("CORRAL_SIM_DIR", self.sim_dir.path());
+        cmd
+    }
+
     /// Runs `corral-sim <args>`; panics with its stderr on failure.
     pub fn sim(&self, args: &[&str]) -> String {
-        let out = command(simulator_bin("corral-sim"))
-            .env("CORRAL_SIM_DIR", self.sim_dir.path())
-            .args(args)
-            .output()
-            .unwrap();
+        let out = self.sim_command().args(args).output().unwrap();
         assert!(
             out.status.success(),
             "corral-sim {args:?}: {}",
@@ -187,11 +209,17 @@ impl Fleet {
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        let _ = command(simulator_bin("corral-sim"))
-            .env("CORRAL_SIM_DIR", self.sim_dir.path())
-            .arg("down")
-            .output();
+        let _ = self.sim_command().arg("down").output();
     }
+}
+
+/// The test fleet on `backend`, a home reading it, and a device `phone` (`fp-phone`) with read
+/// and act:answer.
+pub fn fleet_with_phone(backend: Backend) -> (Fleet, Home) {
+    let fleet = Fleet::up(backend);
+    let home = fleet.home();
+    home.enrol("phone", "fp-phone", &["read", "act:answer"]);
+    (fleet, home)
 }
 
 /// A per-test home: config dir (devices.toml, config.toml) and runtime dir.
@@ -269,10 +297,33 @@ impl Home {
 
     /// Starts `corral serve --stdio --device <id>`.
     pub fn serve(&self, device: &str) -> Host {
-        let mut child = self
-            .corral()
-            .args(["serve", "--stdio", "--device", device])
-            .env("RUST_LOG", "debug")
+        Host::start(self.serve_command(device))
+    }
+
+    /// The command [`Home::serve`] starts, for a test that changes its environment first.
+    pub fn serve_command(&self, device: &str) -> Command {
+        let mut cmd = self.corral();
+        cmd.args(["serve", "--stdio", "--device", device])
+            .env("RUST_LOG", "debug");
+        cmd
+    }
+}
+
+/// A running `corral serve`.
+#[derive(Debug)]
+pub struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr_lines: Receiver<String>,
+    /// Every stdout line received so far, verbatim.
+    pub raw: Vec<String>,
+}
+
+impl Host {
+    /// Starts `command` (a `corral serve`) with its stdin, stdout and stderr on pipes.
+    pub fn start(mut command: Command) -> Host {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -309,20 +360,7 @@ impl Home {
             raw: Vec::new(),
         }
     }
-}
 
-/// A running `corral serve`.
-#[derive(Debug)]
-pub struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr_lines: Receiver<String>,
-    /// Every stdout line received so far, verbatim.
-    pub raw: Vec<String>,
-}
-
-impl Host {
     /// Writes bytes to the host's stdin.
     pub fn send_bytes(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
