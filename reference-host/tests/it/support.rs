@@ -1,6 +1,7 @@
 //! Test support, defined once for every test module: a fleet on the fake or a scratch tmux server,
 //! a per-test home (config, device store, runtime dir), a `corral serve` process driven over its
-//! real stdin/stdout, and the checks the modules share.
+//! real stdin/stdout, and the checks the modules share. Nothing lands in `/tmp/tmux-<uid>` or the
+//! user's runtime dir: sockets and files stay in each test's temp dirs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -117,13 +118,6 @@ impl Fleet {
         fleet
     }
 
-    /// A `corral-sim` command for this fleet.
-    fn sim_command(&self) -> Command {
-        let mut cmd = command(simulator_bin("corral-sim"));
-        cmd.env("CORRAL_SIM_DIR", self.sim_dir.path());
-        cmd
-    }
-
     /// Runs `corral-sim <args>`; panics with its stderr on failure.
     pub fn sim(&self, args: &[&str]) -> String {
         let out = self.sim_command().args(args).output().unwrap();
@@ -133,6 +127,22 @@ impl Fleet {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A `corral-sim` command for this fleet. A real server's socket and the parked hook
+    /// requests go inside the fleet's temp dir, never in `/tmp/tmux-<uid>` or the user's
+    /// runtime dir.
+    fn sim_command(&self) -> Command {
+        let mut cmd = command(simulator_bin("corral-sim"));
+        cmd.env("CORRAL_SIM_DIR", self.sim_dir.path())
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .env("XDG_RUNTIME_DIR", self.sim_dir.path().join("runtime"));
+        cmd
+    }
+
+    /// Where tmux puts the fleet's socket (`TMUX_TMPDIR`), for every process that talks to it.
+    fn tmux_tmpdir(&self) -> &Path {
+        self.sim_dir.path()
     }
 
     /// The id of a fixture pane.
@@ -202,6 +212,10 @@ impl Fleet {
             "CORRAL_SIM_DIR".into(),
             self.sim_dir.path().to_string_lossy().into_owned(),
         ));
+        home.env.push((
+            "TMUX_TMPDIR".into(),
+            self.tmux_tmpdir().to_string_lossy().into_owned(),
+        ));
         home.write_config("[serve]\nreconcile_interval_ms = 100\n");
         home
     }
@@ -268,7 +282,8 @@ impl Home {
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_RUNTIME_DIR", self.runtime())
             .env("CORRAL_TMUX_BIN", &self.tmux_bin)
-            .env("CORRAL_TMUX_SOCKET", &self.tmux_socket);
+            .env("CORRAL_TMUX_SOCKET", &self.tmux_socket)
+            .env("TMUX_TMPDIR", self.dir.path());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
