@@ -206,13 +206,46 @@ mod tests {
     }
 
     #[test]
-    fn an_update_writes_the_store_with_mode_0600() {
+    fn updates_write_the_whole_file_with_mode_0600() {
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("sub/devices.toml"));
         let phone = enrol(&file, "phone", "fp1");
         let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(file.load().unwrap().devices, vec![phone]);
+        let leftovers: Vec<_> = std::fs::read_dir(tmp.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp."))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    /// Written whole: the new store is a new file renamed over the old one, so a reader that
+    /// opened the old store reads all of it, never a truncated or half-written file. An in-place
+    /// rewrite keeps the inode and shows that reader the new bytes (or none).
+    #[test]
+    fn an_update_replaces_the_file_instead_of_rewriting_it_in_place() {
+        use std::io::Read;
+
+        let tmp = tempfile::tempdir().unwrap();
+        let file = DeviceFile::new(tmp.path().join("devices.toml"));
+        enrol(&file, "phone", "fp1");
+        let before = std::fs::read_to_string(file.path()).unwrap();
+        let inode = std::fs::metadata(file.path()).unwrap().ino();
+        let mut reader = std::fs::File::open(file.path()).unwrap();
+
+        enrol(&file, "tablet", "fp2");
+
+        assert_ne!(
+            std::fs::metadata(file.path()).unwrap().ino(),
+            inode,
+            "a new file took the store's name"
+        );
+        let mut seen = String::new();
+        reader.read_to_string(&mut seen).unwrap();
+        assert_eq!(seen, before, "the old store stays whole for its reader");
+        assert_eq!(file.load().unwrap().devices.len(), 2);
     }
 
     #[test]
