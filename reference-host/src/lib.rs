@@ -9,7 +9,8 @@
 mod cli;
 // One function per command: arguments in, exit code out; the local commands' output.
 mod commands;
-// `corral serve --stdio`: start-up, the transport, and one connection's session loop.
+// `corral serve --stdio`: start-up, the transport, one connection's session loop and the
+// handlers of its requests.
 mod serve;
 
 // One tmux read becomes fleet rows.

@@ -6,9 +6,9 @@
 //! `internal` and exits 1.
 
 mod requests;
-pub mod session;
+mod session;
 mod stream;
-pub mod transport;
+mod transport;
 
 use std::io::BufReader;
 use std::time::Duration;
