@@ -17,12 +17,10 @@ use crate::tmux::TmuxError;
 struct Scripted {
     rows: Rc<RefCell<Vec<FleetRow>>>,
     fail: Rc<RefCell<bool>>,
-    reads: Rc<RefCell<u32>>,
 }
 
 impl FleetSource for Scripted {
     fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
-        *self.reads.borrow_mut() += 1;
         if *self.fail.borrow() {
             return Err(TmuxError::Failed {
                 status: "exit status: 1".into(),
