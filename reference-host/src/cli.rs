@@ -1,4 +1,4 @@
-//! The command line, parsed into plain data. Validation and defaults happen in `main.rs`.
+//! The command line, parsed into plain data. Validation and defaults happen in `commands/`.
 
 use std::path::PathBuf;
 

@@ -1,16 +1,16 @@
-//! The device store (`devices.toml`): reading, atomic whole-file writes under a lock, and the
-//! stat memo a live connection polls on every request and publish.
+//! The device store (`devices.toml`): reading, whole-file updates under a lock, and the stat memo
+//! a live connection polls on every request and publish.
 //!
 //! Rules (wire-details "Host files"): an absent file is an empty store; a malformed one is a hard
-//! error; the file is mode 0600 and written whole (temp file, fsync, rename), so a reader never
-//! sees half a store.
+//! error; the file is mode 0600 and written whole (`files::write_atomic`), so a reader never sees
+//! half a store.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use schema::DeviceStore;
+
+use crate::files;
 
 /// Why the store could not be used.
 #[derive(Debug)]
@@ -79,50 +79,20 @@ impl DeviceFile {
     ) -> Result<T, E> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
-        let lock_path = self.path.with_extension("toml.lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| self.io(e))?;
-        lock.lock().map_err(|e| self.io(e))?;
+        let _lock = files::lock(&self.path.with_extension("toml.lock")).map_err(|e| self.io(e))?;
         let mut store = self.load()?;
         let out = change(&mut store)?;
         self.save(&store)?;
         Ok(out)
     }
 
-    /// Writes the store whole: a temp file beside it, fsync, rename.
+    /// Writes the store whole.
     fn save(&self, store: &DeviceStore) -> Result<(), StoreError> {
         let text = toml::to_string(store).map_err(|e| StoreError::Malformed {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
-        let temp = self
-            .path
-            .with_extension(format!("toml.tmp.{}", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut file = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&temp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temp, &self.path)?;
-            if let Some(dir) = self.path.parent() {
-                // Make the rename itself durable; not every platform allows syncing a directory.
-                let _ = File::open(dir).and_then(|d| d.sync_all());
-            }
-            Ok(())
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&temp);
-            self.io(e)
-        })
+        files::write_atomic(&self.path, text.as_bytes(), 0o600).map_err(|e| self.io(e))
     }
 
     fn io(&self, error: std::io::Error) -> StoreError {
@@ -210,24 +180,12 @@ impl StoreWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing;
     use schema::{DeviceRecord, Scope};
 
-    /// Adds a read-only device through a locked update.
-    fn enrol(file: &DeviceFile, name: &str, id: &str) {
-        file.update(|store| {
-            store.devices.push(record(name, id));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-    }
-
-    fn record(name: &str, id: &str) -> DeviceRecord {
-        DeviceRecord {
-            id: id.into(),
-            name: name.into(),
-            scopes: vec![Scope::Read],
-            paired_at_ms: 1,
-        }
+    /// Enrols a read-only device.
+    fn enrol(file: &DeviceFile, name: &str, id: &str) -> DeviceRecord {
+        testing::enrol(file, name, id, &[Scope::Read])
     }
 
     #[test]
@@ -251,10 +209,10 @@ mod tests {
     fn updates_write_the_whole_file_with_mode_0600() {
         let tmp = tempfile::tempdir().unwrap();
         let file = DeviceFile::new(tmp.path().join("sub/devices.toml"));
-        enrol(&file, "phone", "fp1");
+        let phone = enrol(&file, "phone", "fp1");
         let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert_eq!(file.load().unwrap().devices, vec![record("phone", "fp1")]);
+        assert_eq!(file.load().unwrap().devices, vec![phone]);
         let leftovers: Vec<_> = std::fs::read_dir(tmp.path().join("sub"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -275,7 +233,7 @@ mod tests {
         enrol(&file, "phone", "fp1");
         let before = std::fs::read_to_string(file.path()).unwrap();
         let inode = std::fs::metadata(file.path()).unwrap().ino();
-        let mut reader = File::open(file.path()).unwrap();
+        let mut reader = std::fs::File::open(file.path()).unwrap();
 
         enrol(&file, "tablet", "fp2");
 

@@ -58,21 +58,8 @@ fn edge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::row;
     use schema::{Detail, State};
-
-    fn row(pane: &str, state: State) -> FleetRow {
-        let mut r: FleetRow = serde_json::from_value(serde_json::json!({
-            "pane": pane, "agent": "claude", "state": "idle", "detail": null, "since_ms": null,
-            "episode_ms": 0, "locator": "w:0.0", "attention": false, "done": false,
-            "session": "w", "transcript": null, "permission_request": null,
-            "stamped_at_ms": null, "context": null, "context_at_ms": null, "muted": false,
-            "repo": null, "branch": null, "worktree": null, "pending_tool": null,
-            "pending_call": null, "server": "/s", "host": "h"
-        }))
-        .unwrap();
-        r.state = state;
-        r
-    }
 
     fn summary(edges: &[Edge]) -> Vec<(String, Option<State>, Option<State>)> {
         edges

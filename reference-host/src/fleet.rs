@@ -4,8 +4,10 @@
 
 use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
 
+use crate::clock::now_ms;
 use crate::git::GitCache;
-use crate::tmux::{PaneRead, Titles, Tmux, TmuxError};
+use crate::tmux::read::{PaneRead, Titles};
+use crate::tmux::{Tmux, TmuxError};
 
 /// Reads the fleet: one tmux call, plus cached repository lookups.
 #[derive(Debug)]
@@ -67,13 +69,6 @@ impl FleetSource for FleetReader {
     fn host(&self) -> &str {
         &self.host
     }
-}
-
-/// Epoch milliseconds now.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn non_empty(value: &str) -> Option<String> {
@@ -138,18 +133,11 @@ pub fn row_of(
 mod tests {
     use super::*;
     use crate::git::RepoFacts;
-    use crate::tmux::AgentOptions;
+    use crate::testing;
+    use crate::tmux::read::AgentOptions;
 
     fn pane(options: AgentOptions) -> PaneRead {
-        PaneRead {
-            pane_id: "%3".into(),
-            session_name: "work".into(),
-            window_index: "1".into(),
-            pane_index: "2".into(),
-            socket_path: "/tmp/tmux-0/s".into(),
-            options,
-            ..PaneRead::default()
-        }
+        testing::pane("%3", options)
     }
 
     #[test]

@@ -1,25 +1,13 @@
 //! `corral`: the reference host. Parses the command line, sets up logging to stderr, runs the
 //! command, and maps its result to an exit code; nothing else happens here.
 
-mod cli;
-mod commands;
-mod config;
-mod devices;
-mod edges;
-mod fleet;
-mod git;
-mod paths;
-mod selector;
-mod serve;
-mod tmux;
-
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match reference_host::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
             // Help and version go to stdout with success; a bad command line is a start-up
@@ -30,7 +18,7 @@ fn main() -> ExitCode {
         }
     };
     init_logging();
-    match commands::run(cli.command) {
+    match reference_host::run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("corral: {err:#}");

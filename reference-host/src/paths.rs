@@ -2,10 +2,9 @@
 //! and the runtime dir, from the environment.
 
 use std::ffi::OsString;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 /// The host's file locations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,30 +52,6 @@ impl Paths {
             runtime_dir,
         })
     }
-}
-
-/// Creates `dir` (and a subdirectory path below it) mode 0700, and refuses one that another user
-/// owns: the runtime dir holds locks and the ledger, and `/tmp` is shared.
-pub fn ensure_private_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("creating {}", dir.display()))?;
-    let meta = std::fs::metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
-    let uid = rustix::process::getuid().as_raw();
-    if meta.uid() != uid {
-        bail!(
-            "{} belongs to uid {}, not to this user ({uid})",
-            dir.display(),
-            meta.uid()
-        );
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("making {} private", dir.display()))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -136,22 +111,5 @@ mod tests {
     fn no_home_at_all_is_an_error() {
         let err = paths(&[]).unwrap_err();
         assert!(err.to_string().contains("HOME"), "{err}");
-    }
-
-    #[test]
-    fn private_dirs_are_0700() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("a/b");
-        ensure_private_dir(&dir).unwrap();
-        assert_eq!(
-            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
-            0o700
-        );
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        ensure_private_dir(&dir).unwrap();
-        assert_eq!(
-            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
-            0o700
-        );
     }
 }

@@ -33,34 +33,16 @@ fn state_matches(token: &StateFilter, row: &FleetRow) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schema::{Row, Wire};
+    use crate::testing;
 
+    /// A row in repository `corral` on branch `main`; `done` comes with its attention.
     fn row(pane: &str, state: State, done: bool) -> FleetRow {
-        Row {
-            pane: pane.into(),
-            agent: "claude".into(),
-            state,
-            detail: None,
-            since_ms: None,
-            episode_ms: 0,
-            locator: "work:0.0".into(),
-            view: Wire {},
+        FleetRow {
             attention: done,
             done,
-            session: "work".into(),
-            transcript: None,
-            permission_request: None,
-            stamped_at_ms: None,
-            context: None,
-            context_at_ms: None,
-            muted: false,
             repo: Some("corral".into()),
             branch: Some("main".into()),
-            worktree: None,
-            pending_tool: None,
-            pending_call: None,
-            server: "/s".into(),
-            host: "h".into(),
+            ..testing::row(pane, state)
         }
     }
 

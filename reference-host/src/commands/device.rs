@@ -5,8 +5,8 @@ use anyhow::{Context, bail};
 use schema::{DeviceList, DeviceRecord, SCHEMA_VERSION, Scope};
 
 use crate::cli::DeviceCommand;
+use crate::clock::now_ms;
 use crate::devices::DeviceFile;
-use crate::fleet::now_ms;
 use crate::paths::Paths;
 
 pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {

@@ -5,9 +5,10 @@
 //! session loop. Refusals before the session carry id `"0"`. A start-up failure answers
 //! `internal` and exits 1.
 
-pub mod session;
-pub mod slots;
-pub mod transport;
+mod requests;
+mod session;
+mod stream;
+mod transport;
 
 use std::io::BufReader;
 use std::time::Duration;
@@ -18,7 +19,8 @@ use tokio::sync::mpsc;
 
 use crate::devices::{DeviceFile, StoreWatch};
 use crate::fleet::FleetReader;
-use crate::paths::{Paths, ensure_private_dir};
+use crate::paths::Paths;
+use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use session::{Event, Flow, Session, SessionConfig, refuse};
 use transport::{FrameWriter, Incoming, LineReader};
@@ -54,11 +56,12 @@ pub fn run(options: ServeOptions) -> u8 {
         }
         Err(err) => return start_up_failure(&err.to_string()),
     }
-    if let Err(err) = ensure_private_dir(&options.paths.runtime_dir) {
-        return start_up_failure(&format!("{err:#}"));
-    }
+    let runtime = match RuntimeDir::open(&options.paths.runtime_dir) {
+        Ok(runtime) => runtime,
+        Err(err) => return start_up_failure(&format!("{err:#}")),
+    };
     let max = config.serve.max_connections;
-    let _slot = match slots::claim(&options.paths.runtime_dir, max) {
+    let _slot = match runtime.claim_slot(max) {
         Ok(Some(slot)) => {
             tracing::debug!(slot = slot.index, max, "claimed a connection slot");
             slot

@@ -4,13 +4,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::support::{Backend, Fleet};
+use crate::support::{Backend, Fleet, fleet_with_phone, row};
 
 #[test]
 fn the_ls_key_set_is_the_wire_key_set_plus_title() {
-    let fleet = Fleet::up(Backend::Fake);
-    let home = fleet.home();
-    home.enrol("phone", "fp", &["read"]);
+    let (fleet, home) = fleet_with_phone(Backend::Fake);
 
     let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
     assert_eq!(ls["schema"], 1);
@@ -19,7 +17,7 @@ fn the_ls_key_set_is_the_wire_key_set_plus_title() {
     assert_eq!(ls_row["pane"], fleet.pane("done").as_str());
     assert_eq!(ls_row["title"], "TITLE-CANARY-done");
 
-    let mut host = home.serve("fp");
+    let mut host = home.serve("fp-phone");
     host.hello();
     host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
     let wire_row = host.recv()["agents"][0].clone();
@@ -112,15 +110,7 @@ fn a_muted_pane_is_listed_muted() {
     fleet.step(&blocked, &["--mute-until", "-1m"]);
 
     let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
-    let muted = |pane: &str| {
-        ls["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|row| row["pane"] == pane)
-            .unwrap_or_else(|| panic!("no row for {pane}: {ls}"))["muted"]
-            .clone()
-    };
+    let muted = |pane: &str| row(&ls, pane)["muted"].clone();
     assert_eq!(muted(&idle), true);
     assert_eq!(muted(&blocked), false, "a deadline in the past is no mute");
     assert_eq!(muted(&done), false);

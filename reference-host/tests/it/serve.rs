@@ -5,22 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Backend, Fleet, Home};
-
-fn is_error(frame: &Value, id: &str, code: &str) -> bool {
-    frame["t"] == "error"
-        && frame["id"] == id
-        && frame["code"] == code
-        && frame["message"].is_string()
-}
-
-/// The fleet on `backend`, a home reading it, and a device `phone` with read and act:answer.
-fn setup(backend: Backend) -> (Fleet, Home) {
-    let fleet = Fleet::up(backend);
-    let home = fleet.home();
-    home.enrol("phone", "fp-phone", &["read", "act:answer"]);
-    (fleet, home)
-}
+use crate::support::{Backend, Home, Host, fleet_with_phone, is_error, row};
 
 fn panes(frame: &Value) -> Vec<String> {
     let mut panes: Vec<String> = frame["agents"]
@@ -71,7 +56,7 @@ on_both_backends!(
 );
 
 fn handshake(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     let reply = host.hello();
     assert_eq!(reply["id"], "hello");
@@ -88,7 +73,7 @@ fn handshake(backend: Backend) {
 }
 
 fn downgrade(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.send(r#"{"schema":2,"id":"h2","t":"hello","app":"it","app_version":"2","device":"d","caps":["x"]}"#);
     assert!(is_error(&host.recv(), "h2", "unsupported-schema"));
@@ -101,7 +86,7 @@ fn downgrade(backend: Backend) {
 }
 
 fn bad_input(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.send(r#"{"schema":1,"id":"early","t":"snapshot"}"#);
     assert!(
@@ -159,7 +144,7 @@ fn bad_input(backend: Backend) {
 }
 
 fn snapshot_and_selectors(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let [idle, blocked, done] = ["idle", "blocked", "done"].map(|n| fleet.pane(n));
     let mut host = home.serve("fp-phone");
     host.hello();
@@ -169,26 +154,26 @@ fn snapshot_and_selectors(backend: Backend) {
     let mut want = vec![idle.clone(), blocked.clone(), done.clone()];
     want.sort();
     assert_eq!(panes(&all), want, "the plain pane is not an agent pane");
-    let row = all["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["pane"] == blocked.as_str())
-        .unwrap();
-    assert_eq!(row["state"], "blocked");
-    assert_eq!(row["detail"], "permission");
-    assert_eq!(row["permission_request"], "req-blocked");
-    assert_eq!(row["locator"], "work:0.2");
-    assert_eq!(row["repo"], "web");
-    assert_eq!(row["branch"], "develop");
-    assert!(row["worktree"].as_str().unwrap().ends_with("/repos/web"));
-    assert!(row["server"].as_str().unwrap().ends_with(&fleet.socket));
-    let done_row = all["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["pane"] == done.as_str())
-        .unwrap();
+    let blocked_row = row(&all, &blocked);
+    assert_eq!(blocked_row["state"], "blocked");
+    assert_eq!(blocked_row["detail"], "permission");
+    assert_eq!(blocked_row["permission_request"], "req-blocked");
+    assert_eq!(blocked_row["locator"], "work:0.2");
+    assert_eq!(blocked_row["repo"], "web");
+    assert_eq!(blocked_row["branch"], "develop");
+    assert!(
+        blocked_row["worktree"]
+            .as_str()
+            .unwrap()
+            .ends_with("/repos/web")
+    );
+    assert!(
+        blocked_row["server"]
+            .as_str()
+            .unwrap()
+            .ends_with(&fleet.socket)
+    );
+    let done_row = row(&all, &done);
     assert_eq!(
         (done_row["attention"].as_bool(), done_row["done"].as_bool()),
         (Some(true), Some(true))
@@ -218,7 +203,7 @@ fn snapshot_and_selectors(backend: Backend) {
 }
 
 fn edges(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let idle = fleet.pane("idle");
     let mut host = home.serve("fp-phone");
     host.hello();
@@ -287,7 +272,7 @@ fn edges(backend: Backend) {
 }
 
 fn snapshot_stream(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     host.send(
@@ -305,17 +290,11 @@ fn snapshot_stream(backend: Backend) {
     host.silent_for(Duration::from_millis(350));
     fleet.step(&fleet.pane("idle"), &["--state", "working"]);
     let next = host.recv();
-    let row = next["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["pane"] == fleet.pane("idle").as_str())
-        .unwrap();
-    assert_eq!(row["state"], "working");
+    assert_eq!(row(&next, &fleet.pane("idle"))["state"], "working");
 }
 
 fn revocation_mid_stream(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     host.send(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
@@ -332,7 +311,7 @@ fn revocation_mid_stream(backend: Backend) {
 }
 
 fn revocation_on_request(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     home.ok(&["device", "revoke", "phone"]);
@@ -342,7 +321,7 @@ fn revocation_on_request(backend: Backend) {
 }
 
 fn unknown_device(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-stranger");
     let frame = host.recv();
     assert!(is_error(&frame, "0", "scope-denied"), "{frame}");
@@ -351,7 +330,7 @@ fn unknown_device(backend: Backend) {
 }
 
 fn connection_cap(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     home.write_config("[serve]\nreconcile_interval_ms = 100\nmax_connections = 2\n");
     let mut first = home.serve("fp-phone");
     first.hello();
@@ -368,7 +347,7 @@ fn connection_cap(backend: Backend) {
 }
 
 fn two_devices(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     home.enrol("tablet", "fp-tablet", &["read"]);
     let mut phone = home.serve("fp-phone");
     let mut tablet = home.serve("fp-tablet");
@@ -387,7 +366,7 @@ fn two_devices(backend: Backend) {
 }
 
 fn title_canary(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
@@ -411,7 +390,7 @@ fn title_canary(backend: Backend) {
 }
 
 fn pane_not_found(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     for request in [
@@ -433,7 +412,7 @@ fn pane_not_found(backend: Backend) {
 }
 
 fn sigterm(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     host.terminate();
@@ -441,7 +420,7 @@ fn sigterm(backend: Backend) {
 }
 
 fn tmux_flags(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let out = home
         .corral()
         .env("CORRAL_TMUX_SOCKET", "no-such-socket")
@@ -465,7 +444,7 @@ fn tmux_flags(backend: Backend) {
 
 /// A failing tmux is a typed answer on a request and a skipped cycle on a stream, never a crash.
 fn failing_tmux(backend: Backend) {
-    let (fleet, home) = setup(backend);
+    let (fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     if backend == Backend::Real {
@@ -554,7 +533,7 @@ fn a_broken_config_is_a_start_up_failure() {
 /// stream's cycles run nothing else (no per-pane commands), whatever the pane count.
 #[test]
 fn one_tmux_invocation_per_read() {
-    let (fleet, home) = setup(Backend::Fake);
+    let (fleet, home) = fleet_with_phone(Backend::Fake);
     let mut host = home.serve("fp-phone");
     host.hello();
     let before = fleet.fake_calls().len();
@@ -587,7 +566,7 @@ fn one_tmux_invocation_per_read() {
 /// stderr, while stdout carries exactly one frame per request and nothing more (every line
 /// `recv` takes must decode as a frame).
 fn logs_go_to_stderr(backend: Backend) {
-    let (_fleet, home) = setup(backend);
+    let (_fleet, home) = fleet_with_phone(backend);
     let mut host = home.serve("fp-phone");
     host.hello();
     host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
@@ -617,9 +596,7 @@ fn logs_go_to_stderr(backend: Backend) {
 /// `$TMPDIR/corral-<uid>`, and serve makes it mode 0700, tightening one it finds open.
 #[test]
 fn the_runtime_dir_is_xdg_runtime_dir_else_tmpdir() {
-    use std::io::{BufRead, BufReader, Write};
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    use std::process::Stdio;
 
     let home = Home::new(&crate::support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
@@ -629,24 +606,10 @@ fn the_runtime_dir_is_xdg_runtime_dir_else_tmpdir() {
 
     // Serves one hello with `configure` applied; the runtime dir it used must be `want`.
     let check = |configure: &dyn Fn(&mut std::process::Command), want: &std::path::Path| {
-        let mut command = home.corral();
+        let mut command = home.serve_command("fp-phone");
         configure(&mut command);
-        let mut child = command
-            .args(["serve", "--stdio", "--device", "fp-phone"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin
-            .write_all(b"{\"schema\":1,\"id\":\"h\",\"t\":\"hello\",\"app\":\"it\",\"app_version\":\"1\",\"device\":\"d\"}\n")
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains(r#""t":"hello""#), "{line}");
+        let mut host = Host::start(command);
+        host.hello();
         let meta =
             std::fs::metadata(want).unwrap_or_else(|err| panic!("{}: {err}", want.display()));
         assert!(meta.is_dir(), "{}", want.display());
@@ -661,8 +624,8 @@ fn the_runtime_dir_is_xdg_runtime_dir_else_tmpdir() {
             "the serve slots are in {}",
             want.display()
         );
-        drop(stdin);
-        assert_eq!(child.wait().unwrap().code(), Some(0));
+        host.close();
+        assert_eq!(host.exit_code(), 0);
     };
 
     // An existing dir that others may read is made private.

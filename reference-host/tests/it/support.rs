@@ -1,5 +1,7 @@
-//! Test support: a scratch tmux server, a per-test home (config, device store, runtime dir), and
-//! a `corral serve` process driven over its real stdin/stdout.
+//! Test support, defined once for every test module: a fleet on the fake or a scratch tmux server,
+//! a per-test home (config, device store, runtime dir), a `corral serve` process driven over its
+//! real stdin/stdout, and the checks the modules share. Nothing lands in `/tmp/tmux-<uid>` or the
+//! user's runtime dir: sockets and files stay in each test's temp dirs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +19,24 @@ pub const PATIENCE: Duration = Duration::from_secs(10);
 #[allow(clippy::disallowed_methods)]
 pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     Command::new(program)
+}
+
+/// True when `frame` is an error frame with this id and code, and a message.
+pub fn is_error(frame: &Value, id: &str, code: &str) -> bool {
+    frame["t"] == "error"
+        && frame["id"] == id
+        && frame["code"] == code
+        && frame["message"].is_string()
+}
+
+/// The row of `pane` in a snapshot frame or an ls document (both list rows under `agents`).
+pub fn row<'a>(listing: &'a Value, pane: &str) -> &'a Value {
+    listing["agents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no agents in {listing}"))
+        .iter()
+        .find(|row| row["pane"] == pane)
+        .unwrap_or_else(|| panic!("no row for {pane} in {listing}"))
 }
 
 /// A name no other test or run uses.
@@ -100,17 +120,29 @@ impl Fleet {
 
     /// Runs `corral-sim <args>`; panics with its stderr on failure.
     pub fn sim(&self, args: &[&str]) -> String {
-        let out = command(simulator_bin("corral-sim"))
-            .env("CORRAL_SIM_DIR", self.sim_dir.path())
-            .args(args)
-            .output()
-            .unwrap();
+        let out = self.sim_command().args(args).output().unwrap();
         assert!(
             out.status.success(),
             "corral-sim {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A `corral-sim` command for this fleet. A real server's socket and the parked hook
+    /// requests go inside the fleet's temp dir, never in `/tmp/tmux-<uid>` or the user's
+    /// runtime dir.
+    fn sim_command(&self) -> Command {
+        let mut cmd = command(simulator_bin("corral-sim"));
+        cmd.env("CORRAL_SIM_DIR", self.sim_dir.path())
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .env("XDG_RUNTIME_DIR", self.sim_dir.path().join("runtime"));
+        cmd
+    }
+
+    /// Where tmux puts the fleet's socket (`TMUX_TMPDIR`), for every process that talks to it.
+    fn tmux_tmpdir(&self) -> &Path {
+        self.sim_dir.path()
     }
 
     /// The id of a fixture pane.
@@ -180,6 +212,10 @@ impl Fleet {
             "CORRAL_SIM_DIR".into(),
             self.sim_dir.path().to_string_lossy().into_owned(),
         ));
+        home.env.push((
+            "TMUX_TMPDIR".into(),
+            self.tmux_tmpdir().to_string_lossy().into_owned(),
+        ));
         home.write_config("[serve]\nreconcile_interval_ms = 100\n");
         home
     }
@@ -187,11 +223,17 @@ impl Fleet {
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        let _ = command(simulator_bin("corral-sim"))
-            .env("CORRAL_SIM_DIR", self.sim_dir.path())
-            .arg("down")
-            .output();
+        let _ = self.sim_command().arg("down").output();
     }
+}
+
+/// The test fleet on `backend`, a home reading it, and a device `phone` (`fp-phone`) with read
+/// and act:answer.
+pub fn fleet_with_phone(backend: Backend) -> (Fleet, Home) {
+    let fleet = Fleet::up(backend);
+    let home = fleet.home();
+    home.enrol("phone", "fp-phone", &["read", "act:answer"]);
+    (fleet, home)
 }
 
 /// A per-test home: config dir (devices.toml, config.toml) and runtime dir.
@@ -240,7 +282,8 @@ impl Home {
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_RUNTIME_DIR", self.runtime())
             .env("CORRAL_TMUX_BIN", &self.tmux_bin)
-            .env("CORRAL_TMUX_SOCKET", &self.tmux_socket);
+            .env("CORRAL_TMUX_SOCKET", &self.tmux_socket)
+            .env("TMUX_TMPDIR", self.dir.path());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -269,10 +312,33 @@ impl Home {
 
     /// Starts `corral serve --stdio --device <id>`.
     pub fn serve(&self, device: &str) -> Host {
-        let mut child = self
-            .corral()
-            .args(["serve", "--stdio", "--device", device])
-            .env("RUST_LOG", "debug")
+        Host::start(self.serve_command(device))
+    }
+
+    /// The command [`Home::serve`] starts, for a test that changes its environment first.
+    pub fn serve_command(&self, device: &str) -> Command {
+        let mut cmd = self.corral();
+        cmd.args(["serve", "--stdio", "--device", device])
+            .env("RUST_LOG", "debug");
+        cmd
+    }
+}
+
+/// A running `corral serve`.
+#[derive(Debug)]
+pub struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr_lines: Receiver<String>,
+    /// Every stdout line received so far, verbatim.
+    pub raw: Vec<String>,
+}
+
+impl Host {
+    /// Starts `command` (a `corral serve`) with its stdin, stdout and stderr on pipes.
+    pub fn start(mut command: Command) -> Host {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -309,20 +375,7 @@ impl Home {
             raw: Vec::new(),
         }
     }
-}
 
-/// A running `corral serve`.
-#[derive(Debug)]
-pub struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr_lines: Receiver<String>,
-    /// Every stdout line received so far, verbatim.
-    pub raw: Vec<String>,
-}
-
-impl Host {
     /// Writes bytes to the host's stdin.
     pub fn send_bytes(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is open");

@@ -4,11 +4,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use schema::{DeviceRecord, DeviceStore, FleetRow, Response, Scope, State};
+use schema::{FleetRow, Response, Scope, State};
 use serde_json::{Value, json};
 
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
+use crate::testing::{enrol, row};
 use crate::tmux::TmuxError;
 
 /// A fleet whose rows a test sets between events.
@@ -16,32 +17,21 @@ use crate::tmux::TmuxError;
 struct Scripted {
     rows: Rc<RefCell<Vec<FleetRow>>>,
     fail: Rc<RefCell<bool>>,
-    reads: Rc<RefCell<u32>>,
 }
 
 impl FleetSource for Scripted {
     fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
-        *self.reads.borrow_mut() += 1;
         if *self.fail.borrow() {
-            return Err(TmuxError::Timeout(Duration::from_secs(1)));
+            return Err(TmuxError::Failed {
+                status: "exit status: 1".into(),
+                stderr: "lost server".into(),
+            });
         }
         Ok(self.rows.borrow().clone())
     }
     fn host(&self) -> &str {
         "studio"
     }
-}
-
-fn row(pane: &str, state: &str) -> FleetRow {
-    serde_json::from_value(json!({
-        "pane": pane, "agent": "claude", "state": state, "detail": null, "since_ms": null,
-        "episode_ms": 0, "locator": "w:0.0", "attention": false, "done": false,
-        "session": "w", "transcript": null, "permission_request": null,
-        "stamped_at_ms": null, "context": null, "context_at_ms": null, "muted": false,
-        "repo": null, "branch": null, "worktree": null, "pending_tool": null,
-        "pending_call": null, "server": "/s", "host": "studio"
-    }))
-    .unwrap()
 }
 
 struct Harness {
@@ -56,19 +46,14 @@ impl Harness {
     fn new() -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let store = DeviceFile::new(dir.path().join("devices.toml"));
-        store
-            .update(|s: &mut DeviceStore| {
-                s.devices.push(DeviceRecord {
-                    id: "fp-phone".into(),
-                    name: "phone".into(),
-                    scopes: vec![Scope::Read, Scope::ActAnswer],
-                    paired_at_ms: 1,
-                });
-                Ok::<_, StoreError>(())
-            })
-            .unwrap();
+        enrol(
+            &store,
+            "phone",
+            "fp-phone",
+            &[Scope::Read, Scope::ActAnswer],
+        );
         let fleet = Scripted::default();
-        *fleet.rows.borrow_mut() = vec![row("%0", "idle"), row("%1", "working")];
+        *fleet.rows.borrow_mut() = vec![row("%0", State::Idle), row("%1", State::Working)];
         let session = Session::new(
             SessionConfig {
                 device: "fp-phone".into(),
@@ -227,7 +212,7 @@ fn edges_stream_after_a_silent_baseline_with_the_subscribe_id() {
     );
     h.session.handle(Event::Tick);
     assert!(h.frames().is_empty(), "the baseline is silent");
-    *h.fleet.rows.borrow_mut() = vec![row("%0", "blocked"), row("%2", "idle")];
+    *h.fleet.rows.borrow_mut() = vec![row("%0", State::Blocked), row("%2", State::Idle)];
     h.session.handle(Event::Tick);
     let frames = h.frames();
     let moves: Vec<(String, String, String, String)> = frames

@@ -1,5 +1,4 @@
-//! The only module that spawns tmux. One `list-panes -a -F …` reads the whole fleet per cycle,
-//! whatever the pane count (`../shared/spec/pane-options.md`).
+//! Reading the fleet: one `list-panes -a -F …` returns every pane with its `@agent_*` options.
 //!
 //! tmux copies option values into `-F` output raw: tabs, control bytes, newlines and invalid
 //! UTF-8 all pass through. So the format cannot rely on a separator character an agent could
@@ -7,69 +6,9 @@
 //! values are decoded lossily.
 
 use std::collections::hash_map::RandomState;
-use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
-/// Which tmux server to talk to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Socket {
-    /// `-L name`: a socket of that name in tmux's own socket directory.
-    Name(String),
-    /// `-S path`: a socket path.
-    Path(PathBuf),
-}
-
-impl Socket {
-    /// A bare name means `-L`, anything with a `/` means `-S`.
-    pub fn parse(text: &str) -> Socket {
-        if text.contains('/') {
-            Socket::Path(PathBuf::from(text))
-        } else {
-            Socket::Name(text.into())
-        }
-    }
-}
-
-/// How to invoke tmux.
-#[derive(Debug, Clone)]
-pub struct Tmux {
-    bin: OsString,
-    socket: Option<Socket>,
-    timeout: Duration,
-}
-
-/// Why a tmux read failed. A server that is not running is not a failure: it has no panes.
-#[derive(Debug)]
-pub enum TmuxError {
-    /// The binary could not be started.
-    Spawn(std::io::Error),
-    /// tmux did not answer in time and was killed.
-    Timeout(Duration),
-    /// tmux exited non-zero.
-    Failed {
-        /// Exit status as tmux reported it.
-        status: String,
-        /// First line of its stderr.
-        stderr: String,
-    },
-}
-
-impl std::fmt::Display for TmuxError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TmuxError::Spawn(err) => write!(f, "cannot start tmux: {err}"),
-            TmuxError::Timeout(after) => write!(f, "tmux did not answer within {after:?}"),
-            TmuxError::Failed { status, stderr } => write!(f, "tmux failed ({status}): {stderr}"),
-        }
-    }
-}
-
-impl std::error::Error for TmuxError {}
+use super::{Tmux, TmuxError};
 
 /// The pane variables every read asks for, in format order.
 const PANE_VARIABLES: &[&str] = &[
@@ -160,21 +99,6 @@ pub enum Titles {
 }
 
 impl Tmux {
-    /// A tmux at `bin` (a path or a name on PATH), on `socket` (tmux's default when `None`).
-    pub fn new(bin: impl Into<OsString>, socket: Option<Socket>) -> Tmux {
-        Tmux {
-            bin: bin.into(),
-            socket,
-            timeout: Duration::from_secs(5),
-        }
-    }
-
-    /// How long one invocation may take before it is killed.
-    pub fn with_timeout(mut self, timeout: Duration) -> Tmux {
-        self.timeout = timeout;
-        self
-    }
-
     /// Reads every pane of the server in one invocation. No server means no panes.
     pub fn list_panes(&self, titles: Titles) -> Result<Vec<PaneRead>, TmuxError> {
         let nonce = nonce();
@@ -182,93 +106,6 @@ impl Tmux {
         let out = self.run(&["list-panes".into(), "-a".into(), "-F".into(), format])?;
         Ok(parse_panes(&out, &nonce, titles))
     }
-
-    /// The command line for `args`, with the socket selection in front.
-    ///
-    /// `-u`: without a UTF-8 locale in its environment, tmux replaces every control byte and
-    /// non-ASCII character of its output with `_`, which would mangle the record framing, paths
-    /// and titles. `-u` makes it write UTF-8 whatever the locale.
-    // The one place the host builds a child process.
-    #[allow(clippy::disallowed_methods)]
-    fn command(&self, args: &[String]) -> Command {
-        let mut command = Command::new(&self.bin);
-        command.arg("-u");
-        match &self.socket {
-            Some(Socket::Name(name)) => {
-                command.arg("-L").arg(name);
-            }
-            Some(Socket::Path(path)) => {
-                command.arg("-S").arg(path);
-            }
-            None => {}
-        }
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
-    }
-
-    /// Runs tmux and returns its stdout; a missing server is an empty answer.
-    fn run(&self, args: &[String]) -> Result<Vec<u8>, TmuxError> {
-        let child = self.command(args).spawn().map_err(TmuxError::Spawn)?;
-        let (status, stdout, stderr) = wait_with_timeout(child, self.timeout)?;
-        if status.success() {
-            return Ok(stdout);
-        }
-        let stderr = String::from_utf8_lossy(&stderr);
-        let first = stderr.lines().next().unwrap_or("").trim().to_owned();
-        if is_no_server(&first) {
-            return Ok(Vec::new());
-        }
-        Err(TmuxError::Failed {
-            status: status.to_string(),
-            stderr: first,
-        })
-    }
-}
-
-/// tmux's two ways of saying no server is listening on the socket.
-fn is_no_server(stderr_line: &str) -> bool {
-    stderr_line.starts_with("no server running on")
-        || (stderr_line.starts_with("error connecting to")
-            && stderr_line.ends_with("(No such file or directory)"))
-}
-
-/// Waits for a child, collecting its output, killing it after `timeout`.
-fn wait_with_timeout(
-    mut child: Child,
-    timeout: Duration,
-) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>), TmuxError> {
-    fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut buf);
-            }
-            let _ = tx.send(buf);
-        });
-        rx
-    }
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    let stdout = match stdout.recv_timeout(timeout) {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(TmuxError::Timeout(timeout));
-        }
-    };
-    let left = deadline.saturating_duration_since(Instant::now());
-    let stderr = stderr
-        .recv_timeout(left.max(Duration::from_millis(50)))
-        .unwrap_or_default();
-    let status = child.wait().map_err(TmuxError::Spawn)?;
-    Ok((status, stdout, stderr))
 }
 
 /// A fresh random token for one read's framing.
@@ -370,25 +207,78 @@ fn pane_from_fields(fields: &[&str], titles: Titles) -> PaneRead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing;
 
-    /// Renders panes the way tmux would expand the format.
-    fn render(nonce: &str, panes: &[Vec<String>]) -> Vec<u8> {
+    /// An agent pane as tmux reports it (see [`testing::pane`]).
+    fn agent(id: &str, name: &str, state: &str) -> PaneRead {
+        let options = AgentOptions {
+            name: name.into(),
+            state: state.into(),
+            ..AgentOptions::default()
+        };
+        testing::pane(id, options)
+    }
+
+    /// What tmux prints for `variable` (a pane variable or a pane option) of `pane`.
+    fn value_of<'a>(pane: &'a PaneRead, variable: &str) -> &'a str {
+        let o = &pane.options;
+        match variable {
+            "pane_id" => &pane.pane_id,
+            "session_name" => &pane.session_name,
+            "window_index" => &pane.window_index,
+            "pane_index" => &pane.pane_index,
+            "window_id" => &pane.window_id,
+            "pane_tty" => &pane.pane_tty,
+            "pane_current_path" => &pane.current_path,
+            "socket_path" => &pane.socket_path,
+            "pane_pid" => &pane.pane_pid,
+            "@agent_name" => &o.name,
+            "@agent_state" => &o.state,
+            "@agent_detail" => &o.detail,
+            "@agent_since" => &o.since,
+            "@agent_turn_at" => &o.turn_at,
+            "@agent_stamped_at" => &o.stamped_at,
+            "@agent_attention" => &o.attention,
+            "@agent_session" => &o.session,
+            "@agent_transcript" => &o.transcript,
+            "@agent_permission_request" => &o.permission_request,
+            "@agent_question_request" => &o.question_request,
+            "@agent_api_endpoint" => &o.api_endpoint,
+            "@agent_pending_tool" => &o.pending_tool,
+            "@agent_pending_call" => &o.pending_call,
+            "@agent_context" => &o.context,
+            "@agent_context_at" => &o.context_at,
+            "@agent_mute_until" => &o.mute_until,
+            "@agent_notified_at" => &o.notified_at,
+            "@agent_context_notified_at" => &o.context_notified_at,
+            "@agent_stall_notified_at" => &o.stall_notified_at,
+            "pane_title" => pane.title.as_deref().unwrap_or_default(),
+            _ => panic!("the format has no {variable}"),
+        }
+    }
+
+    /// The fields tmux prints for `pane`, in format order.
+    fn record(pane: &PaneRead, titles: Titles) -> Vec<String> {
+        let title = (titles == Titles::Include).then_some("pane_title");
+        PANE_VARIABLES
+            .iter()
+            .chain(OPTIONS)
+            .copied()
+            .chain(title)
+            .map(|variable| value_of(pane, variable).to_owned())
+            .collect()
+    }
+
+    /// Renders records the way tmux expands the format.
+    fn render(nonce: &str, records: &[Vec<String>]) -> Vec<u8> {
         let (start, sep) = markers(nonce);
         let mut out = String::new();
-        for fields in panes {
+        for fields in records {
             out.push_str(&start);
             out.push_str(&fields.join(&sep));
             out.push('\n');
         }
         out.into_bytes()
-    }
-
-    fn fields(id: &str, name: &str, state: &str) -> Vec<String> {
-        let mut f = vec![String::new(); PANE_VARIABLES.len() + OPTIONS.len()];
-        f[0] = id.into();
-        f[PANE_VARIABLES.len()] = name.into();
-        f[PANE_VARIABLES.len() + 1] = state.into();
-        f
     }
 
     #[test]
@@ -404,23 +294,73 @@ mod tests {
         assert!(list_format("n", Titles::Include).ends_with("#{pane_title}"));
     }
 
+    /// Each field of the output lands in the field of `PaneRead` its variable names.
+    #[test]
+    fn every_variable_is_read_into_its_own_field() {
+        for titles in [Titles::Omit, Titles::Include] {
+            // Every value differs, so a swapped pair of fields shows.
+            let mut names = PANE_VARIABLES.iter().chain(OPTIONS).chain(&["pane_title"]);
+            let mut next = || format!("value of {}", names.next().unwrap());
+            let mut pane = PaneRead {
+                pane_id: next(),
+                session_name: next(),
+                window_index: next(),
+                pane_index: next(),
+                window_id: next(),
+                pane_tty: next(),
+                current_path: next(),
+                socket_path: next(),
+                pane_pid: next(),
+                options: AgentOptions {
+                    name: next(),
+                    state: next(),
+                    detail: next(),
+                    since: next(),
+                    turn_at: next(),
+                    stamped_at: next(),
+                    attention: next(),
+                    session: next(),
+                    transcript: next(),
+                    permission_request: next(),
+                    question_request: next(),
+                    api_endpoint: next(),
+                    pending_tool: next(),
+                    pending_call: next(),
+                    context: next(),
+                    context_at: next(),
+                    mute_until: next(),
+                    notified_at: next(),
+                    context_notified_at: next(),
+                    stall_notified_at: next(),
+                },
+                title: Some(next()),
+            };
+            if titles == Titles::Omit {
+                pane.title = None;
+            }
+            let out = render("n", &[record(&pane, titles)]);
+            assert_eq!(parse_panes(&out, "n", titles), [pane]);
+        }
+    }
+
     #[test]
     fn values_with_newlines_tabs_and_control_bytes_stay_in_their_field() {
         let nonce = "abc";
-        let mut first = fields("%0", "claude", "working");
-        first[PANE_VARIABLES.len() + 2] = "line one\nline two\t\u{1f}x".into();
-        let out = render(nonce, &[first, fields("%1", "codex", "idle")]);
-        let panes = parse_panes(&out, nonce, Titles::Omit);
-        assert_eq!(panes.len(), 2);
-        assert_eq!(panes[0].options.detail, "line one\nline two\t\u{1f}x");
-        assert_eq!(panes[1].pane_id, "%1");
-        assert_eq!(panes[1].options.state, "idle");
+        let mut first = agent("%0", "claude", "working");
+        first.options.detail = "line one\nline two\t\u{1f}x".into();
+        let second = agent("%1", "codex", "idle");
+        let out = render(
+            nonce,
+            &[record(&first, Titles::Omit), record(&second, Titles::Omit)],
+        );
+        assert_eq!(parse_panes(&out, nonce, Titles::Omit), [first, second]);
     }
 
     #[test]
     fn invalid_utf8_is_decoded_lossily() {
         let nonce = "n";
-        let mut out = render(nonce, &[fields("%0", "claude", "STATE")]);
+        let pane = agent("%0", "claude", "STATE");
+        let mut out = render(nonce, &[record(&pane, Titles::Omit)]);
         let at = out.windows(5).position(|w| w == b"STATE").unwrap();
         out[at] = 0xff;
         let panes = parse_panes(&out, nonce, Titles::Omit);
@@ -430,10 +370,10 @@ mod tests {
     #[test]
     fn a_record_with_the_wrong_field_count_is_skipped() {
         let nonce = "n";
-        let mut short = fields("%0", "claude", "idle");
+        let mut short = record(&agent("%0", "claude", "idle"), Titles::Omit);
         short.pop();
-        let out = render(nonce, &[short, fields("%1", "codex", "idle")]);
-        let panes = parse_panes(&out, nonce, Titles::Omit);
+        let whole = record(&agent("%1", "codex", "idle"), Titles::Omit);
+        let panes = parse_panes(&render(nonce, &[short, whole]), nonce, Titles::Omit);
         assert_eq!(
             panes.iter().map(|p| p.pane_id.as_str()).collect::<Vec<_>>(),
             ["%1"]
@@ -443,33 +383,12 @@ mod tests {
     #[test]
     fn a_forged_record_without_the_nonce_cannot_inject_a_pane() {
         let nonce = "secret";
-        let mut first = fields("%0", "claude", "idle");
-        first[PANE_VARIABLES.len() + 2] = "\n\u{1e}guess\u{1f}%99".into();
-        let panes = parse_panes(&render(nonce, &[first]), nonce, Titles::Omit);
+        let mut first = agent("%0", "claude", "idle");
+        first.options.detail = "\n\u{1e}guess\u{1f}%99".into();
+        let out = render(nonce, &[record(&first, Titles::Omit)]);
+        let panes = parse_panes(&out, nonce, Titles::Omit);
         assert_eq!(panes.len(), 1);
         assert_eq!(panes[0].pane_id, "%0");
-    }
-
-    #[test]
-    fn socket_selection_follows_the_name_or_path_rule() {
-        assert_eq!(
-            Socket::parse("corral-test"),
-            Socket::Name("corral-test".into())
-        );
-        assert_eq!(Socket::parse("/tmp/s"), Socket::Path("/tmp/s".into()));
-        assert_eq!(Socket::parse("./s"), Socket::Path("./s".into()));
-    }
-
-    #[test]
-    fn tmux_no_server_messages_are_recognised() {
-        assert!(is_no_server("no server running on /tmp/tmux-0/x"));
-        assert!(is_no_server(
-            "error connecting to /tmp/tmux-0/x (No such file or directory)"
-        ));
-        assert!(!is_no_server(
-            "error connecting to /tmp/tmux-0/x (Permission denied)"
-        ));
-        assert!(!is_no_server("can't find pane: %9"));
     }
 
     #[test]

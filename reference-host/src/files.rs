@@ -1,0 +1,205 @@
+//! Files that several host processes share, written and locked one way: an exclusive lock the
+//! kernel releases when its holder dies (no pid files, no expiry heuristics), a whole-file write a
+//! reader never sees half done, and private dirs and files whose mode does not depend on the
+//! umask. The device store and the serve slots use them today; the ledger, pane locks, verdicts
+//! and markers are next.
+
+use std::fs::{File, OpenOptions, Permissions, TryLockError};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// An exclusive lock on a lock file, held until this guard is dropped or the process dies.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Waits for the exclusive lock on the lock file at `path`, creating it (0600) if absent.
+pub fn lock(path: &Path) -> io::Result<Lock> {
+    let file = open_lock_file(path)?;
+    file.lock()?;
+    Ok(Lock { _file: file })
+}
+
+/// Takes the exclusive lock on the lock file at `path` if nobody holds it; `None` if someone does.
+pub fn try_lock(path: &Path) -> io::Result<Option<Lock>> {
+    let file = open_lock_file(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(Lock { _file: file })),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(err)) => Err(err),
+    }
+}
+
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    ensure_mode(&file, 0o600)?;
+    Ok(file)
+}
+
+/// Replaces the file at `path` with `bytes`, mode `mode`: a temp file in the same dir, fsync,
+/// rename over `path`, fsync the dir. A reader sees the old file or the new one, never a mix;
+/// a reader that opened the old file keeps reading all of it.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let temp = temp_beside(path);
+    let write = || -> io::Result<()> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(mode)
+            .open(&temp)?;
+        ensure_mode(&file, mode)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        if let Some(dir) = path.parent() {
+            // Make the rename itself durable; not every platform allows syncing a directory.
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        Ok(())
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
+/// `<name>.tmp.<pid>.<n>` beside `path`: unique across processes and across threads.
+fn temp_beside(path: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(
+        ".tmp.{}.{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    path.with_file_name(name)
+}
+
+/// Creates `dir` (and any missing parent) mode 0700, makes an existing one 0700, and refuses one
+/// that another user owns: `/tmp` is shared.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::metadata(dir)?;
+    let uid = rustix::process::getuid().as_raw();
+    if meta.uid() != uid {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("it belongs to uid {}, not to this user ({uid})", meta.uid()),
+        ));
+    }
+    if meta.permissions().mode() & 0o777 != 0o700 {
+        std::fs::set_permissions(dir, Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Gives an open file exactly `mode`: the mode passed at creation is masked by the umask.
+fn ensure_mode(file: &File, mode: u32) -> io::Result<()> {
+    if file.metadata()?.permissions().mode() & 0o777 != mode {
+        file.set_permissions(Permissions::from_mode(mode))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_lock_is_exclusive_until_its_guard_drops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("x.lock");
+        let held = lock(&path).unwrap();
+        assert!(try_lock(&path).unwrap().is_none());
+        drop(held);
+        assert!(try_lock(&path).unwrap().is_some());
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn a_write_gives_exactly_the_mode_asked_for_and_leaves_no_temp_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        // 0666 would come out 0644 under the usual umask, were the mode left to creation.
+        write_atomic(&path, b"one", 0o666).unwrap();
+        assert_eq!(mode(&path), 0o666);
+        write_atomic(&path, b"two", 0o600).unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["f"]);
+    }
+
+    /// A new file is renamed over the old one, so a reader that opened the old file reads all of
+    /// it, never a truncated or half-written file. An in-place rewrite keeps the inode and shows
+    /// that reader the new bytes (or none).
+    #[test]
+    fn a_write_replaces_the_file_instead_of_rewriting_it_in_place() {
+        use std::io::Read;
+
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        write_atomic(&path, b"old", 0o600).unwrap();
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let mut reader = File::open(&path).unwrap();
+
+        write_atomic(&path, b"new", 0o600).unwrap();
+
+        assert_ne!(
+            std::fs::metadata(&path).unwrap().ino(),
+            inode,
+            "a new file took the name"
+        );
+        let mut seen = String::new();
+        reader.read_to_string(&mut seen).unwrap();
+        assert_eq!(seen, "old", "the old file stays whole for its reader");
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temp_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("dir");
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("inside"), "x").unwrap();
+        // Renaming a file over a non-empty dir fails after the temp file was written.
+        assert!(write_atomic(&path, b"bytes", 0o600).is_err());
+        assert!(path.join("inside").exists());
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["dir"]);
+    }
+
+    #[test]
+    fn private_dirs_are_0700() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        create_private_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        std::fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+        create_private_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700, "an open dir is made private");
+        std::fs::set_permissions(&dir, Permissions::from_mode(0o500)).unwrap();
+        create_private_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700, "a dir missing owner bits is given them");
+    }
+}

@@ -1,0 +1,48 @@
+//! corral's reference host: the `corral` binary's command line and commands, the `serve` session
+//! that speaks the fleet wire protocol over stdio, and the tmux and file plumbing below them.
+//! `main.rs` only parses arguments and calls [`run`].
+//!
+//! The modules are listed in reading order, each with what it is for. They are private until a
+//! bench, a fuzzer or a test needs to reach one.
+
+// The command line, parsed into plain data.
+mod cli;
+// One function per command: arguments in, exit code out; the local commands' output.
+mod commands;
+// `corral serve --stdio`: start-up, the transport, one connection's session loop and the
+// handlers of its requests.
+mod serve;
+
+// One tmux read becomes fleet rows.
+mod fleet;
+// Repository facts (name, branch, worktree) from a repository's own files.
+mod git;
+// Which rows a selector admits (pure).
+mod selector;
+// The edges between two reads of the fleet (pure).
+mod edges;
+
+// Where the host's files are.
+mod paths;
+// The config file.
+mod config;
+// The device store and the stat memo a live connection polls.
+mod devices;
+// The runtime dir and what lives in it (serve slots).
+mod runtime;
+// Locks, whole-file writes and private modes, for every file processes share.
+mod files;
+
+// The only module that talks to tmux: its command lines, its reads.
+mod tmux;
+// The only module that starts a child process.
+mod process;
+// The wall clock in epoch milliseconds.
+mod clock;
+
+// Builders the unit tests share.
+#[cfg(test)]
+mod testing;
+
+pub use cli::Cli;
+pub use commands::run;

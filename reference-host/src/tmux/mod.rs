@@ -1,0 +1,157 @@
+//! The only module that talks to tmux: which server (`Socket`), how a command line is built
+//! (`-u`, then the socket selection), and what a failure means (`TmuxError`). Every invocation
+//! runs through `process.rs` with a timeout.
+//!
+//! Reads live in `read.rs`: one `list-panes -a -F …` reads the whole fleet per cycle, whatever
+//! the pane count (`../shared/spec/pane-options.md`). Writes (`set-option -p` to stamp a pane,
+//! `send-keys` to dispatch, `display-message -c` to notify) go in `write.rs`, beside it.
+
+pub mod read;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::process::{self, Invocation, ProcessError};
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Socket {
+    /// `-L name`: a socket of that name in tmux's own socket directory.
+    Name(String),
+    /// `-S path`: a socket path.
+    Path(PathBuf),
+}
+
+impl Socket {
+    /// A bare name means `-L`, anything with a `/` means `-S`.
+    pub fn parse(text: &str) -> Socket {
+        if text.contains('/') {
+            Socket::Path(PathBuf::from(text))
+        } else {
+            Socket::Name(text.into())
+        }
+    }
+}
+
+/// How to invoke tmux.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    bin: OsString,
+    socket: Option<Socket>,
+    timeout: Duration,
+}
+
+/// Why a tmux command failed. A server that is not running is not a failure: it has no panes.
+#[derive(Debug)]
+pub enum TmuxError {
+    /// tmux could not be started, or did not answer in time and was killed.
+    Process(ProcessError),
+    /// tmux exited non-zero.
+    Failed {
+        /// Exit status as tmux reported it.
+        status: String,
+        /// First line of its stderr.
+        stderr: String,
+    },
+}
+
+impl std::fmt::Display for TmuxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TmuxError::Process(err) => write!(f, "{err}"),
+            TmuxError::Failed { status, stderr } => write!(f, "tmux failed ({status}): {stderr}"),
+        }
+    }
+}
+
+impl std::error::Error for TmuxError {}
+
+impl From<ProcessError> for TmuxError {
+    fn from(err: ProcessError) -> TmuxError {
+        TmuxError::Process(err)
+    }
+}
+
+impl Tmux {
+    /// A tmux at `bin` (a path or a name on PATH), on `socket` (tmux's default when `None`).
+    pub fn new(bin: impl Into<OsString>, socket: Option<Socket>) -> Tmux {
+        Tmux {
+            bin: bin.into(),
+            socket,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// How long one invocation may take before it is killed.
+    pub fn with_timeout(mut self, timeout: Duration) -> Tmux {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The command line for `args`, with the socket selection in front.
+    ///
+    /// `-u`: without a UTF-8 locale in its environment, tmux replaces every control byte and
+    /// non-ASCII character of its output with `_`, which would mangle the record framing, paths
+    /// and titles. `-u` makes it write UTF-8 whatever the locale.
+    fn invocation(&self, args: &[String]) -> Invocation {
+        let invocation = Invocation::new(&self.bin).arg("-u");
+        let invocation = match &self.socket {
+            Some(Socket::Name(name)) => invocation.arg("-L").arg(name),
+            Some(Socket::Path(path)) => invocation.arg("-S").arg(path),
+            None => invocation,
+        };
+        invocation.args(args)
+    }
+
+    /// Runs tmux and returns its stdout; a missing server is an empty answer.
+    fn run(&self, args: &[String]) -> Result<Vec<u8>, TmuxError> {
+        let output = process::run(&self.invocation(args), self.timeout)?;
+        if output.status.success() {
+            return Ok(output.stdout);
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr.lines().next().unwrap_or("").trim().to_owned();
+        if is_no_server(&first) {
+            return Ok(Vec::new());
+        }
+        Err(TmuxError::Failed {
+            status: output.status.to_string(),
+            stderr: first,
+        })
+    }
+}
+
+/// tmux's two ways of saying no server is listening on the socket.
+fn is_no_server(stderr_line: &str) -> bool {
+    stderr_line.starts_with("no server running on")
+        || (stderr_line.starts_with("error connecting to")
+            && stderr_line.ends_with("(No such file or directory)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_selection_follows_the_name_or_path_rule() {
+        assert_eq!(
+            Socket::parse("corral-test"),
+            Socket::Name("corral-test".into())
+        );
+        assert_eq!(Socket::parse("/tmp/s"), Socket::Path("/tmp/s".into()));
+        assert_eq!(Socket::parse("./s"), Socket::Path("./s".into()));
+    }
+
+    #[test]
+    fn tmux_no_server_messages_are_recognised() {
+        assert!(is_no_server("no server running on /tmp/tmux-0/x"));
+        assert!(is_no_server(
+            "error connecting to /tmp/tmux-0/x (No such file or directory)"
+        ));
+        assert!(!is_no_server(
+            "error connecting to /tmp/tmux-0/x (Permission denied)"
+        ));
+        assert!(!is_no_server("can't find pane: %9"));
+    }
+}
