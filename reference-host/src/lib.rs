@@ -21,6 +21,8 @@ mod git;
 mod selector;
 // The edges between two reads of the fleet (pure).
 mod edges;
+// A pane's transcript: windows of event headers, events, cursors (no frames, no tmux).
+pub mod transcript;
 
 // Where the host's files are.
 mod paths;

@@ -82,8 +82,15 @@ pub struct EventHeader {
 pub struct EventBody {
     /// `text` for prose, `json` for the store's own JSON carried as text.
     pub kind: BodyKind,
-    /// The content, uncapped.
+    /// The content, up to 1 MiB (cut on a UTF-8 boundary).
     pub text: String,
+    /// Present and true only when `text` was cut: the content is longer than 1 MiB.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub truncated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A user's message.

@@ -393,6 +393,7 @@ pub fn responses() -> Vec<Response> {
                 BodyKind::Text
             },
             text: "{\"command\":\"cargo test\"}\nline two".into(),
+            truncated: i % 3 == 0,
         };
         out.push(Response::Event(EventReply {
             event: EventHeader {
