@@ -24,6 +24,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod fixture;
 pub mod generate;
+pub mod manifest;
 pub mod golden;
 pub mod notify;
 pub mod request;
