@@ -17,13 +17,69 @@ pub struct FleetReader {
     host: String,
 }
 
-/// Anything that can produce the fleet's wire rows; the serve loop reads through this so its
-/// tests can script a fleet.
+/// One agent pane as one read saw it: its wire row, and what only the host uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pane {
+    /// What a snapshot carries.
+    pub row: FleetRow,
+    /// What a card, a dispatch or a notification needs beyond the row.
+    pub facts: PaneFacts,
+}
+
+/// What the host reads of a pane beyond its wire row (never on the wire).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PaneFacts {
+    /// The agent's own session id (`@agent_session`).
+    pub agent_session: Option<String>,
+    /// The pending question's id (`@agent_question_request`).
+    pub question_request: Option<String>,
+    /// The agent's HTTP API base URL (`@agent_api_endpoint`).
+    pub api_endpoint: Option<String>,
+    /// The pane's working directory.
+    pub cwd: String,
+    /// The pane's tty.
+    pub tty: String,
+    /// The pane's window (`@N`).
+    pub window_id: String,
+    /// `@agent_mute_until`, when it parses.
+    pub mute_until: Option<u64>,
+    /// `@agent_notified_at`: the episode a notification already fired for.
+    pub notified_at: Option<String>,
+    /// `@agent_context_notified_at`.
+    pub context_notified_at: Option<String>,
+    /// `@agent_stall_notified_at`.
+    pub stall_notified_at: Option<String>,
+}
+
+impl Pane {
+    /// A pane with no facts beyond its row (tests, scripted fleets).
+    pub fn of_row(row: FleetRow) -> Pane {
+        Pane {
+            row,
+            facts: PaneFacts::default(),
+        }
+    }
+}
+
+/// Anything that can produce the fleet; the serve loop reads through this so its tests can
+/// script a fleet.
 pub trait FleetSource {
-    /// The current rows, in pane order.
-    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError>;
+    /// Every agent pane now, in pane order: one read of the whole fleet.
+    fn panes(&mut self) -> Result<Vec<Pane>, TmuxError>;
+
     /// This host's name.
     fn host(&self) -> &str;
+
+    /// The wire rows now, in pane order.
+    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
+        Ok(self.panes()?.into_iter().map(|pane| pane.row).collect())
+    }
+
+    /// Agent pane `id` now, from a fresh read of the fleet; `None` when this host has no such
+    /// agent pane. A card and a dispatch's binder both read a pane through this.
+    fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
+        Ok(self.panes()?.into_iter().find(|pane| pane.row.pane == id))
+    }
 }
 
 impl FleetReader {
@@ -57,12 +113,18 @@ impl FleetReader {
 }
 
 impl FleetSource for FleetReader {
-    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
+    fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         let now = now_ms();
         let panes = self.tmux.list_panes(Titles::Omit)?;
         Ok(panes
             .iter()
-            .filter_map(|pane| self.row(pane, now))
+            .filter_map(|pane| {
+                let row = self.row(pane, now)?;
+                Some(Pane {
+                    row,
+                    facts: facts_of(pane),
+                })
+            })
             .collect())
     }
 
@@ -77,6 +139,23 @@ fn non_empty(value: &str) -> Option<String> {
 
 fn millis(value: &str) -> Option<u64> {
     value.trim().parse().ok()
+}
+
+/// What the host keeps of a pane beyond its row.
+pub fn facts_of(pane: &PaneRead) -> PaneFacts {
+    let o = &pane.options;
+    PaneFacts {
+        agent_session: non_empty(&o.session),
+        question_request: non_empty(&o.question_request),
+        api_endpoint: non_empty(&o.api_endpoint),
+        cwd: pane.current_path.clone(),
+        tty: pane.pane_tty.clone(),
+        window_id: pane.window_id.clone(),
+        mute_until: millis(&o.mute_until),
+        notified_at: non_empty(&o.notified_at),
+        context_notified_at: non_empty(&o.context_notified_at),
+        stall_notified_at: non_empty(&o.stall_notified_at),
+    }
 }
 
 /// The wire row of one pane, or `None` for a pane that is not an agent pane.

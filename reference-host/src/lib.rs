@@ -24,6 +24,9 @@ mod edges;
 // A pane's transcript: windows of event headers, events, cursors (no frames, no tmux).
 pub mod transcript;
 
+// Dispatch: the host-wide ledger of slots.
+pub mod act;
+
 // Where the host's files are.
 mod paths;
 // The config file.

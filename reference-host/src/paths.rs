@@ -15,6 +15,8 @@ pub struct Paths {
     pub device_store: PathBuf,
     /// `$XDG_RUNTIME_DIR/corral`, else `$TMPDIR/corral-<uid>` (`/tmp/...`).
     pub runtime_dir: PathBuf,
+    /// `$XDG_CONFIG_HOME/corral/actions`: the user's action manifests (`*.toml`).
+    pub actions_dir: PathBuf,
 }
 
 impl Paths {
@@ -50,6 +52,7 @@ impl Paths {
             config_file,
             device_store: config_dir.join("devices.toml"),
             runtime_dir,
+            actions_dir: config_dir.join("actions"),
         })
     }
 }
@@ -78,6 +81,7 @@ mod tests {
         assert_eq!(p.config_file, PathBuf::from("/c/corral/config.toml"));
         assert_eq!(p.device_store, PathBuf::from("/c/corral/devices.toml"));
         assert_eq!(p.runtime_dir, PathBuf::from("/r/corral"));
+        assert_eq!(p.actions_dir, PathBuf::from("/c/corral/actions"));
     }
 
     #[test]

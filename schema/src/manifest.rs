@@ -216,7 +216,11 @@ mod tests {
         assert_eq!(steer.before, ["Escape"]);
         assert_eq!(steer.submit, ["Enter"], "submit defaults to Enter");
         assert_eq!(manifest.actions[0].label(), "Yes");
-        assert_eq!(manifest.actions[1].label(), "steer_now", "the name by default");
+        assert_eq!(
+            manifest.actions[1].label(),
+            "steer_now",
+            "the name by default"
+        );
         assert!(manifest.actions[3].name().is_other(), "a local name");
     }
 

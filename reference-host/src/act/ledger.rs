@@ -89,7 +89,11 @@ impl std::fmt::Display for LedgerError {
             LedgerError::Io { path, error } => write!(f, "ledger {}: {error}", path.display()),
             LedgerError::Corrupt { path, line } => {
                 let shown: String = line.chars().take(80).collect();
-                write!(f, "ledger {} has a line that does not parse: {shown}", path.display())
+                write!(
+                    f,
+                    "ledger {} has a line that does not parse: {shown}",
+                    path.display()
+                )
             }
             LedgerError::Full => write!(f, "the ledger holds {CAP} slots in flight"),
         }
@@ -97,6 +101,15 @@ impl std::fmt::Display for LedgerError {
 }
 
 impl std::error::Error for LedgerError {}
+
+/// Turns an I/O error on `path` into a ledger error.
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> LedgerError + use<> {
+    let path = path.to_owned();
+    move |error| LedgerError::Io {
+        path: path.clone(),
+        error,
+    }
+}
 
 /// What a claim is about.
 #[derive(Debug, Clone)]
@@ -156,17 +169,9 @@ impl Ledger {
         self.dir.join("ledger.jsonl")
     }
 
-    fn io(&self, path: &Path) -> impl Fn(std::io::Error) -> LedgerError {
-        let path = path.to_owned();
-        move |error| LedgerError::Io {
-            path: path.clone(),
-            error,
-        }
-    }
-
     fn lock(&self) -> Result<files::Lock, LedgerError> {
         let path = self.dir.join("ledger.lock");
-        files::lock(&path).map_err(self.io(&path))
+        files::lock(&path).map_err(io_error(&path))
     }
 
     /// This process's owner name, creating its liveness lock on first use.
@@ -175,7 +180,7 @@ impl Ledger {
             return Ok(owner.name.clone());
         }
         let dir = self.dir.join("owners");
-        files::create_private_dir(&dir).map_err(self.io(&dir))?;
+        files::create_private_dir(&dir).map_err(io_error(&dir))?;
         let mut nonce = [0u8; 8];
         getrandom::fill(&mut nonce).map_err(|e| LedgerError::Io {
             path: dir.clone(),
@@ -184,7 +189,7 @@ impl Ledger {
         let name = format!("{}-{:016x}", std::process::id(), u64::from_le_bytes(nonce));
         let path = dir.join(format!("{name}.lock"));
         let lock = files::try_lock(&path)
-            .map_err(self.io(&path))?
+            .map_err(io_error(&path))?
             .ok_or_else(|| LedgerError::Io {
                 path: path.clone(),
                 error: std::io::Error::other("a fresh owner lock is already held"),
@@ -206,7 +211,7 @@ impl Ledger {
         if !path.exists() {
             return Ok(false);
         }
-        match files::try_lock(&path).map_err(self.io(&path))? {
+        match files::try_lock(&path).map_err(io_error(&path))? {
             None => Ok(true),
             Some(_free) => {
                 let _ = std::fs::remove_file(&path);
@@ -256,7 +261,11 @@ impl Ledger {
         if self.alive(&entry.owner)? {
             return Ok(Some(Claim::InFlight));
         }
-        tracing::warn!(slot, pid = entry.pid, "a claimer died mid-dispatch; the slot resolves fired-unknown");
+        tracing::warn!(
+            slot,
+            pid = entry.pid,
+            "a claimer died mid-dispatch; the slot resolves fired-unknown"
+        );
         let receipt = Receipt {
             slot: entry.slot.clone(),
             pane: entry.pane.clone(),
@@ -337,7 +346,7 @@ impl Ledger {
     /// that was rewritten. Cuts off a torn last line (its writer died before it fired).
     fn refresh(&mut self) -> Result<(), LedgerError> {
         let path = self.log_path();
-        let io = self.io(&path);
+        let io = io_error(&path);
         let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
             Ok(file) => file,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -360,7 +369,10 @@ impl Ledger {
         file.seek(SeekFrom::Start(self.index.offset)).map_err(&io)?;
         let mut fresh = Vec::new();
         file.read_to_end(&mut fresh).map_err(&io)?;
-        let complete = fresh.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+        let complete = fresh
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |at| at + 1);
         if complete < fresh.len() {
             tracing::warn!(path = %path.display(), bytes = fresh.len() - complete, "cutting off a torn ledger line");
             file.set_len(self.index.offset + complete as u64)
@@ -388,7 +400,7 @@ impl Ledger {
     /// Appends one record (under the lock).
     fn append(&mut self, entry: &Entry) -> Result<(), LedgerError> {
         let path = self.log_path();
-        let io = self.io(&path);
+        let io = io_error(&path);
         let mut line = serde_json::to_vec(entry).expect("a ledger entry always encodes");
         line.push(b'\n');
         let mut file = OpenOptions::new()
@@ -418,8 +430,13 @@ impl Ledger {
     /// oldest resolved ones until there is room for a claim. In-flight slots are kept.
     fn compact(&mut self, now: u64) -> Result<(), LedgerError> {
         let mut entries: Vec<Entry> = self.index.slots.values().cloned().collect();
-        entries.sort_by(|a, b| a.claimed_at_ms.cmp(&b.claimed_at_ms).then_with(|| a.slot.cmp(&b.slot)));
-        let expired = |e: &Entry| e.receipt.is_some() && now.saturating_sub(e.claimed_at_ms) > TTL_MS;
+        entries.sort_by(|a, b| {
+            a.claimed_at_ms
+                .cmp(&b.claimed_at_ms)
+                .then_with(|| a.slot.cmp(&b.slot))
+        });
+        let expired =
+            |e: &Entry| e.receipt.is_some() && now.saturating_sub(e.claimed_at_ms) > TTL_MS;
         entries.retain(|e| !expired(e));
         let mut excess = entries.len().saturating_sub(CAP - 1);
         entries.retain(|e| {
@@ -436,8 +453,8 @@ impl Ledger {
             text.push(b'\n');
         }
         let path = self.log_path();
-        files::write_atomic(&path, &text, 0o600).map_err(self.io(&path))?;
-        let meta = std::fs::metadata(&path).map_err(self.io(&path))?;
+        files::write_atomic(&path, &text, 0o600).map_err(io_error(&path))?;
+        let meta = std::fs::metadata(&path).map_err(io_error(&path))?;
         self.index = Index {
             file: Some((meta.dev(), meta.ino())),
             offset: meta.len(),

@@ -7,6 +7,7 @@
 //! `send-keys` to dispatch, `display-message -c` to notify) go in `write.rs`, beside it.
 
 pub mod read;
+pub mod write;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -254,10 +254,7 @@ mod tests {
     fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        File::create(&path)
-            .unwrap()
-            .write_all(bytes)
-            .unwrap();
+        File::create(&path).unwrap().write_all(bytes).unwrap();
         let file = File::open(&path).unwrap();
         (dir, file)
     }

@@ -36,7 +36,11 @@ fn a_claimed_slot_is_in_flight_then_resolved_for_every_later_asker() {
     assert_eq!(ledger.claim(&request("a"), 10).unwrap(), Claim::Claimed);
     assert_eq!(ledger.claim(&request("a"), 11).unwrap(), Claim::InFlight);
     let mut other = Ledger::new(dir.path());
-    assert_eq!(other.claim(&request("a"), 12).unwrap(), Claim::InFlight, "a live owner");
+    assert_eq!(
+        other.claim(&request("a"), 12).unwrap(),
+        Claim::InFlight,
+        "a live owner"
+    );
     ledger.resolve(&sent("a", 10)).unwrap();
     assert_eq!(
         other.claim(&request("a"), 13).unwrap(),
@@ -63,9 +67,14 @@ fn a_dead_claimers_slot_resolves_fired_unknown_and_never_fires() {
     assert_eq!(receipt.reason, Some(Reason::FiredUnknown));
     assert_eq!((receipt.exit_code, receipt.at_ms), (1, 10));
     let mut third = Ledger::new(dir.path());
-    assert_eq!(third.claim(&request("a"), 30).unwrap(), Claim::Resolved(receipt));
     assert_eq!(
-        std::fs::read_dir(dir.path().join("owners")).unwrap().count(),
+        third.claim(&request("a"), 30).unwrap(),
+        Claim::Resolved(receipt)
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("owners"))
+            .unwrap()
+            .count(),
         2,
         "the dead owner's lock file is swept; the two live ones stay"
     );
@@ -126,7 +135,10 @@ fn receipts_are_resolved_only_filtered_by_slot_and_claim_time_and_sorted() {
     assert_eq!(slots(ledger.receipts(None, None).unwrap()), ["a", "b", "c"]);
     assert_eq!(slots(ledger.receipts(None, Some(20)).unwrap()), ["b", "c"]);
     assert_eq!(slots(ledger.receipts(Some("b"), Some(20)).unwrap()), ["b"]);
-    assert_eq!(slots(ledger.receipts(Some("b"), Some(21)).unwrap()), Vec::<String>::new());
+    assert_eq!(
+        slots(ledger.receipts(Some("b"), Some(21)).unwrap()),
+        Vec::<String>::new()
+    );
     let mut other = Ledger::new(dir.path());
     assert_eq!(slots(other.receipts(None, None).unwrap()), ["a", "b", "c"]);
 }
@@ -165,7 +177,10 @@ fn the_ledger_keeps_at_most_cap_slots_expired_first_then_oldest_never_in_flight(
         }
     }
     let kept = ledger.receipts(None, None).unwrap();
-    assert!(kept.iter().all(|r| r.slot.starts_with("later")), "expired first");
+    assert!(
+        kept.iter().all(|r| r.slot.starts_with("later")),
+        "expired first"
+    );
     assert_eq!(ledger.peek("flying").unwrap(), Some(Claim::InFlight));
 }
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
+use crate::fleet::Pane;
 use crate::testing::{enrol, row};
 use crate::tmux::TmuxError;
 
@@ -20,14 +21,20 @@ struct Scripted {
 }
 
 impl FleetSource for Scripted {
-    fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
+    fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         if *self.fail.borrow() {
             return Err(TmuxError::Failed {
                 status: "exit status: 1".into(),
                 stderr: "lost server".into(),
             });
         }
-        Ok(self.rows.borrow().clone())
+        Ok(self
+            .rows
+            .borrow()
+            .iter()
+            .cloned()
+            .map(Pane::of_row)
+            .collect())
     }
     fn host(&self) -> &str {
         "studio"

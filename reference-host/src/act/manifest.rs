@@ -1,0 +1,312 @@
+//! The loaded action manifests: the ones bundled in the binary (claude, codex, gemini, opencode,
+//! from `reference-host/manifests/`), then the user's `$XDG_CONFIG_HOME/corral/actions/*.toml` in
+//! file-name order. A user action replaces the action of the same agent and name; anything else
+//! adds to what is loaded. A file that does not read is one error naming the file, the line and
+//! the key, never skipped: an action a person wrote and that silently went missing could leave a
+//! dialog unanswerable, or answer it differently than they meant.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schema::Action;
+use schema::manifest::{ActionManifest, ActionSpec};
+
+/// The manifests compiled into the binary: (file name, text).
+const BUNDLED: &[(&str, &str)] = &[
+    ("claude.toml", include_str!("../../manifests/claude.toml")),
+    ("codex.toml", include_str!("../../manifests/codex.toml")),
+    ("gemini.toml", include_str!("../../manifests/gemini.toml")),
+    (
+        "opencode.toml",
+        include_str!("../../manifests/opencode.toml"),
+    ),
+];
+
+/// Where a loaded action came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Compiled in; the bundled file's name.
+    Bundled(&'static str),
+    /// A user's file.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Bundled(name) => write!(f, "bundled:{name}"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// One loaded action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// The agent it is for.
+    pub agent: String,
+    /// What it is.
+    pub spec: ActionSpec,
+    /// Where it was read.
+    pub source: Source,
+}
+
+/// A manifest that could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    /// The file (or `bundled:<name>`).
+    pub source: String,
+    /// What is wrong, on one line: where (line, column, the line's text), then what.
+    pub message: String,
+}
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "action manifest {}: {}", self.source, self.message)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+/// Every loaded action, by agent, in load order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Manifests {
+    agents: BTreeMap<String, Vec<Loaded>>,
+}
+
+impl Manifests {
+    /// The bundled manifests, then every `*.toml` in `user_dir` (absent: none).
+    pub fn load(user_dir: &Path) -> Result<Manifests, ManifestError> {
+        let mut manifests = Manifests::bundled();
+        let mut files: Vec<PathBuf> = match std::fs::read_dir(user_dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect(),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(err) => {
+                return Err(ManifestError {
+                    source: user_dir.display().to_string(),
+                    message: format!("cannot list the directory: {err}"),
+                });
+            }
+        };
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path).map_err(|err| ManifestError {
+                source: path.display().to_string(),
+                message: format!("cannot read it: {err}"),
+            })?;
+            manifests.add(&text, Source::File(path))?;
+        }
+        Ok(manifests)
+    }
+
+    /// Only the bundled manifests.
+    pub fn bundled() -> Manifests {
+        let mut manifests = Manifests::default();
+        for (name, text) in BUNDLED {
+            manifests
+                .add(text, Source::Bundled(name))
+                .expect("the bundled manifests load (a unit test checks them)");
+        }
+        manifests
+    }
+
+    /// Reads one manifest's text and adds its actions, replacing those it redefines.
+    fn add(&mut self, text: &str, source: Source) -> Result<(), ManifestError> {
+        let error = |message: String| ManifestError {
+            source: source.to_string(),
+            message,
+        };
+        let manifest: ActionManifest =
+            toml::from_str(text).map_err(|err| error(crate::config::one_line(text, &err)))?;
+        if manifest.agent.trim().is_empty() {
+            return Err(error("`agent` is empty".into()));
+        }
+        let mut seen: Vec<&Action> = Vec::new();
+        for spec in &manifest.actions {
+            let name = spec.name();
+            if seen.contains(&name) {
+                return Err(error(format!("action `{name}` is defined twice")));
+            }
+            seen.push(name);
+            check(spec).map_err(|why| error(format!("action `{name}`: {why}")))?;
+        }
+        let actions = self.agents.entry(manifest.agent.clone()).or_default();
+        for spec in manifest.actions {
+            let loaded = Loaded {
+                agent: manifest.agent.clone(),
+                spec,
+                source: source.clone(),
+            };
+            match actions
+                .iter_mut()
+                .find(|a| a.spec.name() == loaded.spec.name())
+            {
+                Some(existing) => *existing = loaded,
+                None => actions.push(loaded),
+            }
+        }
+        Ok(())
+    }
+
+    /// The action `name` of `agent`, if a manifest covers it.
+    pub fn action(&self, agent: &str, name: &Action) -> Option<&Loaded> {
+        self.agents
+            .get(agent)?
+            .iter()
+            .find(|loaded| loaded.spec.name() == name)
+    }
+
+    /// True when some loaded manifest defines `name` as an action a device may fire (not
+    /// `exec`): the manifest half of the scope gate, which reads no pane.
+    pub fn device_reachable(&self, name: &Action) -> bool {
+        self.all()
+            .any(|loaded| loaded.spec.name() == name && !matches!(loaded.spec, ActionSpec::Exec(_)))
+    }
+
+    /// True when a manifest covers `agent` at all.
+    pub fn covers(&self, agent: &str) -> bool {
+        self.agents.get(agent).is_some_and(|a| !a.is_empty())
+    }
+
+    /// Every loaded action, by agent then load order.
+    pub fn all(&self) -> impl Iterator<Item = &Loaded> {
+        self.agents.values().flatten()
+    }
+}
+
+/// What the types cannot say: keys to send, a path to call, a command to run.
+fn check(spec: &ActionSpec) -> Result<(), String> {
+    match spec {
+        ActionSpec::Keys(a) if a.keys.iter().all(|k| k.trim().is_empty()) => {
+            Err("`keys` sends nothing".into())
+        }
+        ActionSpec::Api(a) if !a.path.starts_with('/') => {
+            Err(format!("`path` {:?} must start with `/`", a.path))
+        }
+        ActionSpec::Exec(a) if a.command.trim().is_empty() => Err("`command` is empty".into()),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_manifests_cover_every_agent_with_the_actions_a_device_needs() {
+        let m = Manifests::bundled();
+        for agent in ["claude", "codex", "gemini", "opencode"] {
+            for name in [
+                Action::Approve,
+                Action::Deny,
+                Action::Interrupt,
+                Action::Steer,
+            ] {
+                assert!(m.action(agent, &name).is_some(), "{agent} {name}");
+            }
+        }
+        for agent in ["claude", "codex", "gemini"] {
+            assert!(m.action(agent, &Action::SteerNow).is_some(), "{agent}");
+        }
+        assert_eq!(
+            m.action("opencode", &Action::QuestionReply)
+                .unwrap()
+                .spec
+                .kind(),
+            "api"
+        );
+        assert!(
+            m.action("claude", &Action::QuestionReply).is_none(),
+            "no question API"
+        );
+        assert!(m.device_reachable(&Action::Approve));
+        assert!(!m.device_reachable(&Action::parse("run-tests").unwrap()));
+        assert!(m.all().all(|a| matches!(a.source, Source::Bundled(_))));
+    }
+
+    fn user_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_user_file_overrides_an_action_and_adds_agents_and_exec_actions() {
+        let dir = user_dir(&[(
+            "mine.toml",
+            r#"agent = "claude"
+
+[[action]]
+name = "approve"
+kind = "keys"
+keys = ["Enter"]
+label = "Go"
+
+[[action]]
+name = "run-tests"
+kind = "exec"
+command = "cargo test"
+"#,
+        )]);
+        let m = Manifests::load(dir.path()).unwrap();
+        let approve = m.action("claude", &Action::Approve).unwrap();
+        assert_eq!(approve.spec.label(), "Go");
+        assert_eq!(approve.source, Source::File(dir.path().join("mine.toml")));
+        assert!(
+            m.action("claude", &Action::Deny).is_some(),
+            "the rest stays"
+        );
+        let run = Action::parse("run-tests").unwrap();
+        assert!(m.action("claude", &run).is_some());
+        assert!(!m.device_reachable(&run), "exec never reaches a device");
+    }
+
+    #[test]
+    fn a_broken_file_is_one_error_naming_the_file_line_and_key() {
+        let dir = user_dir(&[(
+            "broken.toml",
+            "agent = \"claude\"\n\n[[action]]\nname = \"approve\"\nkind = \"keys\"\nkyes = [\"1\"]\n",
+        )]);
+        let err = Manifests::load(dir.path()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("broken.toml"), "{text}");
+        assert!(text.contains("line 3"), "{text}");
+        assert!(text.contains("kyes"), "{text}");
+        assert!(!text.contains('\n'), "one line: {text}");
+        let dup = user_dir(&[(
+            "dup.toml",
+            "agent = \"x\"\n[[action]]\nname = \"deny\"\nkind = \"keys\"\nkeys = [\"n\"]\n[[action]]\nname = \"deny\"\nkind = \"keys\"\nkeys = [\"n\"]\n",
+        )]);
+        assert!(
+            Manifests::load(dup.path())
+                .unwrap_err()
+                .to_string()
+                .contains("defined twice")
+        );
+        let empty = user_dir(&[(
+            "e.toml",
+            "agent = \"x\"\n[[action]]\nname = \"deny\"\nkind = \"keys\"\nkeys = []\n",
+        )]);
+        assert!(
+            Manifests::load(empty.path())
+                .unwrap_err()
+                .to_string()
+                .contains("sends nothing")
+        );
+    }
+
+    #[test]
+    fn no_user_dir_means_the_bundled_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Manifests::load(&dir.path().join("absent")).unwrap(),
+            Manifests::bundled()
+        );
+    }
+}
