@@ -33,6 +33,70 @@ pub fn try_lock(path: &Path) -> io::Result<Option<Lock>> {
     }
 }
 
+/// Waits up to `patience` for the exclusive lock on the lock file at `path` (creating it and its
+/// dir, private); `None` when someone else held it all that time.
+pub fn lock_within(path: &Path, patience: std::time::Duration) -> io::Result<Option<Lock>> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        if let Some(lock) = try_lock(path)? {
+            return Ok(Some(lock));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Creates `path` exclusively with `bytes`, mode 0600 (its dir created private): fails with
+/// `AlreadyExists` when the file is there, so two writers can never both succeed.
+pub fn create_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    ensure_mode(&file, 0o600)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// A log path as configured: a leading `~/` is the home dir.
+pub fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if path == "~" => home.map_or_else(|| PathBuf::from(path), Path::to_owned),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// Appends one line to the log at `path` (its parent dirs created, the file created 0600, never
+/// rewritten). A log that cannot be written is skipped: a log must never stop what it records.
+pub fn append_log(path: &Path, line: &str) {
+    let write = || -> io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        let mut bytes = line.trim_end_matches('\n').as_bytes().to_vec();
+        bytes.push(b'\n');
+        file.write_all(&bytes)
+    };
+    if let Err(err) = write() {
+        tracing::debug!(path = %path.display(), %err, "log not written");
+    }
+}
+
 fn open_lock_file(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .create(true)
@@ -118,6 +182,59 @@ mod tests {
 
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_timed_lock_gives_up_after_its_patience() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("locks/p.lock");
+        let held = lock_within(&path, std::time::Duration::ZERO)
+            .unwrap()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let again = lock_within(&path, std::time::Duration::from_millis(100)).unwrap();
+        assert!(again.is_none());
+        assert!(started.elapsed() >= std::time::Duration::from_millis(100));
+        drop(held);
+        assert!(
+            lock_within(&path, std::time::Duration::ZERO)
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(mode(&tmp.path().join("locks")), 0o700);
+    }
+
+    #[test]
+    fn an_exclusive_create_succeeds_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("verdicts/v");
+        create_exclusive(&path, b"one").unwrap();
+        let err = create_exclusive(&path, b"two").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn a_log_is_appended_0600_with_its_dirs_and_an_unwritable_one_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("a/b/act.log");
+        append_log(&path, "{\"n\":1}");
+        append_log(&path, "{\"n\":2}\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":1}\n{\"n\":2}\n"
+        );
+        assert_eq!(mode(&path), 0o600);
+        append_log(Path::new("/proc/no/such/log"), "x");
+        assert_eq!(
+            expand_home("~/logs/a.log", Some(Path::new("/h"))),
+            PathBuf::from("/h/logs/a.log")
+        );
+        assert_eq!(
+            expand_home("/abs", Some(Path::new("/h"))),
+            PathBuf::from("/abs")
+        );
     }
 
     #[test]

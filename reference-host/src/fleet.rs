@@ -7,6 +7,7 @@ use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
 use crate::clock::now_ms;
 use crate::git::GitCache;
 use crate::tmux::read::{PaneRead, Titles};
+use crate::tmux::write::Input;
 use crate::tmux::{Tmux, TmuxError};
 
 /// Reads the fleet: one tmux call, plus cached repository lookups.
@@ -53,6 +54,7 @@ pub struct PaneFacts {
 
 impl Pane {
     /// A pane with no facts beyond its row (tests, scripted fleets).
+    #[cfg(test)]
     pub fn of_row(row: FleetRow) -> Pane {
         Pane {
             row,
@@ -69,6 +71,9 @@ pub trait FleetSource {
 
     /// This host's name.
     fn host(&self) -> &str;
+
+    /// Sends keys and text to pane `pane`, in order (a dispatch's screen lane).
+    fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError>;
 
     /// The wire rows now, in pane order.
     fn read(&mut self) -> Result<Vec<FleetRow>, TmuxError> {
@@ -130,6 +135,10 @@ impl FleetSource for FleetReader {
 
     fn host(&self) -> &str {
         &self.host
+    }
+
+    fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {
+        self.tmux.send(pane, inputs)
     }
 }
 

@@ -24,6 +24,8 @@ mod edges;
 // A pane's transcript: windows of event headers, events, cursors (no frames, no tmux).
 pub mod transcript;
 
+// What a blocked pane is asking: card gathering after the pane read.
+mod card;
 // Dispatch: the host-wide ledger of slots.
 pub mod act;
 
@@ -40,6 +42,8 @@ mod files;
 
 // The only module that talks to tmux: its command lines, its reads.
 mod tmux;
+// The host's HTTP client: an agent's own API on loopback, with a time-out.
+mod http;
 // The only module that starts a child process.
 mod process;
 // The wall clock in epoch milliseconds.

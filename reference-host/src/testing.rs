@@ -1,10 +1,106 @@
-//! Builders the unit tests share: a fleet row, a pane as tmux reports it, and an enrolled device,
-//! each with plain defaults that a test overrides field by field.
+//! Builders the unit tests share: a fleet row, a pane as tmux reports it, an enrolled device, and
+//! a scripted fleet, each with plain defaults that a test overrides field by field.
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use schema::{DeviceRecord, FleetRow, Row, Scope, State, Wire};
 
 use crate::devices::{DeviceFile, StoreError};
+use crate::fleet::{FleetSource, Pane};
+use crate::tmux::TmuxError;
 use crate::tmux::read::{AgentOptions, PaneRead};
+use crate::tmux::write::Input;
+
+/// The host's services for a test whose runtime dir is `dir`: bundled manifests, no stores, no
+/// act log.
+pub fn services(dir: &std::path::Path) -> crate::serve::Services {
+    crate::serve::Services {
+        runtime: crate::runtime::RuntimeDir::open(dir).unwrap(),
+        manifests: crate::act::manifest::Manifests::bundled(),
+        stores: crate::transcript::locate::StoreRoots::default(),
+        act_log: None,
+    }
+}
+
+/// A fleet a test scripts between events: the panes it reads, whether reading fails, and what
+/// was sent to which pane (each input rendered as `keys:A B` or `text:...`). Clones share state.
+#[derive(Debug, Clone, Default)]
+pub struct Scripted {
+    panes: Rc<RefCell<Vec<Pane>>>,
+    fail: Rc<RefCell<bool>>,
+    sent: Rc<RefCell<Vec<(String, String)>>>,
+    reads: Rc<RefCell<u32>>,
+}
+
+impl Scripted {
+    /// The fleet is these rows (no host-only facts).
+    pub fn set(&self, rows: Vec<FleetRow>) {
+        *self.panes.borrow_mut() = rows.into_iter().map(Pane::of_row).collect();
+    }
+
+    /// The fleet is these panes.
+    pub fn set_panes(&self, panes: Vec<Pane>) {
+        *self.panes.borrow_mut() = panes;
+    }
+
+    /// Changes the rows in place.
+    pub fn edit(&self, change: impl FnOnce(&mut Vec<FleetRow>)) {
+        let mut rows: Vec<FleetRow> = self.panes.borrow().iter().map(|p| p.row.clone()).collect();
+        change(&mut rows);
+        self.set(rows);
+    }
+
+    /// Reads fail (as a lost tmux server) while `fail` is true.
+    pub fn fail(&self, fail: bool) {
+        *self.fail.borrow_mut() = fail;
+    }
+
+    /// What was sent so far: (pane, input) pairs in order.
+    pub fn sent(&self) -> Vec<(String, String)> {
+        self.sent.borrow().clone()
+    }
+
+    /// How many reads of the fleet were made.
+    pub fn reads(&self) -> u32 {
+        *self.reads.borrow()
+    }
+}
+
+impl FleetSource for Scripted {
+    fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
+        *self.reads.borrow_mut() += 1;
+        if *self.fail.borrow() {
+            return Err(TmuxError::Failed {
+                status: "exit status: 1".into(),
+                stderr: "lost server".into(),
+            });
+        }
+        Ok(self.panes.borrow().clone())
+    }
+
+    fn host(&self) -> &str {
+        "studio"
+    }
+
+    fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {
+        if !self.panes.borrow().iter().any(|p| p.row.pane == pane) {
+            return Err(TmuxError::Failed {
+                status: "exit status: 1".into(),
+                stderr: format!("can't find pane: {pane}"),
+            });
+        }
+        for input in inputs {
+            let rendered = match input {
+                Input::Keys([]) => continue,
+                Input::Keys(keys) => format!("keys:{}", keys.join(" ")),
+                Input::Text(text) => format!("text:{text}"),
+            };
+            self.sent.borrow_mut().push((pane.to_owned(), rendered));
+        }
+        Ok(())
+    }
+}
 
 /// The wire row of a `claude` agent in pane `pane` at `work:0.0` of host `studio`, in `state`;
 /// every optional field empty.

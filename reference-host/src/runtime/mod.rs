@@ -39,6 +39,38 @@ impl RuntimeDir {
     pub fn claim_slot(&self, max: u32) -> std::io::Result<Option<Slot>> {
         slots::claim(&self.path.join("serve"), max)
     }
+
+    /// The dir itself: the ledger (`ledger.jsonl`, `ledger.lock`, `owners/`) and the transcript
+    /// cursor secret (`cursor.key`) live at its top.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `requests/<id>.json`: a permission request parked by an agent's hook. `None` for an id
+    /// that cannot be a file name (so a stamp can never name a path outside the dir).
+    pub fn request_file(&self, id: &str) -> Option<PathBuf> {
+        file_name(id).map(|id| self.path.join("requests").join(format!("{id}.json")))
+    }
+
+    /// `verdicts/<id>`: the answer a dispatch gives a parked request.
+    pub fn verdict_file(&self, id: &str) -> Option<PathBuf> {
+        file_name(id).map(|id| self.path.join("verdicts").join(id))
+    }
+
+    /// `locks/pane-<n>.lock`: the single-flight lock of a pane's dispatches.
+    pub fn pane_lock(&self, pane: &str) -> PathBuf {
+        let name: String = pane
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        self.path.join("locks").join(format!("pane-{name}.lock"))
+    }
+}
+
+/// `id` when it can be used as one file name: not empty, no `/`, not `.` or `..`, no NUL.
+fn file_name(id: &str) -> Option<&str> {
+    let ok = !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\0']);
+    ok.then_some(id)
 }
 
 #[cfg(test)]
@@ -52,5 +84,27 @@ mod tests {
         let slot = runtime.claim_slot(1).unwrap().unwrap();
         assert!(tmp.path().join("corral/serve/slot-0.lock").is_file());
         drop(slot);
+    }
+
+    #[test]
+    fn hook_files_are_named_by_a_plain_id_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runtime = RuntimeDir::open(tmp.path()).unwrap();
+        assert_eq!(
+            runtime.request_file("req-1"),
+            Some(tmp.path().join("requests/req-1.json"))
+        );
+        assert_eq!(
+            runtime.verdict_file("req-1"),
+            Some(tmp.path().join("verdicts/req-1"))
+        );
+        for bad in ["", "..", "a/b", "../x"] {
+            assert_eq!(runtime.request_file(bad), None, "{bad}");
+            assert_eq!(runtime.verdict_file(bad), None, "{bad}");
+        }
+        assert_eq!(
+            runtime.pane_lock("%12"),
+            tmp.path().join("locks/pane-_12.lock")
+        );
     }
 }

@@ -17,11 +17,15 @@ use schema::ErrorCode;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
+use crate::act::manifest::Manifests;
 use crate::devices::{DeviceFile, StoreWatch};
+use crate::files;
 use crate::fleet::FleetReader;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
+use crate::transcript::locate::StoreRoots;
+pub use requests::Services;
 use session::{Event, Flow, Session, SessionConfig, refuse};
 use transport::{FrameWriter, Incoming, LineReader};
 
@@ -74,6 +78,21 @@ pub fn run(options: ServeOptions) -> u8 {
         }
         Err(err) => return start_up_failure(&format!("claiming a connection slot: {err}")),
     };
+    let manifests = match Manifests::load(&options.paths.actions_dir) {
+        Ok(manifests) => manifests,
+        Err(err) => return start_up_failure(&err.to_string()),
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let services = Services {
+        runtime,
+        manifests,
+        stores: StoreRoots::from_env(),
+        act_log: config
+            .act
+            .log
+            .as_deref()
+            .map(|log| files::expand_home(log, home.as_deref())),
+    };
     let interval = Duration::from_millis(config.serve.reconcile_interval_ms);
     // A hung tmux must not hold the session longer than about a cycle.
     let tmux = options
@@ -86,6 +105,7 @@ pub fn run(options: ServeOptions) -> u8 {
         },
         store,
         FleetReader::new(tmux, options.host),
+        services,
         FrameWriter::new(stdout()),
     );
     match event_loop(session) {

@@ -18,7 +18,7 @@ use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID
 use crate::clock::now_ms;
 use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
-use crate::serve::requests::{self, Connection};
+use crate::serve::requests::{self, Connection, Services};
 use crate::serve::stream::Stream;
 use crate::serve::transport::{FrameWriter, Incoming, LINE_CAP};
 
@@ -67,14 +67,15 @@ pub struct Session<S, W> {
 
 impl<S: FleetSource, W: Write> Session<S, W> {
     /// A session that has not seen hello yet.
-    pub fn new(config: SessionConfig, store: StoreWatch, fleet: S, out: FrameWriter<W>) -> Self {
+    pub fn new(
+        config: SessionConfig,
+        store: StoreWatch,
+        fleet: S,
+        services: Services,
+        out: FrameWriter<W>,
+    ) -> Self {
         Session {
-            conn: Connection {
-                config,
-                store,
-                fleet,
-                stream: None,
-            },
+            conn: Connection::new(config, store, fleet, services),
             out,
             greeted: false,
         }

@@ -397,18 +397,30 @@ fn pane_not_found(backend: Backend) {
         json!({"schema":1,"id":"c","t":"card","pane":"%404"}),
         json!({"schema":1,"id":"w","t":"window","pane":"%404"}),
         json!({"schema":1,"id":"e","t":"event","pane":"%404","cursor":"x"}),
-        json!({"schema":1,"id":"d","t":"dispatch","slot":"s","host":"","pane":"%404","action":"approve","binder":{"expect_episode_ms":0}}),
         json!({"schema":1,"id":"p","t":"card","pane":fleet.pane("shell")}),
     ] {
         host.send(&request.to_string());
         let id = request["id"].as_str().unwrap();
         assert!(is_error(&host.recv(), id, "not-found"), "{request}");
     }
-    host.send(&json!({"schema":1,"id":"k","t":"card","pane":fleet.pane("blocked")}).to_string());
-    assert!(
-        is_error(&host.recv(), "k", "internal"),
-        "not built yet, typed"
+    // A dispatch to a pane this host does not have passes the scope and slot gates, so its
+    // answer is a receipt: the pane is gone.
+    let dispatch = json!({"schema":1,"id":"d","t":"dispatch","slot":"s","host":"","pane":"%404","action":"approve","binder":{"expect_episode_ms":0}});
+    host.send(&dispatch.to_string());
+    let receipt = host.recv();
+    assert_eq!(
+        (&receipt["t"], &receipt["outcome"], &receipt["reason"]),
+        (&json!("receipt"), &json!("vanished"), &json!("pane-gone")),
+        "{receipt}"
     );
+    host.send(&json!({"schema":1,"id":"k","t":"card","pane":fleet.pane("blocked")}).to_string());
+    let card = host.recv();
+    assert_eq!(
+        (&card["card"], &card["lane"], &card["extraction"]),
+        (&json!("permission"), &json!("hook"), &json!("exact")),
+        "the parked request makes a hook card: {card}"
+    );
+    assert_eq!(card["options"][0]["option_id"], "req-blocked");
 }
 
 fn sigterm(backend: Backend) {

@@ -216,6 +216,9 @@ impl Fleet {
             "TMUX_TMPDIR".into(),
             self.tmux_tmpdir().to_string_lossy().into_owned(),
         ));
+        // The host and the simulator share one runtime dir: the parked hook requests the fixture
+        // writes are the host's to read.
+        home.runtime_dir = self.sim_dir.path().join("runtime");
         home.write_config("[serve]\nreconcile_interval_ms = 100\n");
         home
     }
@@ -246,6 +249,8 @@ pub struct Home {
     pub tmux_socket: String,
     /// Extra environment (e.g. `CORRAL_SIM_DIR`).
     pub env: Vec<(String, String)>,
+    /// `XDG_RUNTIME_DIR`: the home's own, or the simulator's for a fleet's home.
+    pub runtime_dir: PathBuf,
 }
 
 impl Home {
@@ -254,6 +259,7 @@ impl Home {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("config/corral")).unwrap();
         Home {
+            runtime_dir: dir.path().join("runtime"),
             dir,
             tmux_bin: "tmux".into(),
             tmux_socket: socket.into(),
@@ -270,7 +276,7 @@ impl Home {
     }
 
     pub fn runtime(&self) -> PathBuf {
-        self.dir.path().join("runtime")
+        self.runtime_dir.clone()
     }
 
     /// A `corral` command with this home's environment.

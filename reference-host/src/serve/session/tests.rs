@@ -1,45 +1,12 @@
 //! The session loop against a scripted fleet and an in-memory output: every rule of the
 //! handshake, the request loop and both stream modes, without tmux or a process.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use schema::{FleetRow, Response, Scope, State};
+use schema::{Response, Scope, State};
 use serde_json::{Value, json};
 
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
-use crate::fleet::Pane;
-use crate::testing::{enrol, row};
-use crate::tmux::TmuxError;
-
-/// A fleet whose rows a test sets between events.
-#[derive(Debug, Clone, Default)]
-struct Scripted {
-    rows: Rc<RefCell<Vec<FleetRow>>>,
-    fail: Rc<RefCell<bool>>,
-}
-
-impl FleetSource for Scripted {
-    fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
-        if *self.fail.borrow() {
-            return Err(TmuxError::Failed {
-                status: "exit status: 1".into(),
-                stderr: "lost server".into(),
-            });
-        }
-        Ok(self
-            .rows
-            .borrow()
-            .iter()
-            .cloned()
-            .map(Pane::of_row)
-            .collect())
-    }
-    fn host(&self) -> &str {
-        "studio"
-    }
-}
+use crate::testing::{Scripted, enrol, row, services};
 
 struct Harness {
     session: Session<Scripted, Vec<u8>>,
@@ -60,7 +27,7 @@ impl Harness {
             &[Scope::Read, Scope::ActAnswer],
         );
         let fleet = Scripted::default();
-        *fleet.rows.borrow_mut() = vec![row("%0", State::Idle), row("%1", State::Working)];
+        fleet.set(vec![row("%0", State::Idle), row("%1", State::Working)]);
         let session = Session::new(
             SessionConfig {
                 device: "fp-phone".into(),
@@ -68,6 +35,7 @@ impl Harness {
             },
             StoreWatch::new(store.clone()),
             fleet.clone(),
+            services(&dir.path().join("run")),
             FrameWriter::new(Vec::new()),
         );
         Harness {
@@ -202,7 +170,7 @@ fn snapshot_applies_the_selector() {
 fn a_failed_read_is_answered_internal() {
     let mut h = Harness::new();
     h.hello();
-    *h.fleet.fail.borrow_mut() = true;
+    h.fleet.fail(true);
     h.line(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
     assert!(error("s", "internal")(&h.frames()[0]));
 }
@@ -219,7 +187,8 @@ fn edges_stream_after_a_silent_baseline_with_the_subscribe_id() {
     );
     h.session.handle(Event::Tick);
     assert!(h.frames().is_empty(), "the baseline is silent");
-    *h.fleet.rows.borrow_mut() = vec![row("%0", State::Blocked), row("%2", State::Idle)];
+    h.fleet
+        .set(vec![row("%0", State::Blocked), row("%2", State::Idle)]);
     h.session.handle(Event::Tick);
     let frames = h.frames();
     let moves: Vec<(String, String, String, String)> = frames
@@ -273,7 +242,7 @@ fn snapshot_streams_suppress_a_repeat_of_the_last_one() {
     assert_eq!(first[0]["id"], "sub");
     h.session.handle(Event::Tick);
     assert!(h.frames().is_empty(), "an equal snapshot is suppressed");
-    h.fleet.rows.borrow_mut()[0].state = State::Blocked;
+    h.fleet.edit(|rows| rows[0].state = State::Blocked);
     h.session.handle(Event::Tick);
     assert_eq!(h.frames()[0]["agents"][0]["state"], "blocked");
 }
@@ -326,14 +295,78 @@ fn pane_requests_answer_not_found_for_an_unknown_pane() {
         r#"{"schema":1,"id":"c","t":"card","pane":"%9"}"#,
         r#"{"schema":1,"id":"c","t":"window","pane":"%9"}"#,
         r#"{"schema":1,"id":"c","t":"event","pane":"%9","cursor":"x"}"#,
-        r#"{"schema":1,"id":"c","t":"dispatch","slot":"s","host":"","pane":"%9","action":"approve","binder":{"expect_episode_ms":0}}"#,
         r#"{"schema":1,"id":"c","t":"dispatch","slot":"s","host":"elsewhere","pane":"%0","action":"approve","binder":{"expect_episode_ms":0}}"#,
     ] {
         h.line(line);
         assert!(error("c", "not-found")(&h.frames()[0]), "{line}");
     }
     h.line(r#"{"schema":1,"id":"k","t":"card","pane":"%0"}"#);
-    assert!(error("k", "internal")(&h.frames()[0]));
+    assert_eq!(
+        h.frames()[0],
+        json!({"schema":1,"id":"k","t":"card","card":"none"}),
+        "an idle pane has no card"
+    );
+}
+
+#[test]
+fn a_dispatch_to_a_pane_that_is_gone_is_a_receipt_not_an_error() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"d","t":"dispatch","slot":"s","host":"","pane":"%9","action":"approve","binder":{"expect_episode_ms":0}}"#);
+    let frame = &h.frames()[0];
+    assert_eq!(frame["t"], "receipt");
+    assert_eq!(
+        (&frame["outcome"], &frame["reason"], &frame["exit_code"]),
+        (&json!("vanished"), &json!("pane-gone"), &json!(3))
+    );
+    h.line(r#"{"schema":1,"id":"r","t":"receipts","slot":"s"}"#);
+    let receipts = &h.frames()[0]["receipts"];
+    assert_eq!(receipts.as_array().unwrap().len(), 1);
+    assert_eq!(receipts[0]["cached"], true);
+}
+
+#[test]
+fn a_dispatch_fires_through_the_fleet_and_a_repeat_is_cached() {
+    let mut h = Harness::new();
+    h.fleet.edit(|rows| {
+        rows[0].state = State::Blocked;
+        rows[0].detail = Some(schema::Detail::Permission);
+    });
+    h.hello();
+    let line = r#"{"schema":1,"id":"d","t":"dispatch","slot":"%0:0:approve","host":"studio","pane":"%0","action":"approve","binder":{"expect_episode_ms":0}}"#;
+    h.line(line);
+    let first = h.frames().remove(0);
+    assert_eq!(
+        (&first["outcome"], &first["cached"], &first["device"]),
+        (&json!("sent"), &json!(false), &json!("fp-phone"))
+    );
+    h.line(line);
+    assert_eq!(h.frames()[0]["cached"], true);
+    assert_eq!(h.fleet.sent(), [("%0".to_owned(), "keys:1".to_owned())]);
+}
+
+#[test]
+fn a_device_without_read_is_refused_reading_frames_and_lives() {
+    let mut h = Harness::new();
+    h.store
+        .update(|s: &mut schema::DeviceStore| {
+            s.devices[0].scopes = vec![Scope::ActAnswer];
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    h.hello();
+    for line in [
+        r#"{"schema":1,"id":"x","t":"snapshot"}"#,
+        r#"{"schema":1,"id":"x","t":"subscribe","events":true}"#,
+        r#"{"schema":1,"id":"x","t":"card","pane":"%0"}"#,
+        r#"{"schema":1,"id":"x","t":"window","pane":"%0"}"#,
+        r#"{"schema":1,"id":"x","t":"event","pane":"%0","cursor":"c"}"#,
+        r#"{"schema":1,"id":"x","t":"receipts"}"#,
+    ] {
+        h.line(line);
+        assert!(error("x", "scope-denied")(&h.frames()[0]), "{line}");
+    }
+    assert!(h.session.deadline().is_none(), "no stream was started");
 }
 
 #[test]
@@ -364,6 +397,7 @@ fn a_closed_output_ends_the_session_cleanly() {
         },
         StoreWatch::new(h.store.clone()),
         h.fleet.clone(),
+        services(&h._dir.path().join("run")),
         FrameWriter::new(Closed),
     );
     let flow = session.handle(Event::Line(Incoming::Line(

@@ -1,0 +1,124 @@
+//! `window` and `event`: a pane's transcript through the connection's one reader. The pane read
+//! comes first (`not-found`); the file is the pane's own (`@agent_transcript`, else its agent's
+//! store layout), never a path a request names; a refused store is `unsupported` with its reason.
+
+use schema::{
+    Cursor, Envelope, ErrorCode, ErrorFrame, EventReply, EventRequest, Response, Window,
+    WindowLimits, WindowRequest, encode_line,
+};
+
+use super::{Answer, Connection, refusal};
+use crate::fleet::{FleetSource, Pane};
+use crate::transcript::locate::{self, Missing, PaneStore};
+use crate::transcript::{PageLimits, Source, TranscriptError};
+
+/// The longest cursor the host mints, in characters (a window's `older` reserves room for it).
+const CURSOR_MAX: usize = 72;
+
+pub fn window<S: FleetSource>(conn: &mut Connection<S>, request: &WindowRequest) -> Answer {
+    let pane = conn.agent_pane(&request.pane)?;
+    let path = transcript_of(conn, &pane)?;
+    let limits = WindowLimits::clamp(request.last, request.budget);
+    let room = events_room(&pane, limits.frame_bytes);
+    let source = Source {
+        pane: &pane.row.pane,
+        agent: &pane.row.agent,
+        path: &path,
+    };
+    let page = conn
+        .reader()?
+        .window(
+            &source,
+            PageLimits {
+                window: limits,
+                room,
+            },
+            request.before.as_ref(),
+        )
+        .map_err(|err| refused(&pane, err))?;
+    Ok(Response::Window(Window {
+        pane: pane.row.pane.clone(),
+        agent: pane.row.agent.clone(),
+        session: page.session,
+        older: page.older,
+        budget_truncated: page.budget_truncated,
+        unknown: page.unknown,
+        events: page.events,
+    }))
+}
+
+pub fn event<S: FleetSource>(conn: &mut Connection<S>, request: &EventRequest) -> Answer {
+    let pane = conn.agent_pane(&request.pane)?;
+    let path = transcript_of(conn, &pane)?;
+    let source = Source {
+        pane: &pane.row.pane,
+        agent: &pane.row.agent,
+        path: &path,
+    };
+    let event = conn
+        .reader()?
+        .event(&source, &request.cursor)
+        .map_err(|err| refused(&pane, err))?;
+    Ok(Response::Event(EventReply { event }))
+}
+
+/// The pane's transcript file: `unsupported` for a refused store, `not-found` when the pane
+/// leads to none.
+fn transcript_of<S>(conn: &Connection<S>, pane: &Pane) -> Result<std::path::PathBuf, ErrorFrame> {
+    let store = PaneStore {
+        agent: &pane.row.agent,
+        transcript: pane.row.transcript.as_deref(),
+        session: pane.facts.agent_session.as_deref(),
+        cwd: Some(&pane.facts.cwd),
+    };
+    locate::locate(&store, &conn.services.stores).map_err(|missing| match missing {
+        Missing::Unsupported(reason) => refusal(ErrorCode::Unsupported, reason),
+        Missing::NotFound => refusal(
+            ErrorCode::NotFound,
+            format!(
+                "pane {} has no transcript this host can find",
+                pane.row.pane
+            ),
+        ),
+    })
+}
+
+fn refused(pane: &Pane, err: TranscriptError) -> ErrorFrame {
+    match err {
+        TranscriptError::NotFound(_) => refusal(
+            ErrorCode::NotFound,
+            format!("pane {}'s transcript file is gone", pane.row.pane),
+        ),
+        TranscriptError::CursorInvalid(why) => refusal(
+            ErrorCode::CursorInvalid,
+            format!("{why}; ask for a fresh window from the end"),
+        ),
+        TranscriptError::Io { .. } => {
+            tracing::error!(%err, "reading a transcript failed");
+            refusal(
+                ErrorCode::Internal,
+                "the host could not read the transcript",
+            )
+        }
+    }
+}
+
+/// The bytes the events of a window may take within `frame_bytes`: the frame's budget minus
+/// everything else the frame carries (envelope, pane, agent, session, a cursor-sized `older`,
+/// the other fields, a worst-case request id of 256 bytes and the newline).
+fn events_room(pane: &Pane, frame_bytes: u32) -> usize {
+    let empty = Window {
+        pane: pane.row.pane.clone(),
+        agent: pane.row.agent.clone(),
+        session: None,
+        older: Some(Cursor("x".repeat(CURSOR_MAX))),
+        budget_truncated: false,
+        unknown: u32::MAX,
+        events: Vec::new(),
+    };
+    // The session meta is capped per leaf like a header's strings: five leaves at most.
+    let session_room = 5 * (WindowLimits::DEFAULT.header_bytes as usize + 16) + 64;
+    let overhead =
+        encode_line(&Envelope::new("x".repeat(256), Response::Window(empty))).len() + session_room;
+    (frame_bytes as usize).saturating_sub(overhead)
+}
