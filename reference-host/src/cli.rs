@@ -21,6 +21,64 @@ pub enum Command {
     /// Enrol, list, grant and revoke remote devices.
     #[command(subcommand)]
     Device(DeviceCommand),
+    /// Fire an action at a pane as the person at this host (the slot and binder gates and the
+    /// same fire as a device's dispatch; no scope gate).
+    #[command(
+        after_help = "Examples:\n  corral act %3 approve\n  corral act %3 steer --text 'add a test first'\n  corral act %5 question_reply --answers '[[\"Yes\"]]'\n\nThe exit code is the receipt's: 0 sent/replied/spawned, 4 refused (5 locked), 3 vanished, 1 error, 124 timeout."
+    )]
+    Act(ActArgs),
+    /// Show receipts from the host's dispatch ledger.
+    Receipts(ReceiptsArgs),
+    /// List the loaded action manifests: every action, its kind, scope and source file.
+    Actions(ActionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ActArgs {
+    /// The pane (`%N`).
+    pub pane: String,
+    /// The action (`approve`, `deny`, `steer`, ... or a local exec action's name).
+    pub action: String,
+    /// The text of a text action (`steer`, `steer_now`, `deny_with_message`).
+    #[arg(long)]
+    pub text: Option<String>,
+    /// The answers of `question_reply`, as JSON: one array of chosen labels per question.
+    #[arg(long, value_name = "JSON")]
+    pub answers: Option<String>,
+    /// The idempotency slot; a fresh one when absent. Repeating a slot returns its receipt.
+    #[arg(long)]
+    pub slot: Option<String>,
+    /// Refuse unless the pane is still in this episode (its `episode_ms`).
+    #[arg(long, value_name = "MS")]
+    pub expect_episode: Option<u64>,
+    /// Refuse unless the pane still carries this permission request.
+    #[arg(long, value_name = "ID")]
+    pub expect_request: Option<String>,
+    /// Print the receipt as JSON instead of a line.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub tmux: TmuxArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReceiptsArgs {
+    /// Only this slot.
+    #[arg(long)]
+    pub slot: Option<String>,
+    /// Only slots claimed at or after this epoch millisecond.
+    #[arg(long, value_name = "MS")]
+    pub since: Option<u64>,
+    /// Print `{"receipts":[...]}` instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ActionsArgs {
+    /// Print `{"schema":1,"actions":[...]}` instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Which tmux server to read.

@@ -24,7 +24,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vocab::{Action, Detail, State};
+use crate::vocab::{Action, Detail, Scope, State};
 
 /// One manifest file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -180,6 +180,34 @@ impl Requires {
     pub fn is_any(&self) -> bool {
         self.state.is_none() && self.detail.is_empty()
     }
+}
+
+/// What `corral actions --json` prints: every loaded action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ActionList {
+    /// Version of this document, 1.
+    #[schemars(schema_with = "crate::envelope::document_version_1")]
+    pub schema: u32,
+    /// The actions, by agent, in load order.
+    pub actions: Vec<ActionListing>,
+}
+
+/// One loaded action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ActionListing {
+    /// The agent it is for.
+    pub agent: String,
+    /// The action's name.
+    pub name: Action,
+    /// `keys`, `text`, `api` or `exec`.
+    pub kind: String,
+    /// The scope a device needs to dispatch it; null when no device may (an `exec` action, or a
+    /// name outside the scope table).
+    pub scope: Option<Scope>,
+    /// The label a card shows.
+    pub label: String,
+    /// Where it was loaded from: a file path, or `bundled:<name>.toml`.
+    pub source: String,
 }
 
 fn enter() -> Vec<String> {

@@ -50,24 +50,5 @@ fn table(rows: &[LsRow]) -> String {
             row.view.title.clone(),
         ]);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for line in lines {
-        let cells: Vec<String> = line
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    super::table(&lines)
 }

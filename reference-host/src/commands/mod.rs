@@ -1,6 +1,7 @@
 //! The commands behind the command line: each turns parsed arguments into validated options and
 //! returns an exit code. Human output for the local commands is written here.
 
+mod act;
 mod device;
 mod ls;
 
@@ -21,7 +22,36 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         })),
         Command::Ls(args) => ls::run(args.json, tmux(&args.tmux), host_name()),
         Command::Device(command) => device::run(command, &paths),
+        Command::Act(args) => act::act(args, &paths, host_name()),
+        Command::Receipts(args) => act::receipts(args, &paths),
+        Command::Actions(args) => act::actions(args, &paths),
     }
+}
+
+/// Rows as aligned columns (the first row is the header), two spaces apart.
+pub fn table<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.as_ref().get(i))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .as_ref()
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 fn tmux(args: &TmuxArgs) -> Tmux {

@@ -18,23 +18,6 @@ fn panes(frame: &Value) -> Vec<String> {
     panes
 }
 
-/// Runs each scenario once per backend: `<name>::fake` and `<name>::real`.
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use crate::support::Backend;
-            #[test]
-            fn fake() {
-                super::$scenario(Backend::Fake);
-            }
-            #[test]
-            fn real() {
-                super::$scenario(Backend::Real);
-            }
-        }
-    )*};
-}
-
 on_both_backends!(
     handshake,
     downgrade,
