@@ -18,7 +18,6 @@
 
 use std::time::Duration;
 
-use schema::hook::ParkedRequest;
 use schema::manifest::ActionSpec;
 use schema::{
     Action, Binder, Card, CardOption, Detail, Extraction, InformationalCard, Lane, OptionKind,
@@ -99,7 +98,7 @@ fn permission(pane: &Pane, sources: &mut Sources<'_>) -> PermissionCard {
             None,
         )
     } else if let Some(id) = &row.permission_request {
-        match parked_request(sources.runtime, id, &row.pane) {
+        match sources.runtime.parked_request(id, &row.pane) {
             Some(request) => {
                 let options = vec![
                     hook_option(OptionKind::AllowOnce, "Yes", id),
@@ -170,23 +169,6 @@ fn manifest_options(pane: &Pane, manifests: &Manifests) -> Vec<CardOption> {
         })
     })
     .collect()
-}
-
-/// The parked request `id`, when its file is there, reads, and is this pane's.
-fn parked_request(runtime: &RuntimeDir, id: &str, pane: &str) -> Option<ParkedRequest> {
-    let path = runtime.request_file(id)?;
-    let text = std::fs::read_to_string(&path).ok()?;
-    match serde_json::from_str::<ParkedRequest>(&text) {
-        Ok(request) if request.id == id && request.pane == pane => Some(request),
-        Ok(_) => {
-            tracing::warn!(path = %path.display(), "a parked request for another pane or id");
-            None
-        }
-        Err(err) => {
-            tracing::warn!(path = %path.display(), %err, "a parked request does not parse");
-            None
-        }
-    }
 }
 
 /// The call the pane is blocked on: its stamps (`@agent_pending_tool`/`_call`), with the input

@@ -31,6 +31,47 @@ pub enum Command {
     Receipts(ReceiptsArgs),
     /// List the loaded action manifests: every action, its kind, scope and source file.
     Actions(ActionsArgs),
+    /// Stamp the pane an agent runs in from one of its hook events (what an agent's hook runs).
+    #[command(
+        after_help = "Run by an agent's hook, inside its tmux pane ($TMUX_PANE):\n  echo '{\"hook_event_name\":\"Stop\"}' | corral event claude Stop\n  corral event codex notify '{\"type\":\"agent-turn-complete\"}'\n\nIt always exits 0; only a permission request's answer is written to stdout."
+    )]
+    Event(EventArgs),
+    /// Print or install the hook settings that make an agent run `corral event`.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct EventArgs {
+    /// The agent (`claude`, `codex`, `gemini`, ...), stamped as `@agent_name`.
+    pub agent: String,
+    /// The hook's event name (`PreToolUse`, `Stop`, ...); else the payload's `hook_event_name`.
+    pub hook: Option<String>,
+    /// The payload as an argument (Codex's notify appends it); else it is read from stdin.
+    pub payload: Option<String>,
+    /// The tmux binary.
+    #[arg(
+        long,
+        env = "CORRAL_TMUX_BIN",
+        default_value = "tmux",
+        value_name = "PATH"
+    )]
+    pub tmux_bin: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Print the settings snippet for an agent (claude, codex).
+    Print {
+        /// The agent.
+        agent: String,
+    },
+    /// Merge the snippet into the agent's settings, keeping everything else (a backup is kept;
+    /// installing twice changes nothing).
+    Install {
+        /// The agent.
+        agent: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,8 @@ mod edges;
 // A pane's transcript: windows of event headers, events, cursors (no frames, no tmux).
 pub mod transcript;
 
+// `corral event`: an agent's hook stamps its pane, parks a permission request for a verdict.
+mod hook;
 // What a blocked pane is asking: card gathering after the pane read.
 mod card;
 // Dispatch: the host-wide ledger of slots.

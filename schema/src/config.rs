@@ -17,6 +17,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Dispatch.
     pub act: ActConfig,
+    /// `corral event`, the agents' hook entry.
+    pub event: EventConfig,
 }
 
 /// `[serve]`.
@@ -119,6 +121,24 @@ pub struct StallConfig {
     pub threshold_s: u64,
     /// This trigger's command; falls back to `notify.command` when absent.
     pub command: Option<String>,
+}
+
+/// `[event]`: how `corral event` (run by an agent's hook) behaves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct EventConfig {
+    /// Seconds a permission-request hook waits for a device's verdict before it lets the agent
+    /// show its own dialog (default 60). The agent's own hook time-out must be longer.
+    #[schemars(range(min = 1))]
+    pub permission_wait_s: u64,
+}
+
+impl Default for EventConfig {
+    fn default() -> Self {
+        EventConfig {
+            permission_wait_s: 60,
+        }
+    }
 }
 
 /// `[act]`.

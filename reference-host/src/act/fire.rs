@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use schema::hook::{Decision, ParkedRequest, Verdict};
+use schema::hook::{Decision, Verdict};
 use schema::manifest::ActionSpec;
 use schema::{Action, Outcome, Reason};
 use serde_json::Value;
@@ -88,9 +88,8 @@ fn hook_verdict(pane: &Pane, runtime: &RuntimeDir, order: &Order<'_>) -> Option<
         _ => return None,
     };
     let id = pane.row.permission_request.as_deref()?;
-    let text = std::fs::read_to_string(runtime.request_file(id)?).ok()?;
-    let parked: ParkedRequest = serde_json::from_str(&text).ok()?;
-    (parked.id == id && parked.pane == pane.row.pane).then(|| Verdict {
+    runtime.parked_request(id, &pane.row.pane)?;
+    Some(Verdict {
         decision,
         request: id.to_owned(),
         message: order.text.map(str::to_owned),

@@ -3,6 +3,7 @@
 
 mod act;
 mod device;
+mod hooks;
 mod ls;
 
 use crate::cli::{Command, TmuxArgs};
@@ -25,6 +26,14 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Act(args) => act::act(args, &paths, host_name()),
         Command::Receipts(args) => act::receipts(args, &paths),
         Command::Actions(args) => act::actions(args, &paths),
+        Command::Event(args) => Ok(crate::hook::run(crate::hook::EventOptions {
+            agent: args.agent,
+            hook: args.hook,
+            payload: args.payload,
+            tmux_bin: args.tmux_bin,
+            paths,
+        })),
+        Command::Hooks(command) => hooks::run(command, &paths),
     }
 }
 

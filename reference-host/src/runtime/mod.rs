@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use schema::hook::ParkedRequest;
+
 use crate::files;
 use slots::Slot;
 
@@ -50,6 +52,37 @@ impl RuntimeDir {
     /// that cannot be a file name (so a stamp can never name a path outside the dir).
     pub fn request_file(&self, id: &str) -> Option<PathBuf> {
         file_name(id).map(|id| self.path.join("requests").join(format!("{id}.json")))
+    }
+
+    /// `requests/<id>.lock`: held by the hook that parked request `id` for as long as it waits.
+    pub fn request_lock(&self, id: &str) -> Option<PathBuf> {
+        file_name(id).map(|id| self.path.join("requests").join(format!("{id}.lock")))
+    }
+
+    /// The parked request `id` of pane `pane`, when it is there to be answered: its file reads,
+    /// is that id's and that pane's, and the hook that parked it still waits (its lock is held;
+    /// a request parked with no lock file, as a fixture does, counts as waiting). A hook that
+    /// died left a free lock: its request is gone.
+    pub fn parked_request(&self, id: &str, pane: &str) -> Option<ParkedRequest> {
+        let path = self.request_file(id)?;
+        let text = std::fs::read_to_string(&path).ok()?;
+        let request = match serde_json::from_str::<ParkedRequest>(&text) {
+            Ok(request) if request.id == id && request.pane == pane => request,
+            Ok(_) => {
+                tracing::warn!(path = %path.display(), "a parked request for another pane or id");
+                return None;
+            }
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "a parked request does not parse");
+                return None;
+            }
+        };
+        let lock = self.request_lock(id)?;
+        if lock.exists() && matches!(files::try_lock(&lock), Ok(Some(_))) {
+            tracing::info!(id, "the hook that parked this request is gone");
+            return None;
+        }
+        Some(request)
     }
 
     /// `verdicts/<id>`: the answer a dispatch gives a parked request.

@@ -10,6 +10,17 @@ use std::hash::{BuildHasher, Hasher};
 
 use super::{Tmux, TmuxError};
 
+impl Tmux {
+    /// One user option of one pane (`show-options -p -q -v`); `None` when unset.
+    pub fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
+        let args = ["show-options", "-p", "-q", "-v", "-t", pane, name].map(str::to_owned);
+        let out = self.run(&args)?;
+        let text = String::from_utf8_lossy(&out);
+        let value = text.strip_suffix('\n').unwrap_or(&text);
+        Ok((!value.is_empty()).then(|| value.to_owned()))
+    }
+}
+
 /// The pane variables every read asks for, in format order.
 const PANE_VARIABLES: &[&str] = &[
     "pane_id",

@@ -22,10 +22,6 @@ pub fn data(text: &str) -> String {
 
 /// What one pane option write does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[expect(
-    dead_code,
-    reason = "`corral event` and the notification daemon write options next"
-)]
 pub enum OptionWrite<'a> {
     /// `set-option -p -t <pane> <name> <value>`.
     Set(&'a str, &'a str),
@@ -75,10 +71,6 @@ impl Tmux {
     }
 
     /// Sets and unsets options of `pane`, in one invocation.
-    #[expect(
-        dead_code,
-        reason = "`corral event` and the notification daemon stamp panes next"
-    )]
     pub fn set_pane_options(
         &self,
         pane: &str,

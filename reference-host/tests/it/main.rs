@@ -22,5 +22,6 @@ mod support;
 
 mod devices;
 mod dispatch;
+mod event;
 mod ls;
 mod serve;

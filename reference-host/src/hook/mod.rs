@@ -1,0 +1,226 @@
+//! `corral event <agent> [<hook>] [<payload>]`: what an agent's own hook runs. It stamps the pane
+//! it runs in (`$TMUX_PANE` on the server `$TMUX` names) per the pane-option contract, in one tmux
+//! invocation, and for a permission request parks the request for a device's verdict and answers
+//! the agent in its hook-output format.
+//!
+//! It must never break the agent: outside tmux, with a broken config, with a dead server, it
+//! exits 0 and says why on stderr at most. Only a permission request's answer reaches stdout, and
+//! only when a verdict came; otherwise the agent shows its own dialog.
+//!
+//! Modules: [`payload`] (reading a hook's JSON), [`stamp`] (which options an event writes, pure),
+//! [`park`] (the hook lane: request, lock, verdict), [`install`] (the snippets for the agents'
+//! settings).
+
+pub mod install;
+pub mod park;
+pub mod payload;
+pub mod stamp;
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use schema::hook::{Decision, Verdict};
+
+use crate::clock::now_ms;
+use crate::paths::Paths;
+use crate::runtime::RuntimeDir;
+use crate::tmux::write::OptionWrite;
+use crate::tmux::{Socket, Tmux};
+use payload::{Hook, Kind};
+use stamp::Stamp;
+
+/// Longest payload read from stdin.
+const PAYLOAD_CAP: u64 = 16 * 1024 * 1024;
+/// How long one tmux invocation of a hook may take.
+const TMUX_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What `corral event` was asked.
+#[derive(Debug, Clone)]
+pub struct EventOptions {
+    /// The agent (`claude`, `codex`, ...): `@agent_name`.
+    pub agent: String,
+    /// The hook's event name, when the command line gives it.
+    pub hook: Option<String>,
+    /// The payload as an argument (Codex's `notify` appends it); else it is read from stdin.
+    pub payload: Option<String>,
+    /// The tmux binary.
+    pub tmux_bin: PathBuf,
+    /// The host's files.
+    pub paths: Paths,
+}
+
+/// Runs one hook event; always exit code 0.
+pub fn run(options: EventOptions) -> u8 {
+    if let Err(err) = event(&options) {
+        tracing::warn!("corral event {}: {err:#}", options.agent);
+    }
+    0
+}
+
+/// The pane and server the hook runs in: `$TMUX_PANE`, and the socket path `$TMUX` starts with.
+fn whereabouts() -> Option<(String, Socket)> {
+    let pane = std::env::var("TMUX_PANE")
+        .ok()
+        .filter(|p| p.starts_with('%'))?;
+    let tmux = std::env::var("TMUX").ok()?;
+    let socket = tmux.split(',').next().filter(|s| !s.is_empty())?;
+    Some((pane, Socket::Path(PathBuf::from(socket))))
+}
+
+fn event(options: &EventOptions) -> anyhow::Result<()> {
+    let Some((pane, socket)) = whereabouts() else {
+        tracing::debug!("not inside tmux: nothing to stamp");
+        return Ok(());
+    };
+    let text = match &options.payload {
+        Some(text) => text.clone(),
+        None => read_stdin()?,
+    };
+    let hook = payload::parse(&text, options.hook.as_deref());
+    let tmux = Tmux::new(options.tmux_bin.clone(), Some(socket)).with_timeout(TMUX_TIMEOUT);
+    let now = now_ms();
+    if hook.kind == Kind::Permission {
+        return permission(options, &tmux, &pane, &hook, now);
+    }
+    let stamps = stamp::stamps(&hook, &options.agent, now);
+    tmux.set_pane_options(&pane, &writes(&stamps))
+        .context("stamping the pane")
+}
+
+fn read_stdin() -> anyhow::Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(String::new());
+    }
+    let mut text = String::new();
+    stdin
+        .lock()
+        .take(PAYLOAD_CAP)
+        .read_to_string(&mut text)
+        .context("reading the hook's payload")?;
+    Ok(text)
+}
+
+fn writes(stamps: &[Stamp]) -> Vec<OptionWrite<'_>> {
+    stamps
+        .iter()
+        .map(|(name, value)| match value {
+            Some(value) => OptionWrite::Set(name, value),
+            None => OptionWrite::Unset(name),
+        })
+        .collect()
+}
+
+/// A permission request: park it, stamp the pane blocked with its id, wait for a verdict, answer
+/// the agent with it (or say nothing), and leave the pane and the runtime dir clean.
+fn permission(
+    options: &EventOptions,
+    tmux: &Tmux,
+    pane: &str,
+    hook: &Hook,
+    now: u64,
+) -> anyhow::Result<()> {
+    let config = crate::config::load(&options.paths.config_file).unwrap_or_else(|err| {
+        tracing::warn!("config: {err:#}; using the defaults");
+        schema::Config::default()
+    });
+    let runtime = RuntimeDir::open(&options.paths.runtime_dir)?;
+    let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
+    let mut stamps = stamp::stamps(hook, &options.agent, now);
+    stamps.push(("@agent_permission_request", Some(parked.id.clone())));
+    tmux.set_pane_options(pane, &writes(&stamps))
+        .context("stamping the pane")?;
+    let stop = interrupted();
+    let deadline = Instant::now() + Duration::from_secs(config.event.permission_wait_s);
+    let verdict = parked.wait(deadline, &|| stop.load(Ordering::Relaxed));
+    let mut after: Vec<Stamp> = Vec::new();
+    if let Some(verdict) = &verdict {
+        answer(verdict);
+        // The agent goes on with the answer: its turn is working again, from now.
+        let now = now_ms().to_string();
+        after.extend([
+            ("@agent_state", Some("working".to_owned())),
+            ("@agent_since", Some(now.clone())),
+            ("@agent_stamped_at", Some(now)),
+            ("@agent_detail", None),
+        ]);
+    }
+    // The stamp is cleared only while it still names this request.
+    if tmux
+        .pane_option(pane, "@agent_permission_request")
+        .ok()
+        .flatten()
+        .as_deref()
+        == Some(parked.id.as_str())
+    {
+        after.push(("@agent_permission_request", None));
+    }
+    if !after.is_empty()
+        && let Err(err) = tmux.set_pane_options(pane, &writes(&after))
+    {
+        tracing::warn!(%err, "clearing the pane's permission stamp");
+    }
+    Ok(())
+}
+
+/// A flag that turns true when SIGTERM, SIGINT or SIGHUP arrives (the agent giving up on its
+/// hook), so the wait ends and everything is cleaned up instead of the process dying mid-way.
+fn interrupted() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = Arc::clone(&flag);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use tokio::signal::unix::{SignalKind, signal};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build();
+        let Ok(runtime) = runtime else {
+            let _ = ready_tx.send(());
+            return;
+        };
+        runtime.block_on(async move {
+            let streams = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::hangup()),
+            );
+            let _ = ready_tx.send(());
+            let (Ok(mut term), Ok(mut int), Ok(mut hup)) = streams else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+                _ = hup.recv() => {}
+            }
+            set.store(true, Ordering::Relaxed);
+        });
+    });
+    // The handlers are in place before the wait starts.
+    let _ = ready_rx.recv_timeout(Duration::from_secs(1));
+    flag
+}
+
+/// Writes the agent's hook-output decision for `verdict` on stdout (Claude Code and Codex read
+/// the same shape: `hookSpecificOutput.decision.behavior`).
+#[allow(clippy::print_stdout, reason = "the hook's decision is its stdout")]
+fn answer(verdict: &Verdict) {
+    let decision = match verdict.decision {
+        Decision::Allow => serde_json::json!({"behavior": "allow"}),
+        Decision::Deny => serde_json::json!({
+            "behavior": "deny",
+            "message": verdict
+                .message
+                .clone()
+                .unwrap_or_else(|| "Denied from a device through corral.".to_owned()),
+        }),
+    };
+    let output = serde_json::json!({
+        "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
+    });
+    println!("{output}");
+}

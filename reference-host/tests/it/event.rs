@@ -1,0 +1,320 @@
+//! `corral event` as an agent's hook runs it, inside a pane of the fake tmux or a scratch real
+//! tmux server: it stamps the pane, parks a permission request that a device's dispatch answers,
+//! and never breaks the agent. `corral hooks` prints and installs the settings.
+
+use std::io::Write;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Backend, Fleet, Home, fleet_with_phone, row};
+
+on_both_backends!(
+    events_stamp_the_pane,
+    a_device_answers_a_parked_permission_request,
+    an_unanswered_request_falls_back_to_the_dialog
+);
+
+/// The socket path of the fleet's server, as its rows name it.
+fn server(home: &Home) -> String {
+    let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
+    ls["agents"][0]["server"].as_str().unwrap().to_owned()
+}
+
+/// `corral event <args>` as a hook inside `pane` runs it.
+fn hook(home: &Home, pane: &str, args: &[&str]) -> Command {
+    let mut cmd = home.corral();
+    cmd.env("TMUX", format!("{},1,0", server(home)))
+        .env("TMUX_PANE", pane)
+        .arg("event")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn run_hook(home: &Home, pane: &str, args: &[&str], payload: &Value) -> Output {
+    let mut child = hook(home, pane, args).spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn pane_row(home: &Home, pane: &str) -> Value {
+    let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
+    row(&ls, pane).clone()
+}
+
+fn events_stamp_the_pane(backend: Backend) {
+    let fleet = Fleet::up(backend);
+    let home = fleet.home();
+    let shell = fleet.pane("shell");
+    let start = json!({"session_id": "sess-1", "transcript_path": "/t/sess-1.jsonl", "cwd": "/w",
+                       "hook_event_name": "SessionStart", "source": "startup"});
+    let out = run_hook(&home, &shell, &["claude"], &start);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "nothing on stdout but a decision");
+    let r = pane_row(&home, &shell);
+    assert_eq!(
+        (&r["agent"], &r["state"], &r["session"]),
+        (&json!("claude"), &json!("idle"), &json!("work"))
+    );
+    assert_eq!(r["transcript"], "/t/sess-1.jsonl");
+
+    run_hook(
+        &home,
+        &shell,
+        &["claude", "UserPromptSubmit"],
+        &json!({"prompt": "go"}),
+    );
+    let r = pane_row(&home, &shell);
+    assert_eq!(r["state"], "working");
+    let since = r["since_ms"].as_u64().unwrap();
+    run_hook(
+        &home,
+        &shell,
+        &["claude", "PreToolUse"],
+        &json!({"tool_name": "Bash", "tool_use_id": "toolu_7"}),
+    );
+    let r = pane_row(&home, &shell);
+    assert_eq!(
+        (&r["pending_tool"], &r["pending_call"]),
+        (&json!("Bash"), &json!("toolu_7"))
+    );
+    assert_eq!(
+        r["since_ms"].as_u64(),
+        Some(since),
+        "a tool keeps the working run's start"
+    );
+    run_hook(&home, &shell, &["claude", "Stop"], &json!({}));
+    let r = pane_row(&home, &shell);
+    assert_eq!(
+        (&r["state"], &r["done"], &r["pending_call"]),
+        (&json!("idle"), &json!(true), &Value::Null)
+    );
+
+    // Codex's notify hands its payload as an argument.
+    let out = hook(
+        &home,
+        &shell,
+        &[
+            "codex",
+            "notify",
+            r#"{"type":"agent-turn-complete","thread-id":"th"}"#,
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(pane_row(&home, &shell)["agent"], "codex");
+
+    run_hook(&home, &shell, &["codex", "SessionEnd"], &json!({}));
+    let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
+    assert!(
+        ls["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["pane"] != shell.as_str()),
+        "a session that ended leaves no agent pane"
+    );
+}
+
+#[test]
+fn outside_tmux_or_with_a_dead_server_it_exits_0_and_says_nothing_on_stdout() {
+    let home = Home::new("unused");
+    let mut cmd = home.corral();
+    cmd.args(["event", "claude", "Stop"])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let dead = home.dir.path().join("no-server");
+    let out = home
+        .corral()
+        .args(["event", "claude", "Stop"])
+        .env("TMUX", format!("{},1,0", dead.display()))
+        .env("TMUX_PANE", "%0")
+        .env("CORRAL_TMUX_BIN", "tmux")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+}
+
+/// Starts a permission-request hook in `pane` and waits until the pane carries its request.
+fn park(home: &Home, pane: &str) -> (Child, String) {
+    let mut child = hook(home, pane, &["claude", "PermissionRequest"])
+        .spawn()
+        .unwrap();
+    let payload = json!({"session_id": "s", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+                         "tool_input": {"command": "rm -rf build", "description": "clean"}});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let r = pane_row(home, pane);
+        if let Some(id) = r["permission_request"].as_str() {
+            assert_eq!(
+                (&r["state"], &r["detail"]),
+                (&json!("blocked"), &json!("permission"))
+            );
+            return (child, id.to_owned());
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the request was never stamped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn a_device_answers_a_parked_permission_request(backend: Backend) {
+    let (fleet, home) = fleet_with_phone(backend);
+    let idle = fleet.pane("idle");
+    let mut phone = home.serve("fp-phone");
+    phone.hello();
+    for (action, behavior) in [("approve", "allow"), ("deny", "deny")] {
+        let (child, id) = park(&home, &idle);
+        phone.send(&json!({"schema":1,"id":"c","t":"card","pane":idle}).to_string());
+        let card = phone.recv();
+        assert_eq!(
+            (&card["lane"], &card["extraction"]),
+            (&json!("hook"), &json!("exact")),
+            "{card}"
+        );
+        assert_eq!(
+            card["pending_call"]["input"],
+            json!({"command": "rm -rf build", "description": "clean"})
+        );
+        let episode = card["binder"]["expect_episode_ms"].clone();
+        phone.send(
+            &json!({"schema":1,"id":"d","t":"dispatch","slot":format!("{id}:{action}"),"host":"",
+            "pane":idle,"action":action,
+            "binder":{"expect_episode_ms":episode,"expect_permission_request":id}})
+            .to_string(),
+        );
+        let receipt = phone.recv();
+        assert_eq!(receipt["outcome"], "replied", "{receipt}");
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            answer["hookSpecificOutput"]["hookEventName"],
+            "PermissionRequest"
+        );
+        assert_eq!(
+            answer["hookSpecificOutput"]["decision"]["behavior"],
+            behavior
+        );
+        let r = pane_row(&home, &idle);
+        assert_eq!(
+            (&r["state"], &r["permission_request"]),
+            (&json!("working"), &Value::Null)
+        );
+        assert_eq!(
+            parked_files(&home),
+            Vec::<String>::new(),
+            "nothing left parked"
+        );
+    }
+}
+
+fn an_unanswered_request_falls_back_to_the_dialog(backend: Backend) {
+    let fleet = Fleet::up(backend);
+    let home = fleet.home();
+    home.write_config("[event]\npermission_wait_s = 1\n");
+    let idle = fleet.pane("idle");
+    let (child, _id) = park(&home, &idle);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.is_empty(),
+        "no decision: the agent shows its own dialog"
+    );
+    let r = pane_row(&home, &idle);
+    assert_eq!(
+        (&r["state"], &r["permission_request"]),
+        (&json!("blocked"), &Value::Null)
+    );
+    // A hook the agent gives up on (SIGTERM) cleans up too.
+    home.write_config("[event]\npermission_wait_s = 60\n");
+    let (child, _id) = park(&home, &idle);
+    let pid = child.id().to_string();
+    assert!(
+        crate::support::command("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert_eq!(pane_row(&home, &idle)["permission_request"], Value::Null);
+    assert_eq!(parked_files(&home), Vec::<String>::new());
+}
+
+/// The files in the runtime dir's `requests/`, but the fixture's own parked request.
+fn parked_files(home: &Home) -> Vec<String> {
+    std::fs::read_dir(home.runtime().join("corral/requests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with("req-blocked."))
+        .collect()
+}
+
+#[test]
+fn hooks_print_and_install_keep_the_users_settings() {
+    let home = Home::new("unused");
+    let snippet: Value = serde_json::from_str(&home.ok(&["hooks", "print", "claude"])).unwrap();
+    let stop = snippet["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(stop.ends_with(" event claude Stop"), "{stop}");
+    let settings = home.dir.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        r#"{"model":"opus","permissions":{"allow":["Bash(ls)"]}}"#,
+    )
+    .unwrap();
+    let first = home.ok(&["hooks", "install", "claude"]);
+    assert!(first.starts_with("updated "), "{first}");
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(merged["model"], "opus");
+    assert_eq!(merged["permissions"]["allow"][0], "Bash(ls)");
+    assert!(merged["hooks"]["PermissionRequest"].is_array());
+    assert!(
+        home.dir
+            .path()
+            .join(".claude/settings.json.corral-backup")
+            .exists()
+    );
+    let second = home.ok(&["hooks", "install", "claude"]);
+    assert!(second.contains("already has corral's hooks"), "{second}");
+
+    let codex = home.ok(&["hooks", "install", "codex"]);
+    assert_eq!(codex.lines().count(), 2, "{codex}");
+    let config = std::fs::read_to_string(home.dir.path().join(".codex/config.toml")).unwrap();
+    assert!(config.starts_with("notify = ["), "{config}");
+    let out = home
+        .corral()
+        .args(["hooks", "print", "opencode"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
