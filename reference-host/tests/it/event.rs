@@ -153,17 +153,13 @@ fn outside_tmux_or_with_a_dead_server_it_exits_0_and_says_nothing_on_stdout() {
 
 /// Starts a permission-request hook in `pane` and waits until the pane carries its request.
 fn park(home: &Home, pane: &str) -> (Child, String) {
-    let mut child = hook(home, pane, &["claude", "PermissionRequest"])
-        .spawn()
-        .unwrap();
-    let payload = json!({"session_id": "s", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
-                         "tool_input": {"command": "rm -rf build", "description": "clean"}});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
+    let child = start_permission_hook(home, pane);
+    let id = stamped_request(home, pane);
+    (child, id)
+}
+
+/// The permission request the pane carries, once it does.
+fn stamped_request(home: &Home, pane: &str) -> String {
     let started = Instant::now();
     loop {
         let r = pane_row(home, pane);
@@ -172,7 +168,7 @@ fn park(home: &Home, pane: &str) -> (Child, String) {
                 (&r["state"], &r["detail"]),
                 (&json!("blocked"), &json!("permission"))
             );
-            return (child, id.to_owned());
+            return id.to_owned();
         }
         assert!(
             started.elapsed() < Duration::from_secs(10),
@@ -180,6 +176,19 @@ fn park(home: &Home, pane: &str) -> (Child, String) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A permission-request hook, its payload written and its stdin closed.
+fn start_permission_hook(home: &Home, pane: &str) -> Child {
+    let mut child = hook(home, pane, &["claude", "PermissionRequest"])
+        .spawn()
+        .unwrap();
+    let payload = json!({"session_id": "s", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+                         "tool_input": {"command": "rm -rf build", "description": "clean"}});
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(payload.to_string().as_bytes());
+    }
+    child
 }
 
 fn a_device_answers_a_parked_permission_request(backend: Backend) {
