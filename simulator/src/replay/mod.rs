@@ -6,7 +6,7 @@
 //!
 //! Read in this order: [`script`] (a session as the host's half, and the replayability rule),
 //! [`judge`] (one app line against the frame the session expects), [`play`] (the stdio loop).
-//! Patterns are `schema::golden::pattern`, the same module `cargo xtask conformance` uses.
+//! Patterns are `golden::pattern`, the same module `cargo xtask conformance` uses.
 
 pub mod judge;
 pub mod play;
@@ -16,7 +16,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use schema::validate::FrameSchema;
+use golden::validate::FrameSchema;
 
 use self::script::{MAIN_CONN, ScriptError};
 

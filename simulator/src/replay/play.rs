@@ -8,8 +8,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use golden::validate::FrameSchema;
 use schema::encode_line;
-use schema::validate::FrameSchema;
 use serde::Serialize;
 use serde_json::Value;
 

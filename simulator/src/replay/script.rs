@@ -25,9 +25,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use schema::golden::pattern::{self, Captures, Use};
-use schema::golden::{RawSegment, SessionHeader, Step, StepLine, barrier_answer, barrier_request};
-use schema::validate::FrameSchema;
+use golden::pattern::{self, Captures, Use};
+use golden::session::{RawSegment, SessionHeader, Step, StepLine, barrier_answer, barrier_request};
+use golden::validate::FrameSchema;
 use schema::{Envelope, Frames as _, Request, Response, decode_line, encode_line};
 use serde_json::Value;
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use schema::fixture::TranscriptFormat;
+use golden::fixture::TranscriptFormat;
 
 use super::api;
 use super::simfile::{Backend, SimFile};

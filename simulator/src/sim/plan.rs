@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use schema::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
+use golden::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
 
 use super::time;
 
@@ -130,7 +130,7 @@ fn options(
         }
         return Ok((out, 0, 0));
     };
-    let at = |m: &Option<schema::fixture::Moment>| -> anyhow::Result<Option<u64>> {
+    let at = |m: &Option<golden::fixture::Moment>| -> anyhow::Result<Option<u64>> {
         m.as_ref()
             .map(|m| time::moment(m, now))
             .transpose()

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use schema::fixture::Fixture;
+use golden::fixture::Fixture;
 
 use super::api;
 use super::git;

@@ -8,9 +8,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use schema::golden::pattern::{self, Captures, Str};
-use schema::golden::{Step, StepLine, barrier_answer, barrier_request};
-use schema::validate::FrameSchema;
+use golden::pattern::{self, Captures, Str};
+use golden::session::{Step, StepLine, barrier_answer, barrier_request};
+use golden::validate::FrameSchema;
 use schema::{Response, decode_line, encode_line};
 use serde_json::{Value, json};
 use simulator::replay::script::{MAIN_CONN, SIM_DIR, SOCKET_PATH};

@@ -2,7 +2,7 @@
 //! `#` starting a comment. A run with a baseline fails on a failure it does not list *and* on a
 //! listed case that now passes, so the list only ever shrinks on purpose.
 
-use schema::golden::Backend;
+use golden::Backend;
 
 use super::runner::{CaseResult, Grade};
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use schema::golden::{Ledger, Level, Status, Step};
+use golden::{Ledger, Level, Status, Step};
 use serde_json::Value;
 
 use super::session::Session;
@@ -185,7 +185,7 @@ pub fn uncovered(variants: &[String], sessions: &[Session], ledger: &Ledger) -> 
 mod tests {
     use std::path::PathBuf;
 
-    use schema::golden::Requirement;
+    use golden::Requirement;
 
     use super::*;
     use crate::conformance::session;

@@ -7,7 +7,7 @@
 //! [`runner`] (one case), [`host`] (the process driver), [`sim`] (the simulator driver),
 //! [`validate`] (schemas), [`ledger`] (requirements, coverage), [`report`], [`baseline`],
 //! [`bless`], [`selftest`] (the broken-host proof), [`process`]. Patterns (matching, captures,
-//! bless) are `schema::golden::pattern`, shared with `corral-sim replay`.
+//! bless) are `golden::pattern`, shared with `corral-sim replay`.
 #![allow(
     clippy::print_stdout,
     reason = "the conformance report is this command's stdout"
@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
-use schema::golden::Backend;
+use golden::Backend;
 
 use crate::workspace_root;
 use runner::{CaseResult, Grade, RunContext};
@@ -268,7 +268,7 @@ fn default_host(target: &Path) -> String {
 
 /// The kit's committed data: the ledger, every golden session, and the two frame schemas.
 struct Kit {
-    ledger: schema::golden::Ledger,
+    ledger: golden::Ledger,
     sessions: Vec<Session>,
     requests: validate::FrameSchema,
     responses: validate::FrameSchema,
@@ -515,7 +515,7 @@ fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use schema::golden::pattern;
+    use golden::pattern;
 
     use super::*;
 
@@ -555,7 +555,7 @@ mod tests {
             validate::FrameSchema::load(&root.join("schema/json"), "requests.schema.json").unwrap();
         for session in &sessions {
             for located in &session.steps {
-                if let schema::golden::Step::Send(frame) = &located.step.step
+                if let golden::Step::Send(frame) = &located.step.step
                     && pattern::is_concrete(frame)
                 {
                     let checked = requests.validate(frame);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use schema::golden::{Backend, Ledger, Level, Status};
+use golden::{Backend, Ledger, Level, Status};
 use serde_json::{Value, json};
 
 use super::runner::{CaseResult, Failure, Grade};
@@ -350,7 +350,7 @@ mod tests {
     use std::path::PathBuf;
     use std::time::Duration;
 
-    use schema::golden::Requirement;
+    use golden::Requirement;
 
     use super::*;
 

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use schema::golden::pattern::{self, Captures};
-use schema::golden::{self, Backend, RawSegment, Step, StepLine};
+use golden::Backend;
+use golden::pattern::{self, Captures};
+use golden::session::{RawSegment, Step, StepLine, barrier_answer, barrier_request};
 use schema::{DeviceStore, Response, decode_line, encode_line};
 use serde_json::{Value, json};
 use similar::TextDiff;
@@ -209,7 +210,7 @@ fn fixture_canaries(fixture: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(fixture) else {
         return Vec::new();
     };
-    let Ok(fixture) = toml::from_str::<schema::fixture::Fixture>(&text) else {
+    let Ok(fixture) = toml::from_str::<golden::fixture::Fixture>(&text) else {
         return Vec::new();
     };
     let mut canaries = Vec::new();
@@ -473,11 +474,10 @@ impl<'a> Case<'a> {
                 self.expect(&conn, pattern, deadline, located)
             }
             Step::Barrier(id) => {
-                let mut bytes =
-                    serde_json::to_vec(&golden::barrier_request(id)).expect("values encode");
+                let mut bytes = serde_json::to_vec(&barrier_request(id)).expect("values encode");
                 bytes.push(b'\n');
                 self.conn(&conn)?.send(&bytes).map_err(StepError::new)?;
-                let want = golden::barrier_answer(id);
+                let want = barrier_answer(id);
                 let deadline = Instant::now() + self.timeout(line, defaults::EXPECT_MS);
                 self.expect(&conn, &want, deadline, located)
             }

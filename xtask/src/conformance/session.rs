@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use schema::golden::pattern::{self, Use};
-use schema::golden::{Backend, SessionHeader, Step, StepLine};
+use golden::pattern::{self, Use};
+use golden::{Backend, SessionHeader, Step, StepLine};
 use schema::{Request, Response, decode_line, encode_line};
 use serde::Serialize;
 use serde_json::Value;

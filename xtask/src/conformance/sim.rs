@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use schema::golden::Backend;
+use golden::Backend;
 use serde::Deserialize;
 
 use super::process;

@@ -1,5 +1,5 @@
 //! Schema validation of every frame, both directions, against the committed `schema/json/`
-//! files (through `schema::validate`, which narrows a `oneOf` failure to the branch the frame's own
+//! files (through `golden::validate`, which narrows a `oneOf` failure to the branch the frame's own
 //! tag picks), and of local documents such as the config file.
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// Validators for one direction of the wire, read from a committed file.
 #[derive(Debug)]
-pub struct FrameSchema(schema::validate::FrameSchema);
+pub struct FrameSchema(golden::validate::FrameSchema);
 
 fn read(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
@@ -22,7 +22,7 @@ fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> 
 impl FrameSchema {
     /// Loads `schema/json/<file>` and prepares a validator per tag.
     pub fn load(dir: &Path, file: &str) -> Result<FrameSchema, String> {
-        schema::validate::FrameSchema::new(file, &read(&dir.join(file))?).map(FrameSchema)
+        golden::validate::FrameSchema::new(file, &read(&dir.join(file))?).map(FrameSchema)
     }
 
     /// Every tag this direction knows: `t` values, and `t/key=tag` for tagged bodies.

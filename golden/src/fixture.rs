@@ -13,8 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::card::Question;
-use crate::vocab::{Detail, State};
+use schema::{Detail, Question, State};
 
 /// A whole fleet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

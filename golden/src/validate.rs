@@ -1,7 +1,7 @@
-//! Schema validation of frames against the generated JSON Schemas (feature `validate`). A
-//! `oneOf` failure says only "no branch matched", so a frame is validated against the branch its
-//! own tag picks (`t`, then `card` inside a card): the error names the exact path. Pure: the
-//! caller hands in the schema (a committed file it read, or [`crate::generate::documents`]).
+//! Frames checked against the generated JSON Schemas of the wire. A `oneOf` failure says only
+//! "no branch matched", so a frame is validated against the branch its own tag picks (`t`, then
+//! `card` inside a card): the error names the exact path. Pure: the caller hands in the schema (a
+//! committed file it read, or [`schema::generate::documents`]).
 
 use std::collections::BTreeMap;
 
@@ -113,7 +113,7 @@ impl FrameSchema {
     /// `responses.schema.json`), built from the wire types in this process: the same schema as
     /// the committed file, which a test keeps in step.
     pub fn generated(file: &str) -> Result<FrameSchema, String> {
-        let document = crate::generate::documents()
+        let document = schema::generate::documents()
             .into_iter()
             .find(|document| document.file == file)
             .ok_or_else(|| format!("`{file}` is not a generated schema"))?;

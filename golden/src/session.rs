@@ -1,56 +1,19 @@
-//! The conformance kit's published formats: golden sessions (`golden/sessions/*.ndjson`) and the
-//! requirement ledger (`golden/requirements.toml`).
+//! The golden-session format (`golden/sessions/*.ndjson`, documented in `golden/README.md`).
 //!
 //! A golden session is NDJSON: the first line is a [`SessionHeader`], every later line a
 //! [`StepLine`]. Every line is in canonical form: it decodes into these types and re-encodes to
 //! the same bytes. The session describes both halves of a conversation, so a host runner plays
 //! the client's half and judges the host's frames, and a replayer can play the host's half and
-//! judge a client's frames.
-//!
-//! Frames inside `send` and `expect` steps are *patterns*: exact JSON by default, where a string
-//! that starts with `$` is a directive. `golden/README.md` documents the directives; in short:
-//! `$any`, `$int`, `$number`, `$string`, `$bool`, `$array`, `$object` (typed wildcards),
-//! `$absent` (the key must be missing), `$int:name` (a typed capture, bound on first sight and
-//! compared after), `${name}` (a bound capture, also inside a longer string), `$$` (a literal
-//! `$`), and the object key `"$more": true` (other keys may appear). Any other `$` is an error, so
-//! a directive can never be mistaken for data silently. [`pattern`] implements them, once, for
-//! both sides of the kit: `cargo xtask conformance` (the client's half, judging a host) and
-//! `corral-sim replay` (the host's half, judging a client).
-
-pub mod pattern;
-
-use std::collections::BTreeMap;
+//! judge a client's frames. Frames inside `send` and `expect` steps are patterns
+//! ([`crate::pattern`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::device::DeviceRecord;
+use schema::DeviceRecord;
 
-/// A backend the simulator runs a fleet on.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Backend {
-    /// `corral-fake-tmux`: tmux's CLI subset over a state directory.
-    Fake,
-    /// A scratch real tmux server (`tmux -L <unique> -f /dev/null`).
-    Real,
-}
-
-impl Backend {
-    /// Both backends, in the order a session lists them.
-    pub const ALL: [Backend; 2] = [Backend::Fake, Backend::Real];
-
-    /// The backend's name as written in sessions and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Fake => "fake",
-            Backend::Real => "real",
-        }
-    }
-}
+use crate::backend::Backend;
 
 /// The tmux session a barrier's snapshot selects; no fixture has a session of that name, so the
 /// answer has no rows.
@@ -218,87 +181,6 @@ pub struct RawSegment {
     pub repeat: Option<u32>,
 }
 
-/// `golden/requirements.toml`: every normative sentence of the specs, each mapped to the cases
-/// that test it or to the reason it is not tested.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Ledger {
-    /// The requirements, in spec order.
-    #[serde(rename = "requirement", default)]
-    pub requirements: Vec<Requirement>,
-}
-
-/// One normative sentence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Requirement {
-    /// A stable slug, `area.topic` (`framing.line-cap`).
-    pub id: String,
-    /// The document it comes from: `fleet-wire-protocol`, `wire-details` or `pane-options`.
-    pub spec: String,
-    /// The section heading it sits under.
-    pub section: String,
-    /// How binding it is.
-    pub level: Level,
-    /// The sentence, quoted or closely paraphrased.
-    pub text: String,
-    /// Whether a golden session tests it.
-    pub status: Status,
-    /// Why it is pending or excluded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The cases that test it (status `tested`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cases: Vec<String>,
-    /// The id of a broader requirement this one makes precise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refines: Option<String>,
-    /// Frame variants (`request:window`, `response:card:question`) a pending requirement stands
-    /// for: the coverage check accepts a variant that no golden session shows when a pending
-    /// requirement lists it here.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub frames: Vec<String>,
-}
-
-/// RFC 2119 strength of a requirement.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    /// Absolute.
-    Must,
-    /// Expected unless there is a good reason; a case whose requirements are all `should` or
-    /// `may` is graded non-strict when it fails.
-    Should,
-    /// Optional.
-    May,
-}
-
-/// Whether a requirement is covered.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// At least one golden session tests it (`cases`).
-    Tested,
-    /// Not tested yet; `reason` says what it waits for.
-    Pending,
-    /// Never tested by the kit; `reason` says why.
-    Excluded,
-}
-
-impl Ledger {
-    /// Requirements by id.
-    pub fn by_id(&self) -> BTreeMap<&str, &Requirement> {
-        self.requirements
-            .iter()
-            .map(|requirement| (requirement.id.as_str(), requirement))
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,18 +204,5 @@ mod tests {
         let step = r#"{"close":{}}"#;
         let parsed: GoldenLine = serde_json::from_str(step).unwrap();
         assert!(matches!(parsed, GoldenLine::Step(_)));
-    }
-
-    #[test]
-    fn a_ledger_requirement_reads_from_toml_shaped_json() {
-        let ledger: Ledger = serde_json::from_value(serde_json::json!({
-            "requirement": [{
-                "id": "framing.line-cap", "spec": "wire-details", "section": "Framing",
-                "level": "must", "text": "A request line longer than 64 KiB is answered bad-request.",
-                "status": "pending", "reason": "waits for the host", "frames": ["response:error"]
-            }]
-        }))
-        .unwrap();
-        assert_eq!(ledger.by_id()["framing.line-cap"].level, Level::Must);
     }
 }
