@@ -7,7 +7,7 @@
 //! With `schema`, the only crate whose types derive `JsonSchema`: `schema` has the wire and the
 //! host's local documents, this crate the kit's formats. Read in this order:
 //!
-//! - [`backend`]: the two tmux backends a fleet runs on.
+//! - [`backend`]: the two tmux backends a fleet runs on; [`clock`]: a run's pinned "now".
 //! - [`session`]: the golden-session format.
 //! - [`pattern`]: the pattern engine of `send` and `expect` frames.
 //! - [`ledger`]: the requirement ledger.
@@ -16,6 +16,7 @@
 //! - [`generate`]: the JSON Schema files of the kit's formats.
 
 pub mod backend;
+pub mod clock;
 pub mod fixture;
 pub mod generate;
 pub mod ledger;
@@ -26,5 +27,5 @@ pub mod validate;
 pub use backend::Backend;
 pub use fixture::Fixture;
 pub use ledger::{Ledger, Level, Requirement, Status};
-pub use session::{GoldenLine, RawSegment, SessionHeader, Step, StepLine};
+pub use session::{GoldenLine, RawSegment, Session, SessionHeader, Step, StepLine};
 pub use validate::FrameSchema;

@@ -34,6 +34,6 @@ pub use captures::Captures;
 pub use check::{Use, check, is_concrete};
 pub use matching::{Mismatch, matches};
 pub use render::render_expected;
-pub use sample::{SAMPLE_EPOCH_MS, SAMPLE_STRING, sample};
+pub use sample::{SAMPLE_STRING, sample};
 pub use substitute::{instantiate, instantiate_text};
 pub use syntax::{Kind, MORE_KEY, Piece, Str, SyntaxError, parse_str};

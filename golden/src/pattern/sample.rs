@@ -5,9 +5,7 @@ use serde_json::{Map, Value};
 
 use super::captures::{Captures, bound, render_template};
 use super::syntax::{Kind, MORE_KEY, Str, is_absent, parse_key, parse_str};
-
-/// millisecond): 2100-01-01T00:00:00Z, the simulator's pinned "now" in conformance runs.
-pub const SAMPLE_EPOCH_MS: u64 = 4_102_444_800_000;
+use crate::clock::NOW_MS;
 
 /// The value a sample `$string` takes; a capture `$string:<name>` takes `replay-<name>`, so two
 /// captures never share a value by accident.
@@ -15,7 +13,7 @@ pub const SAMPLE_STRING: &str = "replay";
 
 /// Turns an expectation into the concrete frame a stand-in host writes: literals as written (`$$`
 /// unescaped), `${name}` replaced, `$absent` members and `$more` left out, and every wildcard a
-/// fixed sample of its type: `$any` null, `$int` and `$number` 0 ([`SAMPLE_EPOCH_MS`] in a member
+/// fixed sample of its type: `$any` null, `$int` and `$number` 0 (the pinned [`NOW_MS`] in a member
 /// whose key ends in `_ms`), `$string` [`SAMPLE_STRING`], `$bool` false, `$array` `[]`, `$object`
 /// `{}`. A capture seen for the first time binds its sample, so every later sight of it, and a
 /// `${name}` in a frame the client must send back, is that same value; a bound capture writes
@@ -28,7 +26,7 @@ fn sample_of(kind: Kind, key: Option<&str>, name: Option<&str>) -> Value {
     let epoch = key.is_some_and(|key| key.ends_with("_ms"));
     match kind {
         Kind::Any => Value::Null,
-        Kind::Int | Kind::Number if epoch => Value::from(SAMPLE_EPOCH_MS),
+        Kind::Int | Kind::Number if epoch => Value::from(NOW_MS),
         Kind::Int | Kind::Number => Value::from(0),
         Kind::String => Value::String(match name {
             Some(name) => format!("{SAMPLE_STRING}-{name}"),
@@ -107,7 +105,7 @@ mod tests {
         let sampled = sample(&pattern, &mut captures).unwrap();
         assert_eq!(
             sampled,
-            json!({"schema": 1, "id": "1", "t": "edge", "at_ms": SAMPLE_EPOCH_MS, "n": 0, "x": 0,
+            json!({"schema": 1, "id": "1", "t": "edge", "at_ms": NOW_MS, "n": 0, "x": 0,
                    "s": "replay", "b": false, "a": [], "o": {}, "any": null, "cost": "$5"})
         );
         assert!(captures.is_empty());

@@ -3,11 +3,11 @@
 //! against `schema/json`; prints one line per case and `N passed, N failed, N skipped`; writes
 //! JSON, JUnit and Markdown reports; compares with a baseline; blesses expectations.
 //!
-//! Modules, in reading order: [`session`] (format loading), [`assign`] (order-free matching),
-//! [`runner`] (one case), [`host`] (the process driver), [`sim`] (the simulator driver),
-//! [`validate`] (schemas), [`ledger`] (requirements, coverage), [`report`], [`baseline`],
-//! [`bless`], [`selftest`] (the broken-host proof), [`process`]. Patterns (matching, captures,
-//! bless) are `golden::pattern`, shared with `corral-sim replay`.
+//! Modules, in reading order: [`assign`] (order-free matching), [`runner`] (one case), [`host`]
+//! (the process driver), [`sim`] (the simulator driver), [`validate`] (schemas), [`ledger`]
+//! (requirements, coverage), [`report`], [`baseline`], [`bless`], [`selftest`] (the broken-host
+//! proof), [`process`]. The sessions, their loader and their patterns are the `golden` crate's,
+//! shared with `corral-sim replay`.
 #![allow(
     clippy::print_stdout,
     reason = "the conformance report is this command's stdout"
@@ -22,7 +22,6 @@ mod process;
 mod report;
 mod runner;
 mod selftest;
-mod session;
 mod sim;
 mod validate;
 
@@ -34,10 +33,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use golden::Backend;
+use golden::session::{self, Session};
 
 use crate::workspace_root;
 use runner::{CaseResult, Grade, RunContext};
-use session::Session;
 
 /// The environment variable that sets the timeout multiplier when `--timeout-scale` is absent.
 pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
@@ -250,7 +249,7 @@ fn load_sessions(dir: &Path) -> anyhow::Result<Vec<Session>> {
     for path in session::files(dir).map_err(anyhow::Error::msg)? {
         match session::load(&path) {
             Ok(session) => sessions.push(session),
-            Err(err) => errors.push(err),
+            Err(err) => errors.push(err.to_string()),
         }
     }
     if !errors.is_empty() {
@@ -281,7 +280,8 @@ impl Kit {
         let schemas = root.join("schema/json");
         let frames = |file| validate::FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
         Ok(Kit {
-            ledger: ledger::load(&golden.join("requirements.toml")).map_err(anyhow::Error::msg)?,
+            ledger: golden::ledger::load(&golden.join("requirements.toml"))
+                .map_err(anyhow::Error::msg)?,
             sessions: load_sessions(&golden.join("sessions"))?,
             requests: frames("requests.schema.json")?,
             responses: frames("responses.schema.json")?,

@@ -9,33 +9,21 @@ use std::time::{Duration, Instant};
 
 use golden::Backend;
 use golden::pattern::{self, Captures};
-use golden::session::{RawSegment, Step, StepLine, barrier_answer, barrier_request};
+use golden::session::limits::{EXIT_MS, EXPECT_MS, SIM_MS};
+use golden::session::{
+    Located, Session, Step, StepLine, barrier_answer, barrier_request, canonical, prebound,
+};
 use schema::{DeviceStore, Response, decode_line, encode_line};
-use serde_json::{Value, json};
+use serde_json::Value;
 use similar::TextDiff;
 
 use super::assign;
 use super::host::{self, HostProcess, Read};
-use super::session::{self, Located, PANE_PREFIX, Session};
 use super::sim::Sim;
 use super::validate::{self, FrameSchema};
 
-/// Default time limits per step kind, in milliseconds, before the global multiplier.
-pub mod defaults {
-    /// `expect`, `expect_unordered`, `barrier`.
-    pub const EXPECT_MS: u64 = 5_000;
-    /// `exit`, and the exit at the end of a session.
-    pub const EXIT_MS: u64 = 5_000;
-    /// A `sim` step.
-    pub const SIM_MS: u64 = 30_000;
-    /// `corral-sim up`.
-    pub const UP_MS: u64 = 60_000;
-}
-
-/// The simulator's pinned "now" (2100-01-01T00:00:00Z): fixture and step times are exact, so
-/// goldens state `since_ms` and `episode_ms` literally; in the future, so a fixture's
-/// `mute_until = "+30m"` is still in the future by the host's clock.
-pub const SIM_NOW_MS: u64 = 4_102_444_800_000;
+/// How long `corral-sim up` may take, in milliseconds before the run's multiplier.
+const UP_MS: u64 = 60_000;
 
 /// What every case of a run shares.
 #[derive(Debug)]
@@ -154,34 +142,6 @@ impl Received {
             self.text
         )))
     }
-}
-
-/// The bytes of one raw segment.
-pub fn segment_bytes(segment: &RawSegment) -> Result<Vec<u8>, String> {
-    let once = match (&segment.text, &segment.hex) {
-        (Some(text), None) => text.as_bytes().to_vec(),
-        (None, Some(hex)) => {
-            let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-            if !digits.len().is_multiple_of(2) {
-                return Err(format!("hex `{hex}` has an odd number of digits"));
-            }
-            digits
-                .chunks(2)
-                .map(|pair| {
-                    std::str::from_utf8(pair)
-                        .ok()
-                        .and_then(|p| u8::from_str_radix(p, 16).ok())
-                        .ok_or_else(|| format!("hex `{hex}` holds a non-hex digit"))
-                })
-                .collect::<Result<_, _>>()?
-        }
-        _ => return Err("a raw segment has exactly one of `text` and `hex`".into()),
-    };
-    let repeat = segment.repeat.unwrap_or(1);
-    if repeat == 0 {
-        return Err("`repeat` is at least 1".into());
-    }
-    Ok(once.repeat(repeat as usize))
 }
 
 /// A unified diff of two texts.
@@ -383,7 +343,10 @@ impl<'a> Case<'a> {
             .join("fixtures")
             .join(format!("{}.toml", header.fixture));
         let mut sim_env = self.env.clone();
-        sim_env.push(("CORRAL_SIM_NOW_MS".into(), SIM_NOW_MS.to_string()));
+        sim_env.push((
+            "CORRAL_SIM_NOW_MS".into(),
+            golden::clock::NOW_MS.to_string(),
+        ));
         let sim = Sim::up(
             &self.ctx.sim_bin,
             &fixture,
@@ -391,19 +354,14 @@ impl<'a> Case<'a> {
             socket,
             sim_env,
             &self.dir.join("logs"),
-            self.ctx.scaled(defaults::UP_MS),
+            self.ctx.scaled(UP_MS),
         )
         .map_err(StepError::new)?;
-        self.captures
-            .insert("socket_path".into(), json!(sim.up.socket_path));
-        self.captures.insert(
-            "sim_dir".into(),
-            json!(self.dir.join("sim").display().to_string()),
+        self.captures = prebound(
+            &sim.up.socket_path,
+            &self.dir.join("sim").display().to_string(),
+            &sim.up.panes,
         );
-        for (name, id) in &sim.up.panes {
-            self.captures
-                .insert(format!("{PANE_PREFIX}{name}"), json!(id));
-        }
         self.env
             .push(("CORRAL_TMUX_BIN".into(), sim.up.tmux_bin.clone()));
         self.env
@@ -462,15 +420,9 @@ impl<'a> Case<'a> {
                 bytes.push(b'\n');
                 self.conn(&conn)?.send(&bytes).map_err(StepError::new)
             }
-            Step::SendRaw(segments) => {
-                let mut bytes = Vec::new();
-                for segment in segments {
-                    bytes.extend(segment_bytes(segment).map_err(StepError::new)?);
-                }
-                self.conn(&conn)?.send(&bytes).map_err(StepError::new)
-            }
+            Step::SendRaw(raw) => self.conn(&conn)?.send(raw.bytes()).map_err(StepError::new),
             Step::Expect(pattern) => {
-                let deadline = Instant::now() + self.timeout(line, defaults::EXPECT_MS);
+                let deadline = Instant::now() + self.timeout(line, EXPECT_MS);
                 self.expect(&conn, pattern, deadline, located)
             }
             Step::Barrier(id) => {
@@ -478,11 +430,11 @@ impl<'a> Case<'a> {
                 bytes.push(b'\n');
                 self.conn(&conn)?.send(&bytes).map_err(StepError::new)?;
                 let want = barrier_answer(id);
-                let deadline = Instant::now() + self.timeout(line, defaults::EXPECT_MS);
+                let deadline = Instant::now() + self.timeout(line, EXPECT_MS);
                 self.expect(&conn, &want, deadline, located)
             }
             Step::ExpectUnordered(patterns) => {
-                let deadline = Instant::now() + self.timeout(line, defaults::EXPECT_MS);
+                let deadline = Instant::now() + self.timeout(line, EXPECT_MS);
                 self.expect_unordered(&conn, patterns, deadline, located)
             }
             Step::ExpectSilence(ms) => {
@@ -501,7 +453,7 @@ impl<'a> Case<'a> {
                     .map(|arg| pattern::instantiate_text(arg, &self.captures))
                     .collect::<Result<_, _>>()
                     .map_err(StepError::new)?;
-                let timeout = self.timeout(line, defaults::SIM_MS);
+                let timeout = self.timeout(line, SIM_MS);
                 let sim = self.sim.as_mut().expect("the simulator is up");
                 let ran = sim.step(&args, timeout).map_err(StepError::new)?;
                 if ran.ok {
@@ -525,7 +477,7 @@ impl<'a> Case<'a> {
                     .ready_file
                     .as_ref()
                     .map(|file| self.dir.join("sim").join(file));
-                let timeout = self.timeout(line, defaults::SIM_MS);
+                let timeout = self.timeout(line, SIM_MS);
                 let sim = self.sim.as_mut().expect("the simulator is up");
                 sim.background(&args, ready.as_deref(), timeout)
                     .map_err(StepError::new)
@@ -549,7 +501,7 @@ impl<'a> Case<'a> {
                 Ok(())
             }
             Step::Exit(code) => {
-                let deadline = Instant::now() + self.timeout(line, defaults::EXIT_MS);
+                let deadline = Instant::now() + self.timeout(line, EXIT_MS);
                 self.exit(&conn, *code, deadline)
             }
         }
@@ -655,7 +607,7 @@ impl<'a> Case<'a> {
         let Some(received) = self.receive(conn, deadline)? else {
             return Err(StepError::new(format!(
                 "no frame arrived within {} ms",
-                self.timeout(&located.step, defaults::EXPECT_MS).as_millis()
+                self.timeout(&located.step, EXPECT_MS).as_millis()
             )));
         };
         let Some(frame) = &received.frame else {
@@ -698,7 +650,7 @@ impl<'a> Case<'a> {
             conn: located.step.conn.clone(),
             timeout_ms: located.step.timeout_ms,
         };
-        self.blessed.push((located.line, session::canonical(&line)));
+        self.blessed.push((located.line, canonical(&line)));
     }
 
     fn expect_unordered(
@@ -718,7 +670,7 @@ impl<'a> Case<'a> {
                         "{} of {} frames arrived within {} ms: {}",
                         received.len(),
                         patterns.len(),
-                        self.timeout(&located.step, defaults::EXPECT_MS).as_millis(),
+                        self.timeout(&located.step, EXPECT_MS).as_millis(),
                         received
                             .iter()
                             .map(|r| r.text.as_str())
@@ -818,7 +770,7 @@ impl<'a> Case<'a> {
                 continue;
             }
             process.close();
-            let deadline = Instant::now() + self.ctx.scaled(defaults::EXIT_MS);
+            let deadline = Instant::now() + self.ctx.scaled(EXIT_MS);
             self.exit(&name, 0, deadline).map_err(|err| err.on(&name))?;
         }
         Ok(())
@@ -891,45 +843,9 @@ impl StepError {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
-
-    #[test]
-    fn raw_segments_concatenate_text_and_hex_with_repeats() {
-        let text = RawSegment {
-            text: Some("ab".into()),
-            hex: None,
-            repeat: Some(3),
-        };
-        assert_eq!(segment_bytes(&text).unwrap(), b"ababab");
-        let hex = RawSegment {
-            text: None,
-            hex: Some("ff fe 0a".into()),
-            repeat: None,
-        };
-        assert_eq!(segment_bytes(&hex).unwrap(), [0xff, 0xfe, 0x0a]);
-    }
-
-    #[test]
-    fn a_bad_raw_segment_is_an_error() {
-        let both = RawSegment {
-            text: Some("a".into()),
-            hex: Some("00".into()),
-            repeat: None,
-        };
-        assert!(segment_bytes(&both).is_err());
-        let odd = RawSegment {
-            text: None,
-            hex: Some("abc".into()),
-            repeat: None,
-        };
-        assert!(segment_bytes(&odd).unwrap_err().contains("odd"));
-        let zero = RawSegment {
-            text: Some("a".into()),
-            hex: None,
-            repeat: Some(0),
-        };
-        assert!(segment_bytes(&zero).is_err());
-    }
 
     #[test]
     fn a_frame_diff_shows_only_real_differences() {

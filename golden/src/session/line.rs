@@ -1,11 +1,6 @@
-//! The golden-session format (`golden/sessions/*.ndjson`, documented in `golden/README.md`).
-//!
-//! A golden session is NDJSON: the first line is a [`SessionHeader`], every later line a
-//! [`StepLine`]. Every line is in canonical form: it decodes into these types and re-encodes to
-//! the same bytes. The session describes both halves of a conversation, so a host runner plays
-//! the client's half and judges the host's frames, and a replayer can play the host's half and
-//! judge a client's frames. Frames inside `send` and `expect` steps are patterns
-//! ([`crate::pattern`]).
+//! The lines of a golden session as types: the first line a [`SessionHeader`], every later line
+//! a [`StepLine`]. The JSON Schema of a line (`golden-session.schema.json`) is generated from
+//! them, and a line is in canonical form when it re-encodes through them to the same bytes.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,23 +8,8 @@ use serde_json::{Map, Value};
 
 use schema::DeviceRecord;
 
+use super::raw::{RawBytes, RawSegment};
 use crate::backend::Backend;
-
-/// The tmux session a barrier's snapshot selects; no fixture has a session of that name, so the
-/// answer has no rows.
-pub const BARRIER_SESSION: &str = "corral-kit-barrier";
-
-/// The request a `barrier` step sends: a `snapshot` with the barrier's id selecting
-/// [`BARRIER_SESSION`].
-pub fn barrier_request(id: &str) -> Value {
-    serde_json::json!({"schema": 1, "id": id, "t": "snapshot",
-                       "selector": {"session": BARRIER_SESSION}})
-}
-
-/// The answer a `barrier` step expects next: a `snapshot` with the barrier's id and no rows.
-pub fn barrier_answer(id: &str) -> Value {
-    serde_json::json!({"schema": 1, "id": id, "t": "snapshot", "agents": []})
-}
 
 fn both_backends() -> Vec<Backend> {
     Backend::ALL.to_vec()
@@ -110,7 +90,7 @@ pub enum Step {
     Send(Value),
     /// Sends raw bytes (bad input): the segments concatenated, nothing added. A line's `\n` is a
     /// segment like any other.
-    SendRaw(Vec<RawSegment>),
+    SendRaw(#[schemars(with = "Vec<RawSegment>")] RawBytes),
     /// The next frame the connection receives matches this pattern.
     Expect(Value),
     /// The next frames, as many as there are patterns, match these patterns in some order. The
@@ -163,22 +143,6 @@ pub struct Background {
 pub struct Spawn {
     /// The fingerprint passed as `--device`.
     pub device: String,
-}
-
-/// A run of raw bytes: `text` (UTF-8) or `hex` (any bytes, pairs of hex digits), repeated
-/// `repeat` times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawSegment {
-    /// UTF-8 text, taken literally (no directives).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Bytes as hex digit pairs, spaces allowed (`"ff fe"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hex: Option<String>,
-    /// How many times the segment is repeated; 1 when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<u32>,
 }
 
 #[cfg(test)]
