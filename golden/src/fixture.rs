@@ -8,6 +8,7 @@
 //! names and titles are templates so every expanded pane stays addressable.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -243,6 +244,13 @@ pub enum TranscriptFormat {
     Claude,
     /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`.
     Codex,
+}
+
+/// Reads a fixture file.
+pub fn load(path: &Path) -> Result<Fixture, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| format!("reading {}: {err}", path.display()))?;
+    toml::from_str(&text).map_err(|err| format!("parsing fixture {}: {err}", path.display()))
 }
 
 fn one() -> u32 {

@@ -67,9 +67,7 @@ pub struct PlannedSession {
 
 /// Reads and parses a fixture file.
 pub fn load(path: &Path) -> anyhow::Result<Fixture> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    toml::from_str(&text).with_context(|| format!("parsing fixture {}", path.display()))
+    golden::fixture::load(path).map_err(anyhow::Error::msg)
 }
 
 fn fill(template: &str, values: &[(&str, String)]) -> String {

@@ -6,10 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use golden::session::Session;
+use golden::validate::FrameSchema;
 use golden::{Ledger, Level, Status, Step};
 use serde_json::Value;
-
-use super::validate::FrameSchema;
 
 /// Ids a session names that the ledger does not have. The runner refuses such a session.
 pub fn unknown_ids(ledger: &Ledger, session: &Session) -> Vec<String> {

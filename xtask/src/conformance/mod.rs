@@ -4,10 +4,10 @@
 //! JSON, JUnit and Markdown reports; compares with a baseline; blesses expectations.
 //!
 //! Modules, in reading order: [`assign`] (order-free matching), [`runner`] (one case), [`host`]
-//! (the process driver), [`sim`] (the simulator driver), [`validate`] (schemas), [`ledger`]
-//! (requirements, coverage), [`report`], [`baseline`], [`bless`], [`selftest`] (the broken-host
-//! proof), [`process`]. The sessions, their loader and their patterns are the `golden` crate's,
-//! shared with `corral-sim replay`.
+//! (the process driver), [`sim`] (the simulator driver), [`ledger`] (requirements, coverage),
+//! [`report`], [`baseline`], [`bless`], [`selftest`] (the broken-host proof), [`process`]. The
+//! sessions, their loader, their patterns and the schema checks of frames are the `golden`
+//! crate's, shared with `corral-sim replay`.
 #![allow(
     clippy::print_stdout,
     reason = "the conformance report is this command's stdout"
@@ -23,7 +23,6 @@ mod report;
 mod runner;
 mod selftest;
 mod sim;
-mod validate;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,6 +33,7 @@ use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use golden::Backend;
 use golden::session::{self, Session};
+use golden::validate::{DocumentSchema, FrameSchema};
 
 use crate::workspace_root;
 use runner::{CaseResult, Grade, RunContext};
@@ -269,8 +269,8 @@ fn default_host(target: &Path) -> String {
 struct Kit {
     ledger: golden::Ledger,
     sessions: Vec<Session>,
-    requests: validate::FrameSchema,
-    responses: validate::FrameSchema,
+    requests: FrameSchema,
+    responses: FrameSchema,
 }
 
 impl Kit {
@@ -278,7 +278,7 @@ impl Kit {
     fn load(root: &Path) -> anyhow::Result<Kit> {
         let golden = root.join("golden");
         let schemas = root.join("schema/json");
-        let frames = |file| validate::FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
+        let frames = |file| FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
         Ok(Kit {
             ledger: golden::ledger::load(&golden.join("requirements.toml"))
                 .map_err(anyhow::Error::msg)?,
@@ -381,7 +381,7 @@ fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         bless: options.bless,
         requests,
         responses,
-        config: validate::document(&schemas, "config.schema.json").map_err(anyhow::Error::msg)?,
+        config: DocumentSchema::load(&schemas, "config.schema.json").map_err(anyhow::Error::msg)?,
         rerun,
     };
     let run_id = std::process::id();
@@ -552,7 +552,7 @@ mod tests {
         let root = workspace_root();
         let sessions = load_sessions(&root.join("golden/sessions")).unwrap();
         let requests =
-            validate::FrameSchema::load(&root.join("schema/json"), "requests.schema.json").unwrap();
+            FrameSchema::load(&root.join("schema/json"), "requests.schema.json").unwrap();
         for session in &sessions {
             for located in &session.steps {
                 if let golden::Step::Send(frame) = &located.step.step

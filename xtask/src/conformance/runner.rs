@@ -13,6 +13,7 @@ use golden::session::limits::{EXIT_MS, EXPECT_MS, SIM_MS};
 use golden::session::{
     Located, Session, Step, StepLine, barrier_answer, barrier_request, canonical, prebound,
 };
+use golden::validate::{DocumentSchema, FrameSchema};
 use schema::{DeviceStore, Response, decode_line, encode_line};
 use serde_json::Value;
 use similar::TextDiff;
@@ -20,7 +21,6 @@ use similar::TextDiff;
 use super::assign;
 use super::host::{self, HostProcess, Read};
 use super::sim::Sim;
-use super::validate::{self, FrameSchema};
 
 /// How long `corral-sim up` may take, in milliseconds before the run's multiplier.
 const UP_MS: u64 = 60_000;
@@ -39,7 +39,7 @@ pub struct RunContext {
     pub bless: bool,
     pub requests: FrameSchema,
     pub responses: FrameSchema,
-    pub config: jsonschema::Validator,
+    pub config: DocumentSchema,
     /// Prefix of the command that reruns one case (`--case <id>` is appended).
     pub rerun: String,
 }
@@ -167,10 +167,7 @@ fn frame_diff(pattern: &Value, actual: &Value, captures: &Captures) -> String {
 
 /// Literal strings of the fixture's pane titles, up to their first template brace.
 fn fixture_canaries(fixture: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(fixture) else {
-        return Vec::new();
-    };
-    let Ok(fixture) = toml::from_str::<golden::fixture::Fixture>(&text) else {
+    let Ok(fixture) = golden::fixture::load(fixture) else {
         return Vec::new();
     };
     let mut canaries = Vec::new();
@@ -328,7 +325,9 @@ impl<'a> Case<'a> {
             .map_err(|err| StepError::new(format!("chmod run dir: {err}")))?;
         let header = &self.session.header;
         let config = Value::Object(header.config.clone());
-        validate::check_document(&self.ctx.config, "config.schema.json", &config)
+        self.ctx
+            .config
+            .validate(&config)
             .map_err(|err| StepError::new(format!("the header's config {err}")))?;
         let toml = toml::to_string(&header.config)
             .map_err(|err| StepError::new(format!("the header's config is not TOML: {err}")))?;
