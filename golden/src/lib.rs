@@ -12,6 +12,7 @@
 //! - [`pattern`]: the pattern engine of `send` and `expect` frames.
 //! - [`ledger`]: the requirement ledger.
 //! - [`fixture`]: fleet fixtures for the simulator.
+//! - [`sim_file`]: what `corral-sim up` answers about the fleet it brought up.
 //! - [`validate`]: frames checked against the generated wire schemas, with precise paths.
 //! - [`generate`]: the JSON Schema files of the kit's formats.
 
@@ -22,10 +23,12 @@ pub mod generate;
 pub mod ledger;
 pub mod pattern;
 pub mod session;
+pub mod sim_file;
 pub mod validate;
 
 pub use backend::Backend;
 pub use fixture::Fixture;
 pub use ledger::{Ledger, Level, Requirement, Status};
 pub use session::{GoldenLine, RawSegment, Session, SessionHeader, Step, StepLine};
+pub use sim_file::SimFile;
 pub use validate::FrameSchema;

@@ -8,11 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use golden::sim_file::{PaneDetail, SimFile};
 use serde_json::{Map, Value, json};
 
 use super::api;
 use super::git;
-use super::simfile::{PaneDetail, SimFile};
+use super::simfile;
 use super::time;
 use super::tmux::{Cmd, cmd};
 use super::up::{PROGRAM, tmux_of};
@@ -166,7 +167,7 @@ pub fn park(
 
 /// Applies a step to pane `given` (fixture name or `%N`).
 pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> {
-    let mut sim = SimFile::load(sim_dir)?;
+    let mut sim = simfile::load(sim_dir)?;
     let (name, id) = sim.pane(given)?;
     let tmux = tmux_of(&sim);
     let now = time::now(args.now_ms)?;
@@ -371,7 +372,7 @@ pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> 
     if !commands.is_empty() {
         tmux.batch(&commands, sim_dir)?;
     }
-    sim.store(sim_dir)?;
+    simfile::store(&sim, sim_dir)?;
     Ok(())
 }
 
@@ -397,7 +398,7 @@ pub struct AddArgs {
 
 /// Adds a pane; prints nothing, records it in sim.json, returns its id.
 pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<String> {
-    let mut sim = SimFile::load(sim_dir)?;
+    let mut sim = simfile::load(sim_dir)?;
     if sim.panes.contains_key(&add.name) || add.name.starts_with('%') || add.name.is_empty() {
         bail!("pane name {:?} is taken or invalid", add.name);
     }
@@ -462,7 +463,7 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
             ..PaneDetail::default()
         },
     );
-    sim.store(sim_dir)?;
+    simfile::store(&sim, sim_dir)?;
     let rest = StepArgs {
         cwd: None,
         repo: None,
@@ -474,10 +475,10 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
 
 /// Kills a pane (its vanish edge) and forgets it.
 pub fn kill(sim_dir: &Path, given: &str) -> anyhow::Result<()> {
-    let mut sim = SimFile::load(sim_dir)?;
+    let mut sim = simfile::load(sim_dir)?;
     let (name, id) = sim.pane(given)?;
     tmux_of(&sim).ok(&[cmd(&["kill-pane", "-t", &id])], sim_dir)?;
     sim.panes.remove(&name);
     sim.details.remove(&name);
-    sim.store(sim_dir)
+    simfile::store(&sim, sim_dir)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
-use super::simfile::Backend;
+use golden::Backend;
 
 /// One tmux command (its argv without the program).
 pub type Cmd = Vec<String>;

@@ -8,12 +8,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use golden::Backend;
 use golden::fixture::Fixture;
+use golden::sim_file::{PaneDetail, SimFile};
 
 use super::api;
 use super::git;
 use super::plan::{self, PlannedPane, PlannedSession};
-use super::simfile::{Backend, PaneDetail, SimFile};
+use super::simfile;
 use super::tmux::{Cmd, Tmux, cmd};
 use super::transcript::{self, Generator, Style};
 
@@ -290,7 +292,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         repos,
         details,
     };
-    sim.store(sim_dir)?;
+    simfile::store(&sim, sim_dir)?;
     Ok(sim)
 }
 
@@ -328,9 +330,9 @@ pub fn tmux_of(sim: &SimFile) -> Tmux {
 
 /// Kills the fleet's server (only that socket); idempotent.
 pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
-    let sim = match SimFile::load(sim_dir) {
+    let sim = match simfile::load(sim_dir) {
         Ok(sim) => sim,
-        Err(_) if !super::simfile::path(sim_dir).exists() => return Ok(false),
+        Err(_) if !simfile::path(sim_dir).exists() => return Ok(false),
         Err(e) => return Err(e),
     };
     let tmux = tmux_of(&sim);

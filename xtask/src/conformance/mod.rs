@@ -30,7 +30,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use golden::Backend;
 use golden::session::{self, Session};
 use golden::validate::{DocumentSchema, FrameSchema};
@@ -41,28 +42,13 @@ use runner::{CaseResult, Grade, RunContext};
 /// The environment variable that sets the timeout multiplier when `--timeout-scale` is absent.
 pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BackendArg {
-    Fake,
-    Real,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(arg: BackendArg) -> Backend {
-        match arg {
-            BackendArg::Fake => Backend::Fake,
-            BackendArg::Real => Backend::Real,
-        }
-    }
-}
-
 /// Runs the golden sessions against a host.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "cargo xtask conformance")]
 struct Args {
     /// The simulator backend the fleets run on.
-    #[arg(long, value_enum, default_value = "fake")]
-    backend: BackendArg,
+    #[arg(long, default_value = "fake", value_parser = backend_parser())]
+    backend: Backend,
     /// Host command template; `{device}` is replaced by the (shell-quoted) device id. Default:
     /// the built `corral serve --stdio --device {device}`.
     #[arg(long)]
@@ -103,6 +89,11 @@ struct Args {
     /// frame and check that the run fails with a diff and a rerun command.
     #[arg(long)]
     self_test: bool,
+}
+
+/// `--backend`: golden's [`Backend`] by name.
+fn backend_parser() -> impl TypedValueParser<Value = Backend> {
+    PossibleValuesParser::new(Backend::ALL.map(Backend::as_str)).try_map(|name| name.parse())
 }
 
 /// A run's settings after validation.
@@ -164,7 +155,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         bail!("--jobs must be at least 1");
     }
     let options = Options {
-        backend: args.backend.into(),
+        backend: args.backend,
         host: args.host,
         cases: args.cases,
         bless: args.bless,
