@@ -182,7 +182,8 @@ fn list(paths: &[PathBuf], requests: &FrameSchema, responses: &FrameSchema) -> E
         "{replayable} of {} sessions replayable (connection {MAIN_CONN})",
         files.len()
     ));
-    crate::sim::print_line(&lines.join("\n"));
+    // The listing is this command's stdout; a reader that went away loses nothing.
+    let _ = writeln!(std::io::stdout().lock(), "{}", lines.join("\n"));
     if broken {
         ExitCode::from(LOAD_ERROR)
     } else {

@@ -290,9 +290,9 @@ fn raw_frame(raw: &RawBytes, requests: &FrameSchema) -> Result<Value, String> {
 
 /// Name → `%N` for every pane of a fixture, as `corral-sim up` assigns them.
 fn pane_ids(fixture: &Path) -> anyhow::Result<BTreeMap<String, String>> {
-    let fixture = crate::sim::plan::load(fixture)?;
-    let sessions = crate::sim::plan::expand(&fixture, golden::clock::NOW_MS)?;
-    Ok(crate::sim::plan::ids(&sessions))
+    let fixture = crate::plan::load(fixture)?;
+    let sessions = crate::plan::expand(&fixture, golden::clock::NOW_MS)?;
+    Ok(crate::plan::ids(&sessions))
 }
 
 /// A sampled expectation as the frame the replayer writes: it must decode through the wire types,

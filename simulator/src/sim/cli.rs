@@ -9,13 +9,14 @@ use golden::fixture::TranscriptFormat;
 use golden::{Backend, SimFile};
 
 use super::api;
+use super::print_line;
 use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
 use super::transcript::{self, Generator, Style};
 use super::up::{self, Up};
-use super::{print_line, time};
 use crate::fake::faults::{self, Effect, Fault};
 use crate::fake::state::{Client, ServerDir};
+use crate::time;
 
 /// The agent simulator: fleets of fake agents on a fake or a real scratch tmux.
 #[derive(Debug, Parser)]
@@ -493,7 +494,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             let detail = sim.details.get(&name).cloned().unwrap_or_default();
             let session = session_id
                 .or(detail.session_id.clone())
-                .unwrap_or_else(|| super::plan::session_id_for(&name));
+                .unwrap_or_else(|| crate::plan::session_id_for(&name));
             let now = time::now(None)?;
             let cwd = if detail.cwd.is_empty() {
                 sim_dir.display().to_string()
@@ -555,7 +556,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                     .context("--format is needed for a new file")?;
                 Generator::new(
                     format,
-                    &super::plan::session_id_for(&path.display().to_string()),
+                    &crate::plan::session_id_for(&path.display().to_string()),
                     "/",
                     "main",
                     time::now(None)?,

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use golden::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
 
-use super::time;
+use crate::time;
 
 /// One pane of the expanded fleet.
 #[derive(Debug, Clone, PartialEq)]
