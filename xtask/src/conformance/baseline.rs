@@ -4,7 +4,7 @@
 
 use golden::Backend;
 
-use super::runner::{CaseResult, Grade};
+use super::outcome::{CaseResult, Grade};
 
 /// One listed case.
 #[derive(Debug, Clone, PartialEq, Eq)]

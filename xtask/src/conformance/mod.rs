@@ -18,6 +18,7 @@ mod baseline;
 mod bless;
 mod host;
 mod ledger;
+mod outcome;
 mod process;
 mod report;
 mod runner;
@@ -37,7 +38,8 @@ use golden::session::{self, Session};
 use golden::validate::{DocumentSchema, FrameSchema};
 
 use crate::workspace_root;
-use runner::{CaseResult, Grade, RunContext};
+use outcome::{CaseResult, Grade};
+use runner::RunContext;
 
 /// The environment variable that sets the timeout multiplier when `--timeout-scale` is absent.
 pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use golden::{Backend, Ledger, Level, Status};
 use serde_json::{Value, json};
 
-use super::runner::{CaseResult, Failure, Grade};
+use super::outcome::{CaseResult, Failure, Grade};
 
 /// Counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

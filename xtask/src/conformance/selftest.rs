@@ -9,7 +9,7 @@ use std::process::Stdio;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::runner::Grade;
+use super::outcome::Grade;
 use super::{Options, build, default_host, execute, host, process, target_dir};
 
 /// The wrapper's subcommand name.
