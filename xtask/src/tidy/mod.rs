@@ -3,6 +3,8 @@
 //! of a crate use each other in a cycle ([`cycles`]). Also run as a test.
 
 mod cycles;
+mod lex;
+mod trees;
 
 use std::path::{Path, PathBuf};
 
@@ -42,7 +44,7 @@ pub fn check(root: &Path) -> Vec<String> {
             .to_string();
         problems.extend(check_file(&shown, &text));
     }
-    for (tree, files) in cycles::trees(root) {
+    for (tree, files) in trees::trees(root) {
         problems.extend(cycles::check_tree(&tree, &files));
     }
     problems
