@@ -22,7 +22,8 @@ use crate::fleet::FleetReader;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
-use session::{Event, Flow, Session, SessionConfig, refuse};
+use requests::SessionConfig;
+use session::{Event, Flow, Session, refuse};
 use transport::{FrameWriter, Incoming, LineReader};
 
 /// What `serve` needs, already validated.

@@ -4,6 +4,8 @@
 //! reaches; a file of module `a` that reaches its sibling `b` (a module with the same parent) is
 //! an edge `a → b`, a file deeper inside `a` counting for `a`. A cycle among siblings is a
 //! problem. Parent and child may use each other; a name re-exported by a parent is the parent's.
+//! Test code is no edge: a path named inside a module called `tests` or `testing` (the unit
+//! tests and their shared builders, compiled only for tests) reaches into the code it tests.
 //!
 //! The source is read by a small lexer that knows comments, strings, raw strings and character
 //! literals, so a path in a comment or a string is not a use. Modules come from the file layout
@@ -43,6 +45,13 @@ pub fn check_tree(tree: &str, files: &[SourceFile]) -> Vec<String> {
     // Edges per parent module: child → child, with the first place that makes each.
     let mut graphs: BTreeMap<Vec<String>, BTreeMap<(String, String), String>> = BTreeMap::new();
     for reference in references {
+        if reference
+            .from
+            .iter()
+            .any(|m| m == "tests" || m == "testing")
+        {
+            continue;
+        }
         let common = reference
             .from
             .iter()
@@ -386,6 +395,53 @@ mod tests {
             ],
         );
         assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    #[test]
+    fn test_code_reaching_into_what_it_tests_is_no_edge() {
+        let problems = check_tree(
+            "demo/src",
+            &[
+                file(
+                    "",
+                    "mod devices;
+#[cfg(test)]
+mod testing;
+",
+                ),
+                file(
+                    "devices",
+                    "#[cfg(test)]
+mod tests {
+    use crate::testing::enrol;
+}
+",
+                ),
+                file(
+                    "testing",
+                    "use crate::devices::DeviceFile;
+",
+                ),
+            ],
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        // The same pair outside test code is a cycle.
+        let problems = check_tree(
+            "demo/src",
+            &[
+                file(
+                    "devices",
+                    "use crate::helpers::enrol;
+",
+                ),
+                file(
+                    "helpers",
+                    "use crate::devices::DeviceFile;
+",
+                ),
+            ],
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
     #[test]

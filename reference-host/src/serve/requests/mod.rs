@@ -14,8 +14,16 @@ use schema::{ErrorCode, ErrorFrame, FleetRow, Request, Response};
 
 use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
-use crate::serve::session::SessionConfig;
 use crate::serve::stream::Stream;
+
+/// The fixed facts of a session.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The device fingerprint the spawner passed; the only identity trusted.
+    pub device: String,
+    /// The cycle cadence.
+    pub interval: std::time::Duration,
+}
 
 /// What a connection's requests read and change.
 #[derive(Debug)]

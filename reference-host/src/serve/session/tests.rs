@@ -7,6 +7,8 @@ use std::rc::Rc;
 use schema::{FleetRow, Response, Scope, State};
 use serde_json::{Value, json};
 
+use std::time::Duration;
+
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
 use crate::testing::{enrol, row};
