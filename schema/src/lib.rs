@@ -3,28 +3,27 @@
 //! payload and log line, the transition ring), their vocabularies, and the JSON Schemas generated
 //! from them.
 //!
-//! This is the only crate whose types derive `Serialize`, `Deserialize` and `JsonSchema`; it does
-//! no I/O. Field order in the structs is the order on the wire. Read in this order:
+//! With `golden` (the kit's formats), the only crate whose types derive `Serialize`,
+//! `Deserialize` and `JsonSchema`; it does no I/O. Field order in the structs is the order on the
+//! wire. Read in this order:
 //!
 //! - [`envelope`]: the line (`schema`, `id`, `t`, body inline), [`encode_line`], [`decode_line`].
 //! - [`request`] and [`response`]: the two directions.
 //! - [`row`], [`card`], [`transcript`], [`dispatch`]: what the frames carry.
 //! - [`vocab`]: every token vocabulary, open or closed.
 //! - [`notify`], [`device`], [`config`]: local documents.
-//! - [`fixture`]: fleet fixtures for the simulator (`golden/fixtures/*.toml`).
-//! - [`golden`]: the conformance kit's golden sessions, their patterns ([`golden::pattern`]) and
-//!   the requirement ledger.
 //! - [`generate`]: the JSON Schema files.
-//! - `validate` (feature `validate`): frames checked against those schemas, with precise paths.
+//!
+//! The conformance kit's own formats (golden sessions, fleet fixtures, the requirement ledger)
+//! are the `golden` crate's; it also derives `JsonSchema`, and checks frames against these
+//! schemas.
 
 pub mod card;
 pub mod config;
 pub mod device;
 pub mod dispatch;
 pub mod envelope;
-pub mod fixture;
 pub mod generate;
-pub mod golden;
 pub mod hook;
 pub mod manifest;
 pub mod notify;
@@ -32,8 +31,6 @@ pub mod request;
 pub mod response;
 pub mod row;
 pub mod transcript;
-#[cfg(feature = "validate")]
-pub mod validate;
 pub mod vocab;
 
 pub use card::{

@@ -5,14 +5,18 @@
 //!
 //! Read in this order:
 //!
-//! - [`env`]: `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock.
+//! - [`env`]: `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock; [`time`]: "now"
+//!   and moments relative to it.
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
-//! - [`sim`]: `corral-sim` (fixtures, backends, steps, transcripts, the agent API).
+//! - [`plan`]: a fixture expanded into the fleet `up` creates, with the pane ids tmux will assign.
+//! - [`sim`]: `corral-sim` (backends, bring-up, steps, transcripts, the agent API).
 //! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app.
 //! - [`process`]: the one place that spawns child processes (tmux, git).
 
 pub mod env;
 pub mod fake;
+pub mod plan;
 pub mod process;
 pub mod replay;
 pub mod sim;
+pub mod time;

@@ -12,18 +12,19 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use golden::{Backend, SimFile};
 
 use crate::workspace_root;
 
 struct Options {
-    backend: String,
+    backend: Backend,
     runs: usize,
     fixture: PathBuf,
 }
 
 fn parse(args: &[String]) -> anyhow::Result<Options> {
     let mut options = Options {
-        backend: "real".into(),
+        backend: Backend::Real,
         runs: 30,
         fixture: workspace_root().join("golden/fixtures/large.toml"),
     };
@@ -31,16 +32,17 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
     while let Some(arg) = it.next() {
         let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
         match arg.as_str() {
-            "--backend" => options.backend = value()?.clone(),
+            "--backend" => {
+                options.backend = value()?
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--backend is real or fake"))?;
+            }
             "--runs" => options.runs = value()?.parse().context("--runs takes a number")?,
             "--fixture" => options.fixture = PathBuf::from(value()?),
             _ => {
                 bail!("usage: cargo xtask bench [--backend real|fake] [--runs N] [--fixture FILE]")
             }
         }
-    }
-    if !["real", "fake"].contains(&options.backend.as_str()) {
-        bail!("--backend is real or fake");
     }
     if options.runs == 0 {
         bail!("--runs must be at least 1");
@@ -144,14 +146,19 @@ impl Bench {
             socket,
             tmux_bin: PathBuf::new(),
             panes: 0,
-            fake: options.backend == "fake",
+            fake: options.backend == Backend::Fake,
         };
         let started = Instant::now();
         let out = bench
             .sim()
             .arg("up")
             .arg(&options.fixture)
-            .args(["--backend", &options.backend, "--socket", &bench.socket])
+            .args([
+                "--backend",
+                options.backend.as_str(),
+                "--socket",
+                &bench.socket,
+            ])
             .output()
             .context("running corral-sim up")?;
         if !out.status.success() {
@@ -160,14 +167,10 @@ impl Bench {
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
-        let up: serde_json::Value =
+        let up: SimFile =
             serde_json::from_slice(&out.stdout).context("reading corral-sim up's answer")?;
-        bench.tmux_bin = PathBuf::from(
-            up["tmux_bin"]
-                .as_str()
-                .context("no tmux_bin in corral-sim up's answer")?,
-        );
-        bench.panes = up["panes"].as_object().map_or(0, |p| p.len());
+        bench.tmux_bin = PathBuf::from(up.tmux_bin);
+        bench.panes = up.panes.len();
         println!(
             "fixture up in {:.1} s ({} panes)",
             started.elapsed().as_secs_f64(),

@@ -20,11 +20,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use schema::manifest::ActionSpec;
-use schema::{Action, Binder, Outcome, Reason, Receipt, Scope};
+use schema::{Action, Outcome, Reason, Receipt, Scope};
 
 use super::fire::{self, Lane};
 use super::ledger::{self, Claim, Ledger, LedgerError};
 use super::manifest::Manifests;
+pub use super::{Order, Surface};
 use crate::clock::now_ms;
 use crate::fleet::{FleetSource, Pane};
 use crate::runtime::RuntimeDir;
@@ -35,37 +36,6 @@ pub const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// The longest text a dispatch may send, in bytes.
 pub const TEXT_CAP: usize = 4096;
-
-/// Who asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Surface {
-    /// A device through `corral serve`, with its fingerprint and its current scopes.
-    Device { id: String, scopes: Vec<Scope> },
-    /// The person at the host, through `corral act`.
-    Cli,
-}
-
-impl Surface {
-    /// The device the receipt names (`cli` for the host's own command line).
-    pub fn device(&self) -> &str {
-        match self {
-            Surface::Device { id, .. } => id,
-            Surface::Cli => "cli",
-        }
-    }
-}
-
-/// One dispatch.
-#[derive(Debug, Clone)]
-pub struct Order<'a> {
-    pub slot: &'a str,
-    pub pane: &'a str,
-    pub action: &'a Action,
-    pub binder: &'a Binder,
-    pub text: Option<&'a str>,
-    pub answers: Option<&'a [Vec<String>]>,
-    pub surface: Surface,
-}
 
 /// A dispatch that is answered with an error frame instead of a receipt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use schema::manifest::ActionSpec;
 use schema::{Action, Outcome, Reason};
 use serde_json::Value;
 
-use super::dispatch::Order;
+use super::Order;
 use crate::fleet::{FleetSource, Pane};
 use crate::http::{self, HttpError};
 use crate::runtime::RuntimeDir;

@@ -26,7 +26,8 @@ use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use crate::transcript::locate::StoreRoots;
 pub use requests::Services;
-use session::{Event, Flow, Session, SessionConfig, refuse};
+use requests::SessionConfig;
+use session::{Event, Flow, Session, refuse};
 use transport::{FrameWriter, Incoming, LineReader};
 
 /// What `serve` needs, already validated.

@@ -11,14 +11,14 @@
 //! process exits 2.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID, decode_line};
 
 use crate::clock::now_ms;
 use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
-use crate::serve::requests::{self, Connection, Services};
+use crate::serve::requests::{self, Connection, Services, SessionConfig};
 use crate::serve::stream::Stream;
 use crate::serve::transport::{FrameWriter, Incoming, LINE_CAP};
 
@@ -46,15 +46,6 @@ pub enum Flow {
 struct Gone;
 
 type Handled = Result<Flow, Gone>;
-
-/// The fixed facts of a session.
-#[derive(Debug, Clone)]
-pub struct SessionConfig {
-    /// The device fingerprint the spawner passed; the only identity trusted.
-    pub device: String,
-    /// The cycle cadence.
-    pub interval: Duration,
-}
 
 /// One connection.
 #[derive(Debug)]

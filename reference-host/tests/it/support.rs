@@ -10,7 +10,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+use golden::SimFile;
 use serde_json::Value;
+
+/// Which tmux a test fleet runs on: the kit's one backend type.
+pub use golden::Backend;
 
 /// How long a test waits for a frame or an exit before failing.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -49,15 +53,6 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
-/// Which tmux a test fleet runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// `corral-fake-tmux`.
-    Fake,
-    /// A scratch real tmux server (`tmux -L <unique> -f /dev/null`).
-    Real,
-}
-
 /// A binary of the simulator, built beside `corral` by `cargo test --workspace`.
 fn simulator_bin(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_BIN_EXE_corral"))
@@ -74,13 +69,16 @@ fn simulator_bin(name: &str) -> PathBuf {
 }
 
 /// A fleet brought up by `corral-sim up` from `tests/it/fleet.toml`, torn down on drop (the real
-/// backend's server is killed even when the test fails).
+/// backend's server is killed even when the test fails, and its socket file removed). Parked hook
+/// requests go to a runtime dir inside the fleet's temp dir.
 #[derive(Debug)]
 pub struct Fleet {
     pub sim_dir: tempfile::TempDir,
     pub socket: String,
     pub tmux_bin: PathBuf,
-    panes: std::collections::HashMap<String, String>,
+    panes: std::collections::BTreeMap<String, String>,
+    /// The real server's socket file, which tmux leaves behind when it exits.
+    real_socket: Option<PathBuf>,
 }
 
 impl Fleet {
@@ -89,32 +87,31 @@ impl Fleet {
         let sim_dir = tempfile::tempdir().unwrap();
         let socket = unique("corral-it");
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fleet.toml");
-        let name = match backend {
-            Backend::Fake => "fake",
-            Backend::Real => "real",
-        };
+        // The host's own rule under the XDG_RUNTIME_DIR every process of the fleet gets.
+        let runtime = sim_dir.path().join("runtime/corral");
         let mut fleet = Fleet {
             sim_dir,
             socket: socket.clone(),
             tmux_bin: PathBuf::new(),
             panes: Default::default(),
+            real_socket: None,
         };
         let out = fleet.sim(&[
             "up",
             fixture.to_str().unwrap(),
             "--backend",
-            name,
+            backend.as_str(),
             "--socket",
             &socket,
+            "--runtime-dir",
+            runtime.to_str().unwrap(),
         ]);
-        let up: Value = serde_json::from_str(&out).unwrap();
-        fleet.tmux_bin = PathBuf::from(up["tmux_bin"].as_str().unwrap());
-        fleet.panes = up["panes"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
-            .collect();
+        let up: SimFile = serde_json::from_str(&out).unwrap();
+        fleet.tmux_bin = PathBuf::from(up.tmux_bin);
+        fleet.panes = up.panes;
+        if up.backend == Backend::Real {
+            fleet.real_socket = Some(PathBuf::from(up.socket_path));
+        }
         fleet
     }
 
@@ -180,10 +177,10 @@ impl Fleet {
 
     /// Every tmux invocation the fake has answered so far (its `calls.ndjson`), as argv lists.
     pub fn fake_calls(&self) -> Vec<Vec<String>> {
-        let sim: Value =
+        let sim: SimFile =
             serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
                 .unwrap();
-        let log = Path::new(sim["socket_path"].as_str().unwrap()).join("calls.ndjson");
+        let log = Path::new(&sim.socket_path).join("calls.ndjson");
         std::fs::read_to_string(log)
             .unwrap_or_default()
             .lines()
@@ -227,6 +224,9 @@ impl Fleet {
 impl Drop for Fleet {
     fn drop(&mut self) {
         let _ = self.sim_command().arg("down").output();
+        if let Some(socket) = &self.real_socket {
+            let _ = std::fs::remove_file(socket);
+        }
     }
 }
 

@@ -1,48 +1,24 @@
-//! tmux's `-F` formats, the subset the fake expands: plain `#{variable}`s (including pane user
-//! options `#{@name}`, empty when unset), `##`, `#,`, `#}`, the aliases `#D #I #P #S #T`, and
-//! every other `#x` or `#[...]` left as tmux leaves it. Anything the fake cannot expand faithfully
-//! (modifiers, conditionals, `#(...)`, unknown variables) is an error, never silent wrong output.
+//! tmux's `-F` formats, the subset the fake expands: plain `#{variable}`s (the variables of
+//! [`super::vars`], and pane user options `#{@name}`, empty when unset), `##`, `#,`, `#}`, the
+//! aliases `#D #I #P #S #T`, and every other `#x` or `#[...]` left as tmux leaves it. Anything the
+//! fake cannot expand faithfully (modifiers, conditionals, `#(...)`, unknown variables) is an
+//! error, never silent wrong output.
 //!
 //! A format is parsed once, before any pane is visited, so an unsupported format fails even on an
 //! empty server.
 
 use std::fmt;
 
+use super::vars::{self, Variable};
+
 /// A variable the fake knows how to expand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Var {
-    /// A built-in variable, by its tmux name.
-    Builtin(&'static str),
+    /// A built-in variable, from the table.
+    Builtin(&'static Variable),
     /// A user option, `@name` (with the `@`).
     Option(String),
 }
-
-/// Built-in variables the fake supports.
-pub const BUILTINS: &[&str] = &[
-    "pane_id",
-    "pane_index",
-    "pane_tty",
-    "pane_current_path",
-    "pane_title",
-    "pane_pid",
-    "pane_active",
-    "pane_dead",
-    "window_id",
-    "window_index",
-    "window_active",
-    "window_panes",
-    "session_id",
-    "session_name",
-    "session_windows",
-    "socket_path",
-    "host",
-    "host_short",
-    "client_name",
-    "client_tty",
-    "client_session",
-    "client_pid",
-    "version",
-];
 
 /// One piece of a parsed format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,10 +51,6 @@ impl fmt::Display for FormatError {
 }
 
 impl std::error::Error for FormatError {}
-
-fn builtin(name: &str) -> Option<&'static str> {
-    BUILTINS.iter().copied().find(|b| *b == name)
-}
 
 impl Format {
     /// Parses `text`.
@@ -119,7 +91,7 @@ impl Format {
                                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
                         plain.then(|| Var::Option(name.to_owned()))
                     } else {
-                        builtin(name).map(Var::Builtin)
+                        vars::named(name).map(Var::Builtin)
                     };
                     let Some(var) = var else {
                         return Err(FormatError {
@@ -132,29 +104,24 @@ impl Format {
                     pieces.push(Piece::Var(var));
                     rest = &body[end + 1..];
                 }
-                Some(c @ ('D' | 'I' | 'P' | 'S' | 'T')) => {
-                    let name = match c {
-                        'D' => "pane_id",
-                        'I' => "window_index",
-                        'P' => "pane_index",
-                        'S' => "session_name",
-                        _ => "pane_title",
-                    };
-                    if !literal.is_empty() {
-                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                Some(c) => match vars::aliased(c) {
+                    Some(variable) => {
+                        if !literal.is_empty() {
+                            pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                        }
+                        pieces.push(Piece::Var(Var::Builtin(variable)));
+                        rest = &after[1..];
                     }
-                    pieces.push(Piece::Var(Var::Builtin(name)));
-                    rest = &after[1..];
-                }
-                Some(c @ ('F' | 'H' | 'h' | 'W' | '(')) => {
-                    return Err(FormatError {
-                        piece: format!("#{c}"),
-                    });
-                }
-                Some(_) => {
-                    literal.push('#');
-                    rest = after;
-                }
+                    None if matches!(c, 'F' | 'H' | 'h' | 'W' | '(') => {
+                        return Err(FormatError {
+                            piece: format!("#{c}"),
+                        });
+                    }
+                    None => {
+                        literal.push('#');
+                        rest = after;
+                    }
+                },
             }
         }
         literal.push_str(rest);
@@ -183,11 +150,7 @@ impl Format {
     /// Whether the format names a variable that needs a pane, window or session.
     pub fn needs_target(&self) -> bool {
         self.pieces.iter().any(|piece| match piece {
-            Piece::Var(Var::Builtin(name)) => {
-                name.starts_with("pane_")
-                    || name.starts_with("window_")
-                    || name.starts_with("session_")
-            }
+            Piece::Var(Var::Builtin(variable)) => variable.needs_target(),
             Piece::Var(Var::Option(_)) => true,
             Piece::Text(_) => false,
         })
@@ -201,13 +164,16 @@ mod tests {
     fn check(format: &str, expected: &str) {
         let parsed = Format::parse(format).unwrap();
         let out = parsed.expand(|var| match var {
-            Var::Builtin("pane_id") => Some("%0".into()),
-            Var::Builtin("session_name") => Some("s1".into()),
-            Var::Builtin("window_index") => Some("0".into()),
-            Var::Builtin("pane_index") => Some("0".into()),
-            Var::Builtin("pane_title") => Some("vm".into()),
+            Var::Builtin(variable) => match variable.name {
+                "pane_id" => Some("%0".into()),
+                "session_name" => Some("s1".into()),
+                "window_index" => Some("0".into()),
+                "pane_index" => Some("0".into()),
+                "pane_title" => Some("vm".into()),
+                _ => None,
+            },
             Var::Option(name) if name == "@v0" => Some("plain".into()),
-            _ => None,
+            Var::Option(_) => None,
         });
         assert_eq!(out, expected, "format {format:?}");
     }

@@ -8,8 +8,8 @@
 //! what the request means, and so nothing in the answer; every value the wire types carry must be
 //! the session's.
 
-use schema::golden::pattern::{self, Captures};
-use schema::validate::FrameSchema;
+use golden::pattern::{self, Captures};
+use golden::validate::FrameSchema;
 use schema::{Frames as _, Request, decode_line, encode_line};
 use serde_json::Value;
 

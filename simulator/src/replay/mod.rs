@@ -6,7 +6,8 @@
 //!
 //! Read in this order: [`script`] (a session as the host's half, and the replayability rule),
 //! [`judge`] (one app line against the frame the session expects), [`play`] (the stdio loop).
-//! Patterns are `schema::golden::pattern`, the same module `cargo xtask conformance` uses.
+//! The session's loader and its patterns are the `golden` crate's, the same ones
+//! `cargo xtask conformance` uses.
 
 pub mod judge;
 pub mod play;
@@ -16,9 +17,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use schema::validate::FrameSchema;
+use golden::session::MAIN_CONN;
+use golden::validate::FrameSchema;
 
-use self::script::{MAIN_CONN, ScriptError};
+use self::script::ScriptError;
 
 /// `corral-sim replay`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
@@ -75,7 +77,7 @@ pub fn main(args: ReplayArgs) -> ExitCode {
         ));
     }
     let script = match script::load(path)
-        .and_then(|session| session.script(&args.conn, &requests, &responses))
+        .and_then(|session| script::script(&session, &args.conn, &requests, &responses))
     {
         Ok(script) => script,
         Err(err) => return refuse(err),
@@ -156,7 +158,7 @@ fn list(paths: &[PathBuf], requests: &FrameSchema, responses: &FrameSchema) -> E
             }
         };
         for conn in session.conns() {
-            let verdict = match session.script(&conn, requests, responses) {
+            let verdict = match script::script(&session, &conn, requests, responses) {
                 Ok(_) => {
                     replayable += usize::from(conn == MAIN_CONN);
                     "replayable".to_owned()
@@ -180,7 +182,8 @@ fn list(paths: &[PathBuf], requests: &FrameSchema, responses: &FrameSchema) -> E
         "{replayable} of {} sessions replayable (connection {MAIN_CONN})",
         files.len()
     ));
-    crate::sim::print_line(&lines.join("\n"));
+    // The listing is this command's stdout; a reader that went away loses nothing.
+    let _ = writeln!(std::io::stdout().lock(), "{}", lines.join("\n"));
     if broken {
         ExitCode::from(LOAD_ERROR)
     } else {

@@ -8,13 +8,14 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use golden::session::limits::EXPECT_MS;
+use golden::validate::FrameSchema;
 use schema::encode_line;
-use schema::validate::FrameSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::judge::judge;
-use super::script::{Action, DEFAULT_WAIT_MS, Receive, Script};
+use super::script::{Action, Receive, Script};
 
 /// What the reader thread reports.
 #[derive(Debug)]
@@ -299,7 +300,7 @@ impl<W: Write, V: Write> Player<'_, W, V> {
         }
         let reason =
             format!("the script ended at golden line {last_golden}; nothing more was expected");
-        self.drain(last_golden, DEFAULT_WAIT_MS, &reason);
+        self.drain(last_golden, EXPECT_MS, &reason);
         Ok(())
     }
 
@@ -411,8 +412,8 @@ mod tests {
     fn run(input: &'static [u8], output: impl Write) -> (Outcome, String) {
         let requests = FrameSchema::generated("requests.schema.json").unwrap();
         let responses = FrameSchema::generated("responses.schema.json").unwrap();
-        let session = script::parse(Path::new("x.ndjson"), SESSION).unwrap();
-        let script = session.script("main", &requests, &responses).unwrap();
+        let session = golden::session::parse(Path::new("x.ndjson"), SESSION).unwrap();
+        let script = script::script(&session, "main", &requests, &responses).unwrap();
         let mut verdicts = Vec::new();
         let outcome = play(
             &script,

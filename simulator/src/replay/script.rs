@@ -20,23 +20,22 @@
 //!
 //! Steps of other connections are not played; their `expect` patterns are still sampled in order,
 //! so a capture one of them binds (`$string:host`) has the same value on every connection.
+//!
+//! The session itself comes from the kit's one loader ([`golden::session::load`]), so a session
+//! the replayer reads is exactly one the host runner reads.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use schema::golden::pattern::{self, Captures, Use};
-use schema::golden::{RawSegment, SessionHeader, Step, StepLine, barrier_answer, barrier_request};
-use schema::validate::FrameSchema;
+use golden::pattern::{self, Captures};
+use golden::session::limits::EXPECT_MS;
+use golden::session::{
+    LoadError, RawBytes, Session, Step, barrier_answer, barrier_request, prebound,
+};
+use golden::validate::FrameSchema;
 use schema::{Envelope, Frames as _, Request, Response, decode_line, encode_line};
 use serde_json::Value;
-
-/// The connection a step acts on when it names none.
-pub const MAIN_CONN: &str = "main";
-
-/// How long the app has to send a frame, or to close, when the step names no `timeout_ms`
-/// (before `--timeout-scale`): the runner's default for an `expect`.
-pub const DEFAULT_WAIT_MS: u64 = 5_000;
 
 /// What `${sim_dir}` stands for (the runner binds the case's `$CORRAL_SIM_DIR`).
 pub const SIM_DIR: &str = "/home/replay/corral-sim";
@@ -44,27 +43,11 @@ pub const SIM_DIR: &str = "/home/replay/corral-sim";
 /// What `${socket_path}` stands for (the runner binds the tmux socket's path).
 pub const SOCKET_PATH: &str = "/tmp/tmux-1000/corral-replay";
 
-/// The prefix of the captures naming each fixture pane's id (`pane.worker` = `%1`).
-pub const PANE_PREFIX: &str = "pane.";
-
 /// Frame keys whose value a real app chooses itself: the envelope `id` of every frame, and these
 /// keys of a `hello`.
 pub const HELLO_OWN_KEYS: [&str; 3] = ["app", "app_version", "device"];
 
 pub use schema::LINE_CAP;
-
-/// A parsed session: the header and the steps with their 1-based line numbers.
-#[derive(Debug, Clone)]
-pub struct Session {
-    /// The file.
-    pub path: PathBuf,
-    /// Line 1.
-    pub header: SessionHeader,
-    /// Every later line.
-    pub steps: Vec<(usize, StepLine)>,
-    /// Every `${name}` the session uses.
-    refs: Vec<String>,
-}
 
 /// Why a session (one connection of it) cannot be replayed, or cannot be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +61,12 @@ pub enum ScriptError {
     },
     /// The session (or the chosen connection) is wrong.
     Invalid(String),
+}
+
+impl From<LoadError> for ScriptError {
+    fn from(err: LoadError) -> ScriptError {
+        ScriptError::Invalid(err.to_string())
+    }
 }
 
 impl fmt::Display for ScriptError {
@@ -156,193 +145,122 @@ fn invalid(path: &Path, line: usize, message: impl fmt::Display) -> ScriptError 
     ScriptError::Invalid(format!("{}:{line}: {message}", path.display()))
 }
 
-/// Reads and parses a session file.
+/// Reads a session with the kit's loader.
 pub fn load(path: &Path) -> Result<Session, ScriptError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|err| ScriptError::Invalid(format!("{}: {err}", path.display())))?;
-    parse(path, &text)
+    Ok(golden::session::load(path)?)
 }
 
-/// Parses a session: a header line, then step lines whose patterns parse.
-pub fn parse(path: &Path, text: &str) -> Result<Session, ScriptError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(index, line)| (index + 1, line));
-    let Some((_, first)) = lines.next() else {
+/// The captures a runner binds before the first step, with the replayer's values; the fixture
+/// is read only when the session names a pane through `${pane.<name>}`.
+fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
+    let mut panes = BTreeMap::new();
+    if session.names_panes() {
+        let fixture = session.fixture_path();
+        panes = pane_ids(&fixture).map_err(|err| {
+            ScriptError::Invalid(format!(
+                "{}: the session names fixture panes, and their ids come from {}: {err:#}",
+                session.path.display(),
+                fixture.display()
+            ))
+        })?;
+    }
+    Ok(prebound(SOCKET_PATH, SIM_DIR, &panes))
+}
+
+/// The host's half of a session's connection, or why it cannot be played.
+pub fn script(
+    session: &Session,
+    conn: &str,
+    requests: &FrameSchema,
+    responses: &FrameSchema,
+) -> Result<Script, ScriptError> {
+    let conns = session.conns();
+    if !conns.iter().any(|c| c == conn) {
         return Err(ScriptError::Invalid(format!(
-            "{}: empty session",
-            path.display()
+            "{}: no connection `{conn}` (the session has {})",
+            session.path.display(),
+            conns.join(", ")
         )));
-    };
-    let header: SessionHeader = serde_json::from_str(first)
-        .map_err(|err| invalid(path, 1, format!("not a session header: {err}")))?;
-    let mut steps = Vec::new();
-    let mut refs = Vec::new();
-    for (line, text) in lines {
-        let step: StepLine = serde_json::from_str(text)
-            .map_err(|err| invalid(path, line, format!("not a step: {err}")))?;
-        let checked = |frame: &Value, usage| {
-            pattern::check(frame, usage).map_err(|err| invalid(path, line, err))
+    }
+    let mut captures = replay_prebound(session)?;
+    let mut actions = Vec::new();
+    let (mut spawned, mut exited) = (false, false);
+    for located in &session.steps {
+        let line = located.line;
+        let step = &located.step;
+        let on = located.conn() == conn;
+        let wait_ms = step.timeout_ms.unwrap_or(EXPECT_MS);
+        let refuse = |reason: &str| ScriptError::NotReplayable {
+            line,
+            reason: reason.to_owned(),
         };
-        let mut note = |frame: &Value, usage| -> Result<(), ScriptError> {
-            refs.extend(checked(frame, usage)?.1);
-            Ok(())
-        };
+        let at = |err: String| invalid(&session.path, line, err);
         match &step.step {
-            Step::Send(frame) => note(frame, Use::Send)?,
-            Step::Expect(frame) => note(frame, Use::Expect)?,
-            Step::ExpectUnordered(frames) => {
-                for frame in frames {
-                    note(frame, Use::Expect)?;
-                }
-            }
-            _ => {}
-        }
-        steps.push((line, step));
-    }
-    Ok(Session {
-        path: path.to_owned(),
-        header,
-        steps,
-        refs,
-    })
-}
-
-impl Session {
-    /// The connections, in order of first appearance.
-    pub fn conns(&self) -> Vec<String> {
-        let mut conns: Vec<String> = Vec::new();
-        for (_, step) in &self.steps {
-            let conn = step.conn.as_deref().unwrap_or(MAIN_CONN);
-            if !conns.iter().any(|c| c == conn) {
-                conns.push(conn.to_owned());
-            }
-        }
-        conns
-    }
-
-    /// The captures a runner binds before the first step, with the replayer's values; the
-    /// fixture is read only when the session names a pane through `${pane.<name>}`.
-    fn prebound(&self) -> Result<Captures, ScriptError> {
-        let mut captures = Captures::new();
-        captures.insert("sim_dir".into(), Value::from(SIM_DIR));
-        captures.insert("socket_path".into(), Value::from(SOCKET_PATH));
-        if self.refs.iter().any(|name| name.starts_with(PANE_PREFIX)) {
-            let fixture = self
-                .path
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join("../fixtures")
-                .join(format!("{}.toml", self.header.fixture));
-            let ids = pane_ids(&fixture).map_err(|err| {
-                ScriptError::Invalid(format!(
-                    "{}: the session names fixture panes, and their ids come from {}: {err:#}",
-                    self.path.display(),
-                    fixture.display()
-                ))
-            })?;
-            for (name, id) in ids {
-                captures.insert(format!("{PANE_PREFIX}{name}"), Value::from(id));
-            }
-        }
-        Ok(captures)
-    }
-
-    /// The host's half of a connection, or why it cannot be played.
-    pub fn script(
-        &self,
-        conn: &str,
-        requests: &FrameSchema,
-        responses: &FrameSchema,
-    ) -> Result<Script, ScriptError> {
-        let conns = self.conns();
-        if !conns.iter().any(|c| c == conn) {
-            return Err(ScriptError::Invalid(format!(
-                "{}: no connection `{conn}` (the session has {})",
-                self.path.display(),
-                conns.join(", ")
-            )));
-        }
-        let mut captures = self.prebound()?;
-        let mut actions = Vec::new();
-        let (mut spawned, mut exited) = (false, false);
-        for (line, step) in &self.steps {
-            let line = *line;
-            let on = step.conn.as_deref().unwrap_or(MAIN_CONN) == conn;
-            let wait_ms = step.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-            let refuse = |reason: &str| ScriptError::NotReplayable {
-                line,
-                reason: reason.to_owned(),
-            };
-            let at = |err: String| invalid(&self.path, line, err);
-            match &step.step {
-                Step::Expect(expect) => {
-                    let frame = pattern::sample(expect, &mut captures).map_err(at)?;
-                    if on {
-                        let frames = vec![written(&frame, responses).map_err(at)?];
-                        actions.push(Action::Write { line, frames });
-                    }
-                }
-                Step::ExpectUnordered(expects) => {
-                    let mut frames = Vec::new();
-                    for expect in expects {
-                        let frame = pattern::sample(expect, &mut captures).map_err(at)?;
-                        frames.push(written(&frame, responses).map_err(at)?);
-                    }
-                    if on {
-                        actions.push(Action::Write { line, frames });
-                    }
-                }
-                _ if !on => {}
-                Step::Spawn(_) if spawned => {
-                    return Err(refuse(
-                        "the connection is spawned again; one replayer plays one host process",
-                    ));
-                }
-                Step::Spawn(_) => spawned = true,
-                _ if exited => {}
-                Step::Send(send) => {
-                    let frame = pattern::instantiate(send, &captures).map_err(at)?;
-                    let receive = received(&frame, wait_ms, line, requests).map_err(at)?;
-                    actions.push(Action::Receive(receive));
-                }
-                Step::SendRaw(segments) => {
-                    let frame = raw_frame(segments, requests).map_err(|why| {
-                        refuse(&format!(
-                            "send_raw sends bad input on purpose, which a real app does not: {why}"
-                        ))
-                    })?;
-                    let receive = received(&frame, wait_ms, line, requests).map_err(at)?;
-                    actions.push(Action::Receive(receive));
-                }
-                Step::Barrier(id) => {
-                    let receive =
-                        received(&barrier_request(id), wait_ms, line, requests).map_err(at)?;
-                    actions.push(Action::Receive(receive));
-                    let frames = vec![written(&barrier_answer(id), responses).map_err(at)?];
+            Step::Expect(expect) => {
+                let frame = pattern::sample(expect, &mut captures).map_err(at)?;
+                if on {
+                    let frames = vec![written(&frame, responses).map_err(at)?];
                     actions.push(Action::Write { line, frames });
                 }
-                Step::ExpectSilence(ms) => actions.push(Action::Silence { line, ms: *ms }),
-                Step::Close(_) => actions.push(Action::Close { line, wait_ms }),
-                Step::Exit(_) => {
-                    actions.push(Action::Exit { line });
-                    exited = true;
-                }
-                Step::Comment(_)
-                | Step::Sim(_)
-                | Step::SimBackground(_)
-                | Step::Revoke(_)
-                | Step::Terminate(_) => {}
             }
+            Step::ExpectUnordered(expects) => {
+                let mut frames = Vec::new();
+                for expect in expects {
+                    let frame = pattern::sample(expect, &mut captures).map_err(at)?;
+                    frames.push(written(&frame, responses).map_err(at)?);
+                }
+                if on {
+                    actions.push(Action::Write { line, frames });
+                }
+            }
+            _ if !on => {}
+            Step::Spawn(_) if spawned => {
+                return Err(refuse(
+                    "the connection is spawned again; one replayer plays one host process",
+                ));
+            }
+            Step::Spawn(_) => spawned = true,
+            _ if exited => {}
+            Step::Send(send) => {
+                let frame = pattern::instantiate(send, &captures).map_err(at)?;
+                let receive = received(&frame, wait_ms, line, requests).map_err(at)?;
+                actions.push(Action::Receive(receive));
+            }
+            Step::SendRaw(raw) => {
+                let frame = raw_frame(raw, requests).map_err(|why| {
+                    refuse(&format!(
+                        "send_raw sends bad input on purpose, which a real app does not: {why}"
+                    ))
+                })?;
+                let receive = received(&frame, wait_ms, line, requests).map_err(at)?;
+                actions.push(Action::Receive(receive));
+            }
+            Step::Barrier(id) => {
+                let receive =
+                    received(&barrier_request(id), wait_ms, line, requests).map_err(at)?;
+                actions.push(Action::Receive(receive));
+                let frames = vec![written(&barrier_answer(id), responses).map_err(at)?];
+                actions.push(Action::Write { line, frames });
+            }
+            Step::ExpectSilence(ms) => actions.push(Action::Silence { line, ms: *ms }),
+            Step::Close(_) => actions.push(Action::Close { line, wait_ms }),
+            Step::Exit(_) => {
+                actions.push(Action::Exit { line });
+                exited = true;
+            }
+            Step::Comment(_)
+            | Step::Sim(_)
+            | Step::SimBackground(_)
+            | Step::Revoke(_)
+            | Step::Terminate(_) => {}
         }
-        Ok(Script {
-            path: self.path.clone(),
-            case: self.header.case.clone(),
-            conn: conn.to_owned(),
-            actions,
-        })
     }
+    Ok(Script {
+        path: session.path.clone(),
+        case: session.header.case.clone(),
+        conn: conn.to_owned(),
+        actions,
+    })
 }
 
 /// The frame a `send_raw` sends when its bytes are one request line an app may send: text
@@ -350,14 +268,11 @@ impl Session {
 /// decodes. A session sends
 /// such a line raw when the request types cannot write it byte for byte (a key left to its default,
 /// an unknown key); anything else is bad input on purpose, and the error says what is bad.
-fn raw_frame(segments: &[RawSegment], requests: &FrameSchema) -> Result<Value, String> {
-    let mut text = String::new();
-    for segment in segments {
-        let Some(part) = &segment.text else {
-            return Err("hex bytes".into());
-        };
-        text.push_str(&part.repeat(segment.repeat.unwrap_or(1) as usize));
+fn raw_frame(raw: &RawBytes, requests: &FrameSchema) -> Result<Value, String> {
+    if raw.segments().iter().any(|segment| segment.hex.is_some()) {
+        return Err("hex bytes".into());
     }
+    let text = std::str::from_utf8(raw.bytes()).expect("text segments make UTF-8");
     let Some(line) = text.strip_suffix('\n').filter(|line| !line.contains('\n')) else {
         return Err("not one `\\n`-terminated line".into());
     };
@@ -375,9 +290,9 @@ fn raw_frame(segments: &[RawSegment], requests: &FrameSchema) -> Result<Value, S
 
 /// Name → `%N` for every pane of a fixture, as `corral-sim up` assigns them.
 fn pane_ids(fixture: &Path) -> anyhow::Result<BTreeMap<String, String>> {
-    let fixture = crate::sim::plan::load(fixture)?;
-    let sessions = crate::sim::plan::expand(&fixture, pattern::SAMPLE_EPOCH_MS)?;
-    Ok(crate::sim::plan::ids(&sessions))
+    let fixture = crate::plan::load(fixture)?;
+    let sessions = crate::plan::expand(&fixture, golden::clock::NOW_MS)?;
+    Ok(crate::plan::ids(&sessions))
 }
 
 /// A sampled expectation as the frame the replayer writes: it must decode through the wire types,
@@ -459,9 +374,9 @@ mod tests {
 
     fn script(lines: &[&str], conn: &str) -> Result<Script, ScriptError> {
         let text = format!("{HEADER}\n{}\n", lines.join("\n"));
-        let session = parse(Path::new("golden/sessions/x.ndjson"), &text)?;
+        let session = golden::session::parse(Path::new("golden/sessions/x.ndjson"), &text)?;
         let (requests, responses) = schemas();
-        session.script(conn, &requests, &responses)
+        super::script(&session, conn, &requests, &responses)
     }
 
     fn written_text(action: &Action) -> Vec<String> {
@@ -719,15 +634,32 @@ mod tests {
             "{err}"
         );
         let err = script(&["{\"spawn\":"], "main").unwrap_err();
+        assert!(err.to_string().contains(":2: not JSON"), "{err}");
+        let err = script(&[r#"{"spawn":{}}"#], "main").unwrap_err();
         assert!(err.to_string().contains(":2: not a step"), "{err}");
     }
 
     #[test]
     fn a_session_send_that_is_not_a_valid_request_is_a_load_error() {
+        // A concrete frame is refused by the kit's loader, before any replaying.
         let err = script(
             &[
                 r#"{"spawn":{"device":"d"}}"#,
                 r#"{"send":{"schema":1,"id":"1","t":"card"}}"#,
+            ],
+            "main",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("golden/sessions/x.ndjson:3: the frame does not decode"),
+            "{err}"
+        );
+        // A frame with `${name}` in it is known only once the name is replaced.
+        let err = script(
+            &[
+                r#"{"spawn":{"device":"d"}}"#,
+                r#"{"send":{"schema":1,"id":"${sim_dir}","t":"card"}}"#,
             ],
             "main",
         )
@@ -753,7 +685,7 @@ mod tests {
         for file in &files {
             let session = load(file).unwrap();
             for conn in session.conns() {
-                match session.script(&conn, &requests, &responses) {
+                match super::script(&session, &conn, &requests, &responses) {
                     Ok(_) => {}
                     Err(ScriptError::NotReplayable { reason, .. }) => {
                         assert!(reason.starts_with("send_raw sends bad input"), "{reason}");

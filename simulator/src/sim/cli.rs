@@ -3,17 +3,20 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
 use clap::{Parser, Subcommand};
-use schema::fixture::TranscriptFormat;
+use golden::fixture::TranscriptFormat;
+use golden::{Backend, SimFile};
 
 use super::api;
-use super::simfile::{Backend, SimFile};
+use super::print_line;
+use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
 use super::transcript::{self, Generator, Style};
 use super::up::{self, Up};
-use super::{print_line, time};
 use crate::fake::faults::{self, Effect, Fault};
 use crate::fake::state::{Client, ServerDir};
+use crate::time;
 
 /// The agent simulator: fleets of fake agents on a fake or a real scratch tmux.
 #[derive(Debug, Parser)]
@@ -32,7 +35,7 @@ pub enum Command {
         /// Fixture file (TOML).
         fixture: PathBuf,
         /// Which tmux.
-        #[arg(long, value_enum, default_value = "fake")]
+        #[arg(long, value_parser = backend_parser(), default_value = "fake")]
         backend: Backend,
         /// The `-L` socket name (use a unique one).
         #[arg(long)]
@@ -84,6 +87,17 @@ pub enum Command {
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
     /// for a load or usage error. Needs no CORRAL_SIM_DIR. See golden/README.md.
     Replay(crate::replay::ReplayArgs),
+}
+
+/// `--backend`: golden's [`Backend`], each value offered with what it is.
+fn backend_parser() -> impl clap::builder::TypedValueParser<Value = Backend> {
+    let help = |backend| match backend {
+        Backend::Fake => "`corral-fake-tmux`, state under `$CORRAL_SIM_DIR`",
+        Backend::Real => "A scratch real tmux server (`tmux -L <socket> -f /dev/null`)",
+    };
+    let values =
+        Backend::ALL.map(|backend| PossibleValue::new(backend.as_str()).help(help(backend)));
+    PossibleValuesParser::new(values).try_map(|name| name.parse::<Backend>())
 }
 
 /// `pane ...`.
@@ -339,7 +353,7 @@ fn resolve(sim_dir: &Path, which: &Which) -> anyhow::Result<(PathBuf, Option<Tra
     if let Some(path) = &which.path {
         return Ok((path.clone(), None));
     }
-    let sim = SimFile::load(sim_dir)?;
+    let sim = simfile::load(sim_dir)?;
     let (name, _) = sim.pane(which.pane.as_deref().unwrap_or_default())?;
     let (path, format) = sim
         .details
@@ -412,7 +426,7 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
             ApiAction::Clear => api::edit(sim_dir, |s| s.questions.clear())?,
         },
         Command::Fault { action } => {
-            let sim = SimFile::load(sim_dir)?;
+            let sim = simfile::load(sim_dir)?;
             let dir = fake_dir(&sim)?;
             let mut list = faults::load(&dir)?;
             match action {
@@ -444,7 +458,7 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
             faults::store(&dir, &list)?;
         }
         Command::Client { action } => {
-            let sim = SimFile::load(sim_dir)?;
+            let sim = simfile::load(sim_dir)?;
             let dir = fake_dir(&sim)?;
             crate::fake::edit(&dir, |server| match action {
                 ClientAction::Attach { name, session } => {
@@ -475,12 +489,12 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             session_id,
             no_stamp,
         } => {
-            let mut sim = SimFile::load(sim_dir)?;
+            let mut sim = simfile::load(sim_dir)?;
             let (name, _) = sim.pane(&pane)?;
             let detail = sim.details.get(&name).cloned().unwrap_or_default();
             let session = session_id
                 .or(detail.session_id.clone())
-                .unwrap_or_else(|| super::plan::session_id_for(&name));
+                .unwrap_or_else(|| crate::plan::session_id_for(&name));
             let now = time::now(None)?;
             let cwd = if detail.cwd.is_empty() {
                 sim_dir.display().to_string()
@@ -503,7 +517,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             let entry = sim.details.entry(name.clone()).or_default();
             entry.transcript = Some((path.display().to_string(), format));
             entry.session_id = Some(session.clone());
-            sim.store(sim_dir)?;
+            simfile::store(&sim, sim_dir)?;
             if !no_stamp {
                 step::step(
                     sim_dir,
@@ -542,7 +556,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                     .context("--format is needed for a new file")?;
                 Generator::new(
                     format,
-                    &super::plan::session_id_for(&path.display().to_string()),
+                    &crate::plan::session_id_for(&path.display().to_string()),
                     "/",
                     "main",
                     time::now(None)?,

@@ -5,10 +5,9 @@
 pub mod api;
 pub mod cli;
 pub mod git;
-pub mod plan;
+pub mod park;
 pub mod simfile;
 pub mod step;
-pub mod time;
 pub mod tmux;
 pub mod transcript;
 pub mod up;

@@ -8,14 +8,15 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use serde_json::{Map, Value, json};
+use golden::sim_file::{PaneDetail, SimFile};
+use serde_json::{Map, Value};
 
 use super::api;
 use super::git;
-use super::simfile::{PaneDetail, SimFile};
-use super::time;
-use super::tmux::{Cmd, cmd};
-use super::up::{PROGRAM, tmux_of};
+use super::park::park;
+use super::simfile;
+use super::tmux::{Cmd, PROGRAM, Tmux, cmd};
+use crate::time;
 
 /// Everything a step can change on a pane.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -131,44 +132,11 @@ fn option_name(name: &str) -> String {
     }
 }
 
-/// Writes a parked hook request exactly as pane-options.md describes it.
-#[allow(clippy::too_many_arguments)]
-pub fn park(
-    runtime: &Path,
-    id: &str,
-    pane: &str,
-    session_id: Option<&str>,
-    tool: &str,
-    input: &Map<String, Value>,
-    episode_ms: u64,
-    stamped_at_ms: u64,
-) -> anyhow::Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    if id.is_empty() || id.contains(['/', '\0']) || id.starts_with('.') {
-        bail!("request id {id:?} cannot name a file");
-    }
-    let dir = runtime.join("requests");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    std::fs::set_permissions(runtime, std::fs::Permissions::from_mode(0o700))?;
-    let record = json!({
-        "id": id,
-        "pane": pane,
-        "session_id": session_id,
-        "tool_name": tool,
-        "tool_input": input,
-        "episode_ms": episode_ms,
-        "stamped_at_ms": stamped_at_ms,
-    });
-    let path = dir.join(format!("{id}.json"));
-    crate::fake::state::write_atomic(&path, format!("{record}\n").as_bytes())?;
-    Ok(path)
-}
-
 /// Applies a step to pane `given` (fixture name or `%N`).
 pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> {
-    let mut sim = SimFile::load(sim_dir)?;
+    let mut sim = simfile::load(sim_dir)?;
     let (name, id) = sim.pane(given)?;
-    let tmux = tmux_of(&sim);
+    let tmux = Tmux::of(&sim);
     let now = time::now(args.now_ms)?;
     let at = |text: &str| time::relative(text, now);
     let mut sets: Vec<(String, String)> = Vec::new();
@@ -371,7 +339,7 @@ pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> 
     if !commands.is_empty() {
         tmux.batch(&commands, sim_dir)?;
     }
-    sim.store(sim_dir)?;
+    simfile::store(&sim, sim_dir)?;
     Ok(())
 }
 
@@ -397,11 +365,11 @@ pub struct AddArgs {
 
 /// Adds a pane; prints nothing, records it in sim.json, returns its id.
 pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<String> {
-    let mut sim = SimFile::load(sim_dir)?;
+    let mut sim = simfile::load(sim_dir)?;
     if sim.panes.contains_key(&add.name) || add.name.starts_with('%') || add.name.is_empty() {
         bail!("pane name {:?} is taken or invalid", add.name);
     }
-    let tmux = tmux_of(&sim);
+    let tmux = Tmux::of(&sim);
     let cwd = match (&args.cwd, &args.repo) {
         (Some(dir), _) => dir.clone(),
         (None, Some(repo)) => PathBuf::from(
@@ -462,7 +430,7 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
             ..PaneDetail::default()
         },
     );
-    sim.store(sim_dir)?;
+    simfile::store(&sim, sim_dir)?;
     let rest = StepArgs {
         cwd: None,
         repo: None,
@@ -474,10 +442,10 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
 
 /// Kills a pane (its vanish edge) and forgets it.
 pub fn kill(sim_dir: &Path, given: &str) -> anyhow::Result<()> {
-    let mut sim = SimFile::load(sim_dir)?;
+    let mut sim = simfile::load(sim_dir)?;
     let (name, id) = sim.pane(given)?;
-    tmux_of(&sim).ok(&[cmd(&["kill-pane", "-t", &id])], sim_dir)?;
+    Tmux::of(&sim).ok(&[cmd(&["kill-pane", "-t", &id])], sim_dir)?;
     sim.panes.remove(&name);
     sim.details.remove(&name);
-    sim.store(sim_dir)
+    simfile::store(&sim, sim_dir)
 }

@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use golden::{Backend, SimFile};
 
-use super::simfile::Backend;
+/// What every pane runs: harmless, long-lived, ignores its input.
+pub const PROGRAM: &str = "sleep 100000";
 
 /// One tmux command (its argv without the program).
 pub type Cmd = Vec<String>;
@@ -48,6 +50,15 @@ pub fn escape_arg(arg: &str) -> String {
 }
 
 impl Tmux {
+    /// The fleet's tmux, from sim.json.
+    pub fn of(sim: &SimFile) -> Tmux {
+        Tmux {
+            bin: sim.tmux_bin.clone(),
+            socket: sim.socket.clone(),
+            backend: sim.backend,
+        }
+    }
+
     /// Runs one invocation made of `commands` joined by `;`.
     pub fn run(&self, commands: &[Cmd], sim_dir: &Path) -> anyhow::Result<Ran> {
         let mut args: Vec<String> = vec![

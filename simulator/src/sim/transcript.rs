@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
-use schema::fixture::TranscriptFormat;
+use golden::fixture::TranscriptFormat;
 use serde_json::{Value, json};
 
 /// How to write records.

@@ -8,17 +8,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use schema::fixture::Fixture;
+use golden::Backend;
+use golden::fixture::Fixture;
+use golden::sim_file::{PaneDetail, SimFile};
 
 use super::api;
 use super::git;
-use super::plan::{self, PlannedPane, PlannedSession};
-use super::simfile::{Backend, PaneDetail, SimFile};
-use super::tmux::{Cmd, Tmux, cmd};
+use super::park::park;
+use super::simfile;
+use super::tmux::{Cmd, PROGRAM, Tmux, cmd};
 use super::transcript::{self, Generator, Style};
-
-/// What every pane runs: harmless, long-lived, ignores its input.
-pub const PROGRAM: &str = "sleep 100000";
+use crate::plan::{self, PlannedPane, PlannedSession};
 
 /// Size of each session's windows on a real server, so many panes fit.
 const SIZE: (&str, &str) = ("400", "200");
@@ -238,7 +238,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             detail.transcript = Some((path.display().to_string(), spec.format));
         }
         if let Some(request) = &pane.permission_request {
-            super::step::park(
+            park(
                 &runtime,
                 &request.id,
                 &id,
@@ -290,7 +290,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         repos,
         details,
     };
-    sim.store(sim_dir)?;
+    simfile::store(&sim, sim_dir)?;
     Ok(sim)
 }
 
@@ -317,23 +317,14 @@ fn socket_path(tmux: &Tmux, sim_dir: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// The backend's tmux from sim.json.
-pub fn tmux_of(sim: &SimFile) -> Tmux {
-    Tmux {
-        bin: sim.tmux_bin.clone(),
-        socket: sim.socket.clone(),
-        backend: sim.backend,
-    }
-}
-
 /// Kills the fleet's server (only that socket); idempotent.
 pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
-    let sim = match SimFile::load(sim_dir) {
+    let sim = match simfile::load(sim_dir) {
         Ok(sim) => sim,
-        Err(_) if !super::simfile::path(sim_dir).exists() => return Ok(false),
+        Err(_) if !simfile::path(sim_dir).exists() => return Ok(false),
         Err(e) => return Err(e),
     };
-    let tmux = tmux_of(&sim);
+    let tmux = Tmux::of(&sim);
     let ran = tmux.run(&[cmd(&["kill-server"])], sim_dir)?;
     // A real server exits a moment after kill-server returns; wait until it is gone so the next
     // command sees "no server running" rather than a dying server.

@@ -77,7 +77,8 @@ impl Sim {
         out
     }
 
-    pub fn sim_json(&self) -> serde_json::Value {
+    /// What `corral-sim up` wrote (and printed).
+    pub fn sim_json(&self) -> golden::SimFile {
         serde_json::from_slice(&std::fs::read(self.path().join("sim.json")).unwrap()).unwrap()
     }
 }

@@ -22,7 +22,7 @@ fn no_server_reads_like_tmux() {
     let (sim, socket) = fake_fleet("small.toml");
     sim.sim(&["down"]);
     sim.sim(&["down"]);
-    let socket_path = sim.sim_json()["socket_path"].as_str().unwrap().to_owned();
+    let socket_path = sim.sim_json().socket_path;
     let (_, err, code) = sim.fake(&["-L", &socket, "has-session"]);
     assert_eq!(err, format!("no server running on {socket_path}\n"));
     assert_eq!(code, 1);

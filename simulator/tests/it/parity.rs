@@ -67,7 +67,7 @@ impl Pair {
         } else {
             (&self.fake_sim, &self.fake_socket)
         };
-        let socket_path = sim.sim_json()["socket_path"].as_str().unwrap().to_owned();
+        let socket_path = sim.sim_json().socket_path;
         let escaped: String = sim
             .path()
             .to_str()
@@ -279,7 +279,7 @@ fn steps_and_new_panes_agree_on_both_backends() {
     pair.same(&["list-panes", "-a", "-F", PARITY_FORMAT]);
     pair.same(&["list-panes", "-a", "-F", "#{pane_id} #{window_id} #{@agent_since} #{@agent_stamped_at} #{@agent_detail} #{@agent_attention} #{@agent_notified_at}"]);
     assert_eq!(
-        pair.real_sim.sim_json()["panes"],
-        pair.fake_sim.sim_json()["panes"]
+        pair.real_sim.sim_json().panes,
+        pair.fake_sim.sim_json().panes
     );
 }

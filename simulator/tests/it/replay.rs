@@ -8,12 +8,12 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use schema::golden::pattern::{self, Captures, Str};
-use schema::golden::{Step, StepLine, barrier_answer, barrier_request};
-use schema::validate::FrameSchema;
+use golden::pattern::{self, Captures, Str};
+use golden::session::{MAIN_CONN, Step, barrier_answer, barrier_request, prebound};
+use golden::validate::FrameSchema;
 use schema::{Response, decode_line, encode_line};
 use serde_json::{Value, json};
-use simulator::replay::script::{MAIN_CONN, SIM_DIR, SOCKET_PATH};
+use simulator::replay::script::{SIM_DIR, SOCKET_PATH};
 
 use crate::common::{SIM, command};
 
@@ -64,11 +64,8 @@ struct PerfectClient {
 
 impl PerfectClient {
     fn new() -> PerfectClient {
-        let mut captures = Captures::new();
-        captures.insert("sim_dir".into(), json!(SIM_DIR));
-        captures.insert("socket_path".into(), json!(SOCKET_PATH));
         PerfectClient {
-            captures,
+            captures: prebound(SOCKET_PATH, SIM_DIR, &BTreeMap::new()),
             ids: BTreeMap::new(),
             sent: 0,
         }
@@ -136,7 +133,7 @@ fn read_frame(stdout: &mut impl BufRead, at: &str) -> String {
 /// Plays one connection of a session as a perfect client; returns (stdout lines, stderr, code,
 /// frames sent).
 fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) {
-    let text = std::fs::read_to_string(path).unwrap();
+    let session = golden::session::load(path).unwrap();
     let mut child = command(SIM)
         .args(["replay", path.to_str().unwrap(), "--conn", conn])
         .env_remove("CORRAL_SIM_DIR")
@@ -158,48 +155,38 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
     let send = |stdin: &mut Option<std::process::ChildStdin>, line: String| {
         stdin.as_mut().unwrap().write_all(line.as_bytes()).unwrap();
     };
-    for (index, line) in text.lines().enumerate().skip(1) {
-        let at = format!("{}:{}", path.display(), index + 1);
-        let step: StepLine = serde_json::from_str(line).unwrap();
-        if step.conn.as_deref().unwrap_or(MAIN_CONN) != conn {
+    for located in &session.steps {
+        let at = format!("{}:{}", path.display(), located.line);
+        if located.conn() != conn {
             continue;
         }
-        match step.step {
+        match &located.step.step {
             Step::Send(frame) => {
-                let frame = pattern::instantiate(&frame, &client.captures).unwrap();
+                let frame = pattern::instantiate(frame, &client.captures).unwrap();
                 let line = client.own(frame);
                 send(&mut stdin, line);
             }
-            Step::SendRaw(segments) => {
+            Step::SendRaw(raw) => {
                 // Only a raw line an app may send is replayable; send it as written (a key left
                 // to its default stays left out), with this client's own values.
-                let raw: String = segments
-                    .iter()
-                    .map(|s| {
-                        s.text
-                            .clone()
-                            .unwrap()
-                            .repeat(s.repeat.unwrap_or(1) as usize)
-                    })
-                    .collect();
-                let line = client.own(serde_json::from_str(&raw).unwrap());
+                let line = client.own(serde_json::from_slice(raw.bytes()).unwrap());
                 send(&mut stdin, line);
             }
             Step::Barrier(id) => {
-                let line = client.own(barrier_request(&id));
+                let line = client.own(barrier_request(id));
                 send(&mut stdin, line);
                 let got = read_frame(&mut stdout, &at);
-                client.expect(&barrier_answer(&id), &got, &at);
+                client.expect(&barrier_answer(id), &got, &at);
                 frames.push(got);
             }
             Step::Expect(pattern) => {
                 let got = read_frame(&mut stdout, &at);
-                client.expect(&pattern, &got, &at);
+                client.expect(pattern, &got, &at);
                 frames.push(got);
             }
             Step::ExpectUnordered(patterns) => {
                 // The replayer writes them in the order the session gives.
-                for pattern in &patterns {
+                for pattern in patterns {
                     let got = read_frame(&mut stdout, &at);
                     client.expect(pattern, &got, &at);
                     frames.push(got);

@@ -1,6 +1,7 @@
 //! corral-sim: bring-up and tear-down, steps, parked requests, panes added and killed, titles,
 //! directories and branches, and refusals of bad input.
 
+use golden::Backend;
 use serde_json::{Value, json};
 
 use crate::common::{PARITY_FORMAT, SIM, Sim, command, fake_fleet, fixture, split, unique_socket};
@@ -16,7 +17,7 @@ fn the_large_fixture_comes_up_and_down_on_the_fake() {
         out.lines().last(),
         Some("%999 claude blocked fleet-b:24.19")
     );
-    let panes = sim.sim_json()["panes"].as_object().unwrap().len();
+    let panes = sim.sim_json().panes.len();
     assert_eq!(panes, 1000);
     sim.sim(&["down"]);
     let (_, err, code) = sim.fake(&["-L", &socket, "list-panes", "-a", "-F", PARITY_FORMAT]);
@@ -29,16 +30,11 @@ fn the_large_fixture_comes_up_and_down_on_the_fake() {
 fn up_prints_sim_json_and_stamps_the_fixture() {
     let (sim, socket) = fake_fleet("small.toml");
     let doc = sim.sim_json();
-    assert_eq!(doc["backend"], "fake");
-    assert_eq!(doc["socket"], socket.as_str());
-    assert!(
-        doc["tmux_bin"]
-            .as_str()
-            .unwrap()
-            .ends_with("/corral-fake-tmux")
-    );
-    assert_eq!(doc["panes"]["claude-perm"], "%0");
-    assert_eq!(doc["panes"]["claude-idle"], "%10");
+    assert_eq!(doc.backend, Backend::Fake);
+    assert_eq!(doc.socket, socket);
+    assert!(doc.tmux_bin.ends_with("/corral-fake-tmux"));
+    assert_eq!(doc.panes["claude-perm"], "%0");
+    assert_eq!(doc.panes["claude-idle"], "%10");
     let show = |pane: &str| {
         sim.fake(&["-L", &socket, "show-options", "-p", "-t", pane])
             .0
@@ -302,8 +298,8 @@ fn panes_appear_and_vanish() {
     assert!(out.contains("%11 claude idle work:1.2\n"), "{out}");
     assert!(out.contains("%12   fresh:0.0\n"), "{out}");
     assert!(!out.contains("%5 "), "{out}");
-    assert_eq!(sim.sim_json()["panes"]["n2"], "%12");
-    assert!(sim.sim_json()["panes"].get("shell").is_none());
+    assert_eq!(sim.sim_json().panes["n2"], "%12");
+    assert!(!sim.sim_json().panes.contains_key("shell"));
 }
 
 #[test]

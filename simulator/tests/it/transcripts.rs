@@ -90,10 +90,11 @@ fn write_grow_rewrite_truncate_replace() {
         "9",
         "--no-stamp",
     ]);
-    let codex = sim.sim_json()["details"]["codex-work"]["transcript"][0]
-        .as_str()
+    let codex = sim.sim_json().details["codex-work"]
+        .transcript
+        .clone()
         .unwrap()
-        .to_owned();
+        .0;
     assert!(codex.contains("/home/.codex/sessions/"), "{codex}");
     assert_eq!(records(&codex)[0]["type"], "session_meta");
     let bytes = std::fs::read(&codex).unwrap();
@@ -132,10 +133,11 @@ fn big_files_reach_their_size() {
     let lines = records(path.to_str().unwrap());
     assert_eq!(lines[0]["type"], "session_meta");
     // The fixture's own transcripts are there too, stamped.
-    let perm = sim.sim_json()["details"]["claude-perm"]["transcript"][0]
-        .as_str()
+    let perm = sim.sim_json().details["claude-perm"]
+        .transcript
+        .clone()
         .unwrap()
-        .to_owned();
+        .0;
     let last = records(&perm).pop().unwrap();
     assert_eq!(
         last["message"]["content"][0]["type"], "tool_use",

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use schema::golden::pattern::{self, Captures, Mismatch};
+use golden::pattern::{self, Captures, Mismatch};
 
 /// Why no assignment exists, with the pairing a reader should look at.
 #[derive(Debug, Clone, PartialEq, Eq)]

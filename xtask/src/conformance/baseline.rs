@@ -2,9 +2,9 @@
 //! `#` starting a comment. A run with a baseline fails on a failure it does not list *and* on a
 //! listed case that now passes, so the list only ever shrinks on purpose.
 
-use schema::golden::Backend;
+use golden::Backend;
 
-use super::runner::{CaseResult, Grade};
+use super::outcome::{CaseResult, Grade};
 
 /// One listed case.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,7 +28,7 @@ pub fn write(path: &Path, replacements: &[(usize, String)]) -> Result<(), String
 mod tests {
     use serde_json::json;
 
-    use schema::golden::pattern;
+    use golden::pattern;
 
     use super::*;
 

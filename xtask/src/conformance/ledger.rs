@@ -4,19 +4,11 @@
 //! for by a pending requirement's `frames`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
-use schema::golden::{Ledger, Level, Status, Step};
+use golden::session::Session;
+use golden::validate::FrameSchema;
+use golden::{Ledger, Level, Status, Step};
 use serde_json::Value;
-
-use super::session::Session;
-use super::validate::FrameSchema;
-
-/// Reads `requirements.toml`.
-pub fn load(path: &Path) -> Result<Ledger, String> {
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    toml::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))
-}
 
 /// Ids a session names that the ledger does not have. The runner refuses such a session.
 pub fn unknown_ids(ledger: &Ledger, session: &Session) -> Vec<String> {
@@ -185,11 +177,11 @@ pub fn uncovered(variants: &[String], sessions: &[Session], ledger: &Ledger) -> 
 mod tests {
     use std::path::PathBuf;
 
-    use schema::golden::Requirement;
+    use golden::Requirement;
 
     use super::*;
-    use crate::conformance::session;
     use crate::workspace_root;
+    use golden::session;
 
     fn requirement(id: &str, level: Level, status: Status) -> Requirement {
         Requirement {

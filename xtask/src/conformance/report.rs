@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use schema::golden::{Backend, Ledger, Level, Status};
+use golden::{Backend, Ledger, Level, Status};
 use serde_json::{Value, json};
 
-use super::runner::{CaseResult, Failure, Grade};
+use super::outcome::{CaseResult, Failure, Grade};
 
 /// Counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -350,7 +350,7 @@ mod tests {
     use std::path::PathBuf;
     use std::time::Duration;
 
-    use schema::golden::Requirement;
+    use golden::Requirement;
 
     use super::*;
 

@@ -9,8 +9,11 @@ use std::process::Stdio;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::runner::Grade;
-use super::{Options, build, default_host, execute, host, process, target_dir};
+use super::binaries::{build, default_host, target_dir};
+use super::cli::Options;
+use super::execute::execute;
+use super::outcome::Grade;
+use super::{host, process};
 
 /// The wrapper's subcommand name.
 pub const WRAPPER: &str = "drop-id";

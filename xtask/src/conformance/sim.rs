@@ -1,39 +1,30 @@
 //! The simulator driver: `corral-sim up` before a case, `corral-sim <args>` for its `sim` steps,
 //! and `corral-sim down` after it, on success, failure or timeout alike (on drop).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use schema::golden::Backend;
-use serde::Deserialize;
+use golden::{Backend, SimFile};
 
 use super::process;
-
-/// What `corral-sim up` prints.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Up {
-    /// The tmux socket name the fleet runs on (`-L`).
-    pub socket: String,
-    /// Its socket path (`server` in fleet rows).
-    pub socket_path: String,
-    /// The tmux binary the host must use (the fake, or the real tmux).
-    pub tmux_bin: String,
-    /// Fixture pane name → pane id.
-    #[serde(default)]
-    pub panes: BTreeMap<String, String>,
-}
 
 /// A simulator standing up one case's fleet.
 #[derive(Debug)]
 pub struct Sim {
+    driver: Driver,
+    /// What `up` answered.
+    pub up: SimFile,
+}
+
+/// Runs `corral-sim` for one case, and `corral-sim down` when dropped: from the moment `up` is
+/// attempted, so a fleet half brought up is torn down too.
+#[derive(Debug)]
+struct Driver {
     bin: PathBuf,
     env: Vec<(String, String)>,
     logs: PathBuf,
     runs: usize,
-    /// What `up` reported.
-    pub up: Up,
     down: bool,
     background: Vec<Child>,
 }
@@ -108,22 +99,16 @@ impl Sim {
             "--socket".to_owned(),
             socket.to_owned(),
         ];
-        let mut sim = Sim {
+        // `down` runs on drop even when `up` fails half-way.
+        let driver = Driver {
             bin: bin.to_owned(),
             env,
             logs: logs.to_owned(),
             runs: 0,
-            up: Up {
-                socket: socket.to_owned(),
-                socket_path: String::new(),
-                tmux_bin: String::new(),
-                panes: BTreeMap::new(),
-            },
-            // `down` runs on drop even when `up` failed half-way.
             down: false,
             background: Vec::new(),
         };
-        let ran = run(bin, &args, &sim.env, logs, "up", timeout)?;
+        let ran = run(bin, &args, &driver.env, logs, "up", timeout)?;
         if !ran.ok {
             return Err(format!(
                 "`corral-sim {}` failed: {}",
@@ -131,17 +116,40 @@ impl Sim {
                 ran.stderr.trim()
             ));
         }
-        sim.up = serde_json::from_str(ran.stdout.trim()).map_err(|err| {
+        let up = serde_json::from_str(ran.stdout.trim()).map_err(|err| {
             format!(
                 "`corral-sim up` printed something other than its JSON object ({err}): {}",
                 ran.stdout.trim()
             )
         })?;
-        Ok(sim)
+        Ok(Sim { driver, up })
     }
 
     /// Runs `corral-sim <args>`.
     pub fn step(&mut self, args: &[String], timeout: Duration) -> Result<Ran, String> {
+        self.driver.step(args, timeout)
+    }
+
+    /// Starts `corral-sim <args>` in the background and waits until `ready` (a path under the
+    /// simulator dir) exists.
+    pub fn background(
+        &mut self,
+        args: &[String],
+        ready: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        self.driver.background(args, ready, timeout)
+    }
+
+    /// Tears the fleet down (also done on drop), background processes first.
+    pub fn down(&mut self) -> Result<(), String> {
+        self.driver.down()
+    }
+}
+
+impl Driver {
+    /// Runs `corral-sim <args>`.
+    fn step(&mut self, args: &[String], timeout: Duration) -> Result<Ran, String> {
         self.runs += 1;
         let tag = format!("step{}", self.runs);
         run(&self.bin, args, &self.env, &self.logs, &tag, timeout)
@@ -149,7 +157,7 @@ impl Sim {
 
     /// Starts `corral-sim <args>` in the background and waits until `ready` (a path under the
     /// simulator dir) exists.
-    pub fn background(
+    fn background(
         &mut self,
         args: &[String],
         ready: Option<&Path>,
@@ -199,7 +207,7 @@ impl Sim {
     }
 
     /// Tears the fleet down (also done on drop), background processes first.
-    pub fn down(&mut self) -> Result<(), String> {
+    fn down(&mut self) -> Result<(), String> {
         for mut child in self.background.drain(..) {
             let _ = child.kill();
             let _ = child.wait();
@@ -224,7 +232,7 @@ impl Sim {
     }
 }
 
-impl Drop for Sim {
+impl Drop for Driver {
     fn drop(&mut self) {
         let _ = self.down();
     }

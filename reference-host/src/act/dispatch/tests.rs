@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use schema::{Detail, State};
+use schema::{Binder, Detail, State};
 use serde_json::json;
 
 use super::*;

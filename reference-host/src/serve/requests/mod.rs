@@ -22,7 +22,6 @@ use crate::act::manifest::Manifests;
 use crate::devices::StoreWatch;
 use crate::fleet::{FleetSource, Pane};
 use crate::runtime::RuntimeDir;
-use crate::serve::session::SessionConfig;
 use crate::serve::stream::Stream;
 use crate::transcript::Reader;
 use crate::transcript::cursor::Keyring;
@@ -39,6 +38,15 @@ pub struct Services {
     pub stores: StoreRoots,
     /// `[act] log`, expanded; `None` when not configured.
     pub act_log: Option<PathBuf>,
+}
+
+/// The fixed facts of a session.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The device fingerprint the spawner passed; the only identity trusted.
+    pub device: String,
+    /// The cycle cadence.
+    pub interval: std::time::Duration,
 }
 
 /// What a connection's requests read and change.

@@ -4,6 +4,8 @@
 use schema::{Response, Scope, State};
 use serde_json::{Value, json};
 
+use std::time::Duration;
+
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
 use crate::testing::{Scripted, enrol, row, services};

@@ -1,5 +1,10 @@
-//! `cargo xtask tidy`: every `.rs` file opens with a `//!` line, and no test is `#[ignore]`d or
-//! `#[should_panic]` (assert on the error value or error frame instead). Also run as a test.
+//! `cargo xtask tidy`: every `.rs` file opens with a `//!` line, no test is `#[ignore]`d or
+//! `#[should_panic]` (assert on the error value or error frame instead), and no sibling modules
+//! of a crate use each other in a cycle ([`cycles`]). Also run as a test.
+
+mod cycles;
+mod lex;
+mod trees;
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +43,9 @@ pub fn check(root: &Path) -> Vec<String> {
             .display()
             .to_string();
         problems.extend(check_file(&shown, &text));
+    }
+    for (tree, files) in trees::trees(root) {
+        problems.extend(cycles::check_tree(&tree, &files));
     }
     problems
 }

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use schema::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
+use golden::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
 
-use super::time;
+use crate::time;
 
 /// One pane of the expanded fleet.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,9 +67,7 @@ pub struct PlannedSession {
 
 /// Reads and parses a fixture file.
 pub fn load(path: &Path) -> anyhow::Result<Fixture> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    toml::from_str(&text).with_context(|| format!("parsing fixture {}", path.display()))
+    golden::fixture::load(path).map_err(anyhow::Error::msg)
 }
 
 fn fill(template: &str, values: &[(&str, String)]) -> String {
@@ -130,7 +128,7 @@ fn options(
         }
         return Ok((out, 0, 0));
     };
-    let at = |m: &Option<schema::fixture::Moment>| -> anyhow::Result<Option<u64>> {
+    let at = |m: &Option<golden::fixture::Moment>| -> anyhow::Result<Option<u64>> {
         m.as_ref()
             .map(|m| time::moment(m, now))
             .transpose()

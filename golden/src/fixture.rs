@@ -8,13 +8,13 @@
 //! names and titles are templates so every expanded pane stays addressable.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::card::Question;
-use crate::vocab::{Detail, State};
+use schema::{Detail, Question, State};
 
 /// A whole fleet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -244,6 +244,13 @@ pub enum TranscriptFormat {
     Claude,
     /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`.
     Codex,
+}
+
+/// Reads a fixture file.
+pub fn load(path: &Path) -> Result<Fixture, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| format!("reading {}: {err}", path.display()))?;
+    toml::from_str(&text).map_err(|err| format!("parsing fixture {}: {err}", path.display()))
 }
 
 fn one() -> u32 {

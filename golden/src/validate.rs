@@ -1,9 +1,11 @@
-//! Schema validation of frames against the generated JSON Schemas (feature `validate`). A
-//! `oneOf` failure says only "no branch matched", so a frame is validated against the branch its
-//! own tag picks (`t`, then `card` inside a card): the error names the exact path. Pure: the
-//! caller hands in the schema (a committed file it read, or [`crate::generate::documents`]).
+//! Frames and local documents checked against the generated JSON Schemas of the wire: the
+//! committed files under `schema/json/` (the host runner's way, so it judges a host by what is
+//! published), or the schemas the wire types make in this process (the replayer's way, which needs
+//! no checkout). A `oneOf` failure says only "no branch matched", so a frame is validated against
+//! the branch its own tag picks (`t`, then `card` inside a card): the error names the exact path.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -14,6 +16,12 @@ pub struct FrameSchema {
     whole: jsonschema::Validator,
     /// Keyed `t` or `t/key=tag`.
     narrowed: BTreeMap<String, jsonschema::Validator>,
+}
+
+/// A committed schema file, as JSON.
+fn read(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))
 }
 
 fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> {
@@ -109,11 +117,16 @@ impl FrameSchema {
         })
     }
 
-    /// The validators of a schema this crate generates (`requests.schema.json`,
+    /// The validators of a committed file, `<dir>/<file>` (`schema/json/responses.schema.json`).
+    pub fn load(dir: &Path, file: &str) -> Result<FrameSchema, String> {
+        FrameSchema::new(file, &read(&dir.join(file))?)
+    }
+
+    /// The validators of a schema the `schema` crate generates (`requests.schema.json`,
     /// `responses.schema.json`), built from the wire types in this process: the same schema as
     /// the committed file, which a test keeps in step.
     pub fn generated(file: &str) -> Result<FrameSchema, String> {
-        let document = crate::generate::documents()
+        let document = schema::generate::documents()
             .into_iter()
             .find(|document| document.file == file)
             .ok_or_else(|| format!("`{file}` is not a generated schema"))?;
@@ -172,11 +185,87 @@ impl FrameSchema {
     }
 }
 
+/// A validator for a local document (the host's config file), read from a committed file.
+#[derive(Debug)]
+pub struct DocumentSchema {
+    file: String,
+    validator: jsonschema::Validator,
+}
+
+impl DocumentSchema {
+    /// Loads `<dir>/<file>` (`schema/json/config.schema.json`).
+    pub fn load(dir: &Path, file: &str) -> Result<DocumentSchema, String> {
+        Ok(DocumentSchema {
+            file: file.to_owned(),
+            validator: compile(&read(&dir.join(file))?, file)?,
+        })
+    }
+
+    /// Validates a document, one path and reason per violation.
+    pub fn validate(&self, value: &Value) -> Result<(), String> {
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(value)
+            .map(|err| format!("{}: {err}", err.instance_path()))
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("violates {}: {}", self.file, errors.join("; ")))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn committed() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/json")
+    }
+
+    #[test]
+    fn the_committed_files_load_and_validate_with_paths() {
+        let responses = FrameSchema::load(&committed(), "responses.schema.json").unwrap();
+        assert_eq!(
+            responses.validate(&json!({"schema": 1, "id": "1", "t": "ack"})),
+            Ok(())
+        );
+        let err = responses
+            .validate(&json!({"schema": 1, "t": "ack"}))
+            .unwrap_err();
+        assert!(err.contains("\"id\" is a required property"), "{err}");
+        assert_eq!(
+            responses.variants(),
+            FrameSchema::generated("responses.schema.json")
+                .unwrap()
+                .variants()
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it() {
+        let err = FrameSchema::load(&committed(), "nope.schema.json").unwrap_err();
+        assert!(err.contains("nope.schema.json"), "{err}");
+    }
+
+    #[test]
+    fn a_document_violation_names_the_file_and_the_path() {
+        let config = DocumentSchema::load(&committed(), "config.schema.json").unwrap();
+        assert_eq!(
+            config.validate(&json!({"serve": {"reconcile_interval_ms": 200}})),
+            Ok(())
+        );
+        let err = config
+            .validate(&json!({"serve": {"reconcile_interval_ms": "fast"}}))
+            .unwrap_err();
+        assert!(
+            err.starts_with("violates config.schema.json: /serve/reconcile_interval_ms: "),
+            "{err}"
+        );
+    }
 
     fn responses() -> FrameSchema {
         FrameSchema::generated("responses.schema.json").unwrap()

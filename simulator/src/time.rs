@@ -3,7 +3,7 @@
 //! wherever a time is.
 
 use anyhow::{Context, bail};
-use schema::fixture::Moment;
+use golden::fixture::Moment;
 
 /// The environment variable that pins "now" (epoch ms).
 pub const NOW_VAR: &str = "CORRAL_SIM_NOW_MS";

@@ -1,0 +1,34 @@
+//! corral's conformance kit, its formats defined and loaded once. The data sits beside this
+//! crate: `golden/sessions/*.ndjson`, `golden/fixtures/*.toml`, `golden/requirements.toml`
+//! (`golden/README.md`, `golden/fixtures/README.md`). Both roles of the kit build on it:
+//! `cargo xtask conformance` plays a session's client half against a host, and
+//! `corral-sim replay` plays its host half against a client app.
+//!
+//! With `schema`, the only crate whose types derive `JsonSchema`: `schema` has the wire and the
+//! host's local documents, this crate the kit's formats. Read in this order:
+//!
+//! - [`backend`]: the two tmux backends a fleet runs on; [`clock`]: a run's pinned "now".
+//! - [`session`]: the golden-session format.
+//! - [`pattern`]: the pattern engine of `send` and `expect` frames.
+//! - [`ledger`]: the requirement ledger.
+//! - [`fixture`]: fleet fixtures for the simulator.
+//! - [`sim_file`]: what `corral-sim up` answers about the fleet it brought up.
+//! - [`validate`]: frames checked against the generated wire schemas, with precise paths.
+//! - [`generate`]: the JSON Schema files of the kit's formats.
+
+pub mod backend;
+pub mod clock;
+pub mod fixture;
+pub mod generate;
+pub mod ledger;
+pub mod pattern;
+pub mod session;
+pub mod sim_file;
+pub mod validate;
+
+pub use backend::Backend;
+pub use fixture::Fixture;
+pub use ledger::{Ledger, Level, Requirement, Status};
+pub use session::{GoldenLine, RawSegment, Session, SessionHeader, Step, StepLine};
+pub use sim_file::SimFile;
+pub use validate::FrameSchema;

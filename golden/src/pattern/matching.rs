@@ -1,0 +1,265 @@
+//! Matching a received value against a pattern: exact JSON where the pattern is literal, each
+//! directive checked for what it means, captures bound on first sight and compared after.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::captures::{Captures, render_template};
+use super::syntax::{MORE_KEY, Str, display_path, is_absent, parse_key, parse_str};
+
+/// Why a frame does not match its pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// JSON pointer into the received frame.
+    pub path: String,
+    /// What differs.
+    pub reason: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at {}: {}", display_path(&self.path), self.reason)
+    }
+}
+
+/// Matches a received value against a pattern, binding captures on first sight. On a mismatch
+/// the captures may hold partial bindings: callers that backtrack pass a copy.
+pub fn matches(pattern: &Value, actual: &Value, captures: &mut Captures) -> Result<(), Mismatch> {
+    match_at(pattern, actual, captures, "")
+}
+
+fn match_at(
+    pattern: &Value,
+    actual: &Value,
+    captures: &mut Captures,
+    path: &str,
+) -> Result<(), Mismatch> {
+    let mismatch = |reason: String| Mismatch {
+        path: path.to_owned(),
+        reason,
+    };
+    let fail = |reason: String| Err(mismatch(reason));
+    match pattern {
+        Value::String(text) => match parse_str(text) {
+            Err(err) => fail(err),
+            Ok(Str::Literal(literal)) => match actual {
+                Value::String(got) if *got == literal => Ok(()),
+                _ => fail(format!(
+                    "expected {}, received {actual}",
+                    Value::String(literal)
+                )),
+            },
+            Ok(Str::Wildcard(kind)) => {
+                if kind.accepts(actual) {
+                    Ok(())
+                } else {
+                    fail(format!("expected any {}, received {actual}", kind.name()))
+                }
+            }
+            Ok(Str::Capture(kind, name)) => {
+                if !kind.accepts(actual) {
+                    return fail(format!(
+                        "expected any {} (capture `{name}`), received {actual}",
+                        kind.name()
+                    ));
+                }
+                match captures.get(&name) {
+                    Some(bound) if bound != actual => fail(format!(
+                        "capture `{name}` was bound to {bound}, received {actual}"
+                    )),
+                    Some(_) => Ok(()),
+                    None => {
+                        captures.insert(name, actual.clone());
+                        Ok(())
+                    }
+                }
+            }
+            Ok(Str::Ref(name)) => match captures.get(&name) {
+                Some(bound) if bound == actual => Ok(()),
+                Some(bound) => fail(format!("expected ${{{name}}} = {bound}, received {actual}")),
+                None => fail(format!("`${{{name}}}` is not bound")),
+            },
+            Ok(Str::Template(pieces)) => {
+                let expected = render_template(&pieces, captures).map_err(mismatch)?;
+                match actual {
+                    Value::String(got) if *got == expected => Ok(()),
+                    _ => fail(format!(
+                        "expected {}, received {actual}",
+                        Value::String(expected)
+                    )),
+                }
+            }
+            Ok(Str::Absent) => fail("`$absent` stands only for an object member".into()),
+        },
+        Value::Array(items) => {
+            let Value::Array(got) = actual else {
+                return fail(format!("expected an array, received {actual}"));
+            };
+            if items.len() != got.len() {
+                return fail(format!(
+                    "expected {} elements, received {}",
+                    items.len(),
+                    got.len()
+                ));
+            }
+            for (i, (item, value)) in items.iter().zip(got).enumerate() {
+                match_at(item, value, captures, &format!("{path}/{i}"))?;
+            }
+            Ok(())
+        }
+        Value::Object(members) => {
+            let Value::Object(got) = actual else {
+                return fail(format!("expected an object, received {actual}"));
+            };
+            let more = members.get(MORE_KEY) == Some(&Value::Bool(true));
+            let mut listed = Vec::new();
+            for (key, value) in members {
+                if key == MORE_KEY {
+                    continue;
+                }
+                let key = parse_key(key).map_err(mismatch)?;
+                let member_path = format!("{path}/{key}");
+                let absent = is_absent(value);
+                match (absent, got.get(&key)) {
+                    (true, None) => {}
+                    (true, Some(value)) => {
+                        return Err(Mismatch {
+                            path: member_path,
+                            reason: format!("expected no `{key}`, received {value}"),
+                        });
+                    }
+                    (false, None) => {
+                        return Err(Mismatch {
+                            path: member_path,
+                            reason: format!("expected `{key}`, but the frame has none"),
+                        });
+                    }
+                    (false, Some(got_value)) => match_at(value, got_value, captures, &member_path)?,
+                }
+                listed.push(key);
+            }
+            if !more && let Some(extra) = got.keys().find(|key| !listed.contains(key)) {
+                return Err(Mismatch {
+                    path: format!("{path}/{extra}"),
+                    reason: format!("unexpected key `{extra}`"),
+                });
+            }
+            Ok(())
+        }
+        literal => {
+            if literal == actual {
+                Ok(())
+            } else {
+                fail(format!("expected {literal}, received {actual}"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check_match(pattern: Value, actual: Value) -> Result<Captures, Mismatch> {
+        let mut captures = Captures::new();
+        matches(&pattern, &actual, &mut captures).map(|()| captures)
+    }
+
+    #[test]
+    fn literal_json_matches_exactly() {
+        assert!(
+            check_match(
+                json!({"a": 1, "b": [true, null]}),
+                json!({"a": 1, "b": [true, null]})
+            )
+            .is_ok()
+        );
+        let err = check_match(json!({"a": 1}), json!({"a": 2})).unwrap_err();
+        assert_eq!(err.path, "/a");
+        assert_eq!(err.reason, "expected 1, received 2");
+    }
+
+    #[test]
+    fn an_extra_key_fails_unless_more_is_set() {
+        let err = check_match(json!({"a": 1}), json!({"a": 1, "b": 2})).unwrap_err();
+        assert_eq!(
+            err,
+            Mismatch {
+                path: "/b".into(),
+                reason: "unexpected key `b`".into()
+            }
+        );
+        assert!(check_match(json!({"a": 1, "$more": true}), json!({"a": 1, "b": 2})).is_ok());
+    }
+
+    #[test]
+    fn a_missing_key_fails() {
+        let err = check_match(json!({"a": 1, "b": 2}), json!({"a": 1})).unwrap_err();
+        assert_eq!(err.path, "/b");
+    }
+
+    #[test]
+    fn typed_wildcards_check_the_type() {
+        let pattern = json!({"i": "$int", "s": "$string", "b": "$bool", "n": "$number", "x": "$any",
+                             "a": "$array", "o": "$object"});
+        let good = json!({"i": 7, "s": "x", "b": false, "n": 1.5, "x": null, "a": [], "o": {}});
+        assert!(check_match(pattern.clone(), good).is_ok());
+        let err = check_match(
+            pattern,
+            json!({"i": 1.5, "s": "x", "b": false, "n": 1, "x": 1, "a": [], "o": {}}),
+        )
+        .unwrap_err();
+        assert_eq!(err.reason, "expected any int, received 1.5");
+    }
+
+    #[test]
+    fn absent_means_the_key_is_missing() {
+        assert!(check_match(json!({"a": 1, "title": "$absent"}), json!({"a": 1})).is_ok());
+        let err = check_match(
+            json!({"a": 1, "title": "$absent"}),
+            json!({"a": 1, "title": "x"}),
+        )
+        .unwrap_err();
+        assert_eq!(err.path, "/title");
+    }
+
+    #[test]
+    fn a_capture_binds_on_first_sight_and_compares_after() {
+        let mut captures = Captures::new();
+        matches(
+            &json!({"host": "$string:host"}),
+            &json!({"host": "studio"}),
+            &mut captures,
+        )
+        .unwrap();
+        assert_eq!(captures["host"], json!("studio"));
+        matches(
+            &json!({"h": "$string:host"}),
+            &json!({"h": "studio"}),
+            &mut captures,
+        )
+        .unwrap();
+        let err = matches(
+            &json!({"h": "$string:host"}),
+            &json!({"h": "other"}),
+            &mut captures,
+        )
+        .unwrap_err();
+        assert!(err.reason.contains("bound to \"studio\""), "{err}");
+        matches(
+            &json!({"h": "${host}"}),
+            &json!({"h": "studio"}),
+            &mut captures,
+        )
+        .unwrap();
+        assert!(matches(&json!({"h": "${host}"}), &json!({"h": "x"}), &mut captures).is_err());
+    }
+
+    #[test]
+    fn a_doubled_dollar_matches_a_literal_dollar() {
+        assert!(check_match(json!({"$$k": "$$int"}), json!({"$k": "$int"})).is_ok());
+    }
+}

@@ -1,0 +1,473 @@
+//! The one loader of golden sessions, used alike by the host runner and the replayer. A loaded
+//! [`Session`] is proven: every line decodes and re-encodes byte-identically (canonical form),
+//! the case id is the file stem, the header's rules hold, every pattern parses, every `${name}` is
+//! used only after something binds it, every concrete frame round-trips through the wire types,
+//! and every `send_raw` is decoded into its bytes. Every error names the file and the line.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use schema::{Frames, Request, Response, decode_line, encode_line};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::MAIN_CONN;
+use super::line::{SessionHeader, Step, StepLine};
+use super::names::{PANE_PREFIX, is_prebound};
+use crate::backend::Backend;
+use crate::pattern::{self, Use};
+
+/// A loaded session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The file, as given.
+    pub path: PathBuf,
+    /// The first line.
+    pub header: SessionHeader,
+    /// The steps with their 1-based line numbers.
+    pub steps: Vec<Located>,
+    /// The file's lines, for showing a step and for rewriting it (bless).
+    pub lines: Vec<String>,
+    /// Whether some `${pane.<name>}` is used.
+    names_panes: bool,
+}
+
+/// A step and where it is written.
+#[derive(Debug, Clone)]
+pub struct Located {
+    /// The 1-based line.
+    pub line: usize,
+    /// The step.
+    pub step: StepLine,
+}
+
+impl Located {
+    /// The connection the step acts on.
+    pub fn conn(&self) -> &str {
+        self.step.conn.as_deref().unwrap_or(MAIN_CONN)
+    }
+}
+
+impl Session {
+    /// The case id (also the file stem).
+    pub fn case(&self) -> &str {
+        &self.header.case
+    }
+
+    /// Whether the case runs on a backend.
+    pub fn runs_on(&self, backend: Backend) -> bool {
+        self.header.backends.contains(&backend)
+    }
+
+    /// The connections, in order of first appearance.
+    pub fn conns(&self) -> Vec<String> {
+        let mut conns: Vec<String> = Vec::new();
+        for located in &self.steps {
+            if !conns.iter().any(|c| c == located.conn()) {
+                conns.push(located.conn().to_owned());
+            }
+        }
+        conns
+    }
+
+    /// The fixture file the header names: `<case>.toml` in the `fixtures` folder beside the
+    /// session's own folder.
+    pub fn fixture_path(&self) -> PathBuf {
+        self.path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("../fixtures")
+            .join(format!("{}.toml", self.header.fixture))
+    }
+
+    /// Whether the session uses a fixture pane's id (`${pane.<name>}`), so a player needs the
+    /// fixture's pane ids.
+    pub fn names_panes(&self) -> bool {
+        self.names_panes
+    }
+
+    /// The text of a 1-based line.
+    pub fn line_text(&self, line: usize) -> &str {
+        &self.lines[line - 1]
+    }
+}
+
+/// Why a session cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    /// The file.
+    pub path: PathBuf,
+    /// The 1-based line, when the fault is in one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The canonical text of a line: compact JSON of the kit's own types.
+pub fn canonical<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("golden lines always encode")
+}
+
+/// Reads and loads one session file.
+pub fn load(path: &Path) -> Result<Session, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|err| LoadError {
+        path: path.to_owned(),
+        line: None,
+        message: err.to_string(),
+    })?;
+    parse(path, &text)
+}
+
+/// Loads one session's text, read from `path`.
+pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
+    let file = |message: &str| LoadError {
+        path: path.to_owned(),
+        line: None,
+        message: message.to_owned(),
+    };
+    let at = |line: usize, message: String| LoadError {
+        path: path.to_owned(),
+        line: Some(line),
+        message,
+    };
+    if !text.ends_with('\n') {
+        return Err(file("the last line has no `\\n`"));
+    }
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let Some(first) = lines.first() else {
+        return Err(file("empty session"));
+    };
+    let header: SessionHeader =
+        serde_json::from_str(first).map_err(|err| at(1, format!("not a session header: {err}")))?;
+    if canonical(&header) != *first {
+        return Err(at(
+            1,
+            format!("not in canonical form; write it as\n{}", canonical(&header)),
+        ));
+    }
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    check_header(&header, stem).map_err(|err| at(1, err))?;
+    let mut names = Names::default();
+    let mut steps = Vec::new();
+    for (index, text) in lines.iter().enumerate().skip(1) {
+        let line = index + 1;
+        let value: Value =
+            serde_json::from_str(text).map_err(|err| at(line, format!("not JSON: {err}")))?;
+        let step: StepLine =
+            serde_json::from_value(value).map_err(|err| at(line, format!("not a step: {err}")))?;
+        if canonical(&step) != *text {
+            return Err(at(
+                line,
+                format!(
+                    "not in canonical form (an unknown key, or keys out of order); write it as\n{}",
+                    canonical(&step)
+                ),
+            ));
+        }
+        check_step(&step.step, &mut names).map_err(|err| at(line, err))?;
+        steps.push(Located { line, step });
+    }
+    Ok(Session {
+        path: path.to_owned(),
+        header,
+        steps,
+        lines,
+        names_panes: names.panes,
+    })
+}
+
+fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
+    if header.case != stem {
+        return Err(format!(
+            "case `{}` must match the file name `{stem}.ndjson`",
+            header.case
+        ));
+    }
+    if header.requirements.is_empty() {
+        return Err("a case names at least one requirement".into());
+    }
+    if header.backends.is_empty() {
+        return Err("a case runs on at least one backend".into());
+    }
+    if header.backends.len() < Backend::ALL.len() && header.backends_reason.is_none() {
+        return Err("a case that skips a backend says why in `backends_reason`".into());
+    }
+    Ok(())
+}
+
+/// The names bound so far, in session order, and whether a fixture pane's id was used.
+#[derive(Debug, Default)]
+struct Names {
+    bound: BTreeSet<String>,
+    panes: bool,
+}
+
+impl Names {
+    /// Every name in `refs` must be bound before the step that uses it.
+    fn used(&mut self, refs: Vec<String>) -> Result<(), String> {
+        for name in refs {
+            if !self.bound.contains(&name) && !is_prebound(&name) {
+                return Err(format!("`${{{name}}}` is used before any pattern binds it"));
+            }
+            self.panes |= name.starts_with(PANE_PREFIX);
+        }
+        Ok(())
+    }
+
+    /// A frame we send, or a simulator argument: values and `${name}` only.
+    fn send(&mut self, frame: &Value) -> Result<(), String> {
+        let (_, refs) = pattern::check(frame, Use::Send).map_err(|e| e.to_string())?;
+        self.used(refs)
+    }
+
+    /// A frame we expect: its references must be bound, and its captures are bound after it.
+    fn expect(&mut self, frame: &Value) -> Result<(), String> {
+        let (binds, refs) = pattern::check(frame, Use::Expect).map_err(|e| e.to_string())?;
+        self.used(refs)?;
+        self.bound.extend(binds);
+        Ok(())
+    }
+}
+
+fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
+    match step {
+        Step::Send(frame) => {
+            names.send(frame)?;
+            if pattern::is_concrete(frame) {
+                round_trips::<Request>(frame)?;
+            }
+        }
+        Step::Expect(frame) => check_expect(frame, names)?,
+        Step::ExpectUnordered(frames) => {
+            if frames.len() < 2 {
+                return Err("`expect_unordered` takes two patterns or more; use `expect`".into());
+            }
+            for frame in frames {
+                check_expect(frame, names)?;
+            }
+        }
+        Step::Sim(args) => check_args(args, "sim", names)?,
+        Step::SimBackground(background) => check_args(&background.args, "sim_background", names)?,
+        Step::Barrier(id) if id.is_empty() => return Err("a barrier needs an id".into()),
+        // Decoded into its bytes when the line was read.
+        Step::SendRaw(_)
+        | Step::Comment(_)
+        | Step::Spawn(_)
+        | Step::ExpectSilence(_)
+        | Step::Barrier(_)
+        | Step::Revoke(_)
+        | Step::Close(_)
+        | Step::Terminate(_)
+        | Step::Exit(_) => {}
+    }
+    Ok(())
+}
+
+fn check_expect(frame: &Value, names: &mut Names) -> Result<(), String> {
+    names.expect(frame)?;
+    if pattern::is_concrete(frame) {
+        round_trips::<Response>(frame)?;
+    }
+    Ok(())
+}
+
+fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), String> {
+    if args.is_empty() {
+        return Err(format!("`{step}` needs a subcommand"));
+    }
+    for arg in args {
+        names.send(&Value::String(arg.clone()))?;
+    }
+    Ok(())
+}
+
+/// A concrete frame must decode through the wire types and re-encode to the same bytes.
+fn round_trips<F: Frames>(frame: &Value) -> Result<(), String> {
+    let text = frame.to_string();
+    let decoded = decode_line::<F>(&text)
+        .map_err(|err| format!("the frame does not decode ({err}): {text}"))?;
+    let again = encode_line(&decoded);
+    if again.trim_end() != text {
+        return Err(format!(
+            "the frame does not re-encode byte-identically:\n  golden  {text}\n  encoded {}",
+            again.trim_end()
+        ));
+    }
+    Ok(())
+}
+
+/// Every `*.ndjson` in a directory, sorted.
+pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "ndjson"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Session, String> {
+        parse(Path::new("golden/sessions/x.ndjson"), text).map_err(|err| err.to_string())
+    }
+
+    const HEADER: &str = r#"{"case":"x","about":"a","requirements":["a.b"],"fixture":"small"}"#;
+
+    #[test]
+    fn a_well_formed_session_loads_with_line_numbers() {
+        let text = format!(
+            "{HEADER}\n{}\n{}\n{}\n",
+            r#"{"spawn":{"device":"d"}}"#,
+            r#"{"send":{"schema":1,"id":"1","t":"hello","app":"kit","app_version":"1","device":"d"}}"#,
+            r#"{"expect":{"schema":1,"id":"1","t":"hello","host":"$string:host","tool_version":"$string","reconcile_interval_ms":200,"scopes":["read"]}}"#,
+        );
+        let session = parse_text(&text).unwrap();
+        assert_eq!(session.steps.len(), 3);
+        assert_eq!(session.steps[2].line, 4);
+        assert_eq!(session.steps[0].conn(), "main");
+        assert_eq!(session.line_text(2), r#"{"spawn":{"device":"d"}}"#);
+        assert_eq!(
+            session.fixture_path(),
+            Path::new("golden/sessions/../fixtures/small.toml")
+        );
+        assert!(!session.names_panes());
+    }
+
+    #[test]
+    fn a_line_out_of_canonical_form_is_refused_with_its_canonical_text() {
+        let text = format!("{HEADER}\n{}\n", r#"{"conn":"b","close":{}}"#);
+        let err = parse_text(&text).unwrap_err();
+        assert!(
+            err.starts_with("golden/sessions/x.ndjson:2: not in canonical form"),
+            "{err}"
+        );
+        assert!(err.ends_with(r#"{"close":{},"conn":"b"}"#), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused() {
+        let text = format!("{HEADER}\n{}\n", r#"{"close":{},"timeout":5}"#);
+        assert!(
+            parse_text(&text)
+                .unwrap_err()
+                .contains(":2: not in canonical form")
+        );
+    }
+
+    #[test]
+    fn the_case_must_match_the_file_name() {
+        let text = HEADER.replace(r#""x""#, r#""y""#) + "\n";
+        assert!(
+            parse_text(&text)
+                .unwrap_err()
+                .contains("must match the file name")
+        );
+    }
+
+    #[test]
+    fn a_reference_before_its_capture_is_refused() {
+        let text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"send":{"schema":1,"id":"1","t":"card","pane":"${p}"}}"#
+        );
+        assert!(
+            parse_text(&text)
+                .unwrap_err()
+                .contains("`${p}` is used before")
+        );
+    }
+
+    #[test]
+    fn a_capture_bound_on_one_connection_may_be_used_on_another() {
+        let text = format!(
+            "{HEADER}\n{}\n{}\n",
+            r#"{"expect":{"schema":1,"id":"0","t":"error","code":"not-found","message":"$string:said"},"conn":"b"}"#,
+            r#"{"send":{"schema":1,"id":"1","t":"card","pane":"${said}:${pane.worker}"}}"#,
+        );
+        let session = parse_text(&text).unwrap();
+        assert!(session.names_panes());
+        assert_eq!(session.conns(), ["b", "main"]);
+    }
+
+    #[test]
+    fn a_concrete_frame_must_round_trip_through_the_wire_types() {
+        // Body keys out of the wire order: valid JSON, but not what the types write.
+        let text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"send":{"schema":1,"id":"1","t":"hello","device":"d","app":"kit","app_version":"1"}}"#
+        );
+        let err = parse_text(&text).unwrap_err();
+        assert!(err.contains("does not re-encode byte-identically"), "{err}");
+        let text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"expect":{"schema":1,"id":"1","t":"ack","x":1}}"#
+        );
+        assert!(parse_text(&text).unwrap_err().contains("re-encode"));
+    }
+
+    #[test]
+    fn a_case_skipping_a_backend_must_say_why() {
+        let header = HEADER.replace(
+            r#""fixture":"small""#,
+            r#""fixture":"small","backends":["real"]"#,
+        );
+        assert!(
+            parse_text(&format!("{header}\n"))
+                .unwrap_err()
+                .contains("backends_reason")
+        );
+    }
+
+    #[test]
+    fn a_bad_directive_names_its_line() {
+        let text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"expect":{"schema":1,"id":"$ID","t":"ack"}}"#
+        );
+        let err = parse_text(&text).unwrap_err();
+        assert!(err.contains(":2: at /id:"), "{err}");
+    }
+
+    #[test]
+    fn raw_bytes_are_decoded_at_load_and_a_bad_segment_is_a_load_error() {
+        let text = format!("{HEADER}\n{}\n", r#"{"send_raw":[{"hex":"ff 0a"}]}"#);
+        let session = parse_text(&text).unwrap();
+        let Step::SendRaw(raw) = &session.steps[0].step.step else {
+            panic!("a send_raw step");
+        };
+        assert_eq!(raw.bytes(), [0xff, 0x0a]);
+        let text = format!("{HEADER}\n{}\n", r#"{"send_raw":[{"hex":"abc"}]}"#);
+        let err = parse_text(&text).unwrap_err();
+        assert!(
+            err.contains(":2: not a step: hex `abc` has an odd"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_committed_session_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
+        let files = files(&dir).unwrap();
+        assert!(!files.is_empty());
+        for file in files {
+            load(&file).unwrap_or_else(|err| panic!("{err}"));
+        }
+    }
+}

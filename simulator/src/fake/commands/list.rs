@@ -1,0 +1,120 @@
+//! Commands that print through a format: `list-panes`, `list-clients`, and `display-message`
+//! (printed with `-p`, else logged as a message to a client).
+
+use serde_json::json;
+
+use super::{CmdError, Run, tmux, unsupported};
+use crate::fake::cli::Command;
+use crate::fake::format::Format;
+use crate::fake::state::{Client, PanePos};
+use crate::fake::target;
+
+impl Run<'_> {
+    pub(super) fn list_panes(&mut self, command: &Command) -> Result<(), CmdError> {
+        let format = self.parse_format(command)?;
+        let panes = if command.has('a') {
+            self.server.all_panes()
+        } else if command.has('s') {
+            let session = match command.value('t') {
+                Some(t) => target::session(&self.server, t).map_err(|m| tmux(m.message))?,
+                None => self.server.sessions_sorted()[0],
+            };
+            self.server.session_panes(session)
+        } else {
+            let pos = match command.value('t') {
+                Some(_) => self.pane_target(command)?,
+                None => self
+                    .server
+                    .session_active_pane(self.server.sessions_sorted()[0])
+                    .ok_or_else(|| tmux("no current window"))?,
+            };
+            let count = self.server.sessions[pos.session].windows[pos.window]
+                .panes
+                .len();
+            (0..count).map(|pane| PanePos { pane, ..pos }).collect()
+        };
+        for pos in panes {
+            let line = self.expand(&format, Some(pos), None);
+            self.print(&line);
+        }
+        Ok(())
+    }
+
+    pub(super) fn list_clients(&mut self, command: &Command) -> Result<(), CmdError> {
+        let format = self.parse_format(command)?;
+        let only = match command.value('t') {
+            Some(t) => Some(
+                self.server.sessions
+                    [target::session(&self.server, t).map_err(|m| tmux(m.message))?]
+                .name
+                .clone(),
+            ),
+            None => None,
+        };
+        let clients: Vec<Client> = self
+            .server
+            .clients
+            .iter()
+            .filter(|c| only.as_ref().is_none_or(|s| *s == c.session))
+            .cloned()
+            .collect();
+        for client in clients {
+            let pos = target::find_session(&self.server, &client.session)
+                .and_then(|s| self.server.session_active_pane(s));
+            let line = self.expand(&format, pos, Some(&client));
+            self.print(&line);
+        }
+        Ok(())
+    }
+
+    pub(super) fn display_message(&mut self, command: &Command) -> Result<(), CmdError> {
+        let text = match (command.value('F'), command.args.first().map(String::as_str)) {
+            (Some(f), None) | (None, Some(f)) => f.to_owned(),
+            (Some(_), Some(_)) => return Err(tmux("only one of -F or argument must be given")),
+            (None, None) => {
+                return Err(unsupported(
+                    "display-message without a format (tmux's default format)",
+                ));
+            }
+        };
+        let format = Format::parse(&text).map_err(|e| unsupported(e.to_string()))?;
+        let client = match command.value('c') {
+            Some(name) => match self.server.clients.iter().find(|c| c.name == name) {
+                Some(client) => Some(client.clone()),
+                // tmux does nothing for a client it cannot find.
+                None => return Ok(()),
+            },
+            None => None,
+        };
+        let pos = match command.value('t') {
+            Some(t) => match target::pane(&self.server, t) {
+                Ok(pos) => Some(pos),
+                Err(missing) => missing.partial,
+            },
+            None => match &client {
+                Some(c) => target::find_session(&self.server, &c.session)
+                    .and_then(|s| self.server.session_active_pane(s)),
+                None if format.needs_target() => {
+                    return Err(unsupported(
+                        "display-message needs -t (or -c) for pane, window or session variables",
+                    ));
+                }
+                None => None,
+            },
+        };
+        let line = self.expand(&format, pos, client.as_ref());
+        if command.has('p') {
+            self.print(&line);
+        } else {
+            self.log.push(
+                json!({
+                    "command": "display-message",
+                    "client": client.as_ref().map(|c| c.name.clone()),
+                    "text": line,
+                })
+                .to_string(),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,153 @@
+//! `cargo xtask conformance`'s command line (clap), checked into the settings of a run.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use golden::Backend;
+
+/// The environment variable that sets the timeout multiplier when `--timeout-scale` is absent.
+pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
+
+/// Runs the golden sessions against a host.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "cargo xtask conformance")]
+struct Args {
+    /// The simulator backend the fleets run on.
+    #[arg(long, default_value = "fake", value_parser = backend_parser())]
+    backend: Backend,
+    /// Host command template; `{device}` is replaced by the (shell-quoted) device id. Default:
+    /// the built `corral serve --stdio --device {device}`.
+    #[arg(long)]
+    host: Option<String>,
+    /// Only cases whose id matches this glob (`*`, `?`); repeatable.
+    #[arg(long = "case", value_name = "GLOB")]
+    cases: Vec<String>,
+    /// Rewrite the literal expectations of failing `expect` steps from what was received,
+    /// keeping wildcards and captures.
+    #[arg(long)]
+    bless: bool,
+    /// A file of known-failing case ids: fail on a failure it does not list and on a listed
+    /// case that passes.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
+    /// Write the JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the Markdown compliance table (every ledger requirement) here.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Cases run at once (default: twice the available parallelism; cases mostly wait).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Multiplies every step's time limit (default 1, or $CORRAL_CONFORMANCE_TIMEOUT_SCALE).
+    #[arg(long, value_name = "FACTOR")]
+    timeout_scale: Option<f64>,
+    /// Keep each case's work dir (config, runtime, simulator state, host stderr) and print it.
+    #[arg(long)]
+    keep: bool,
+    /// Use the binaries already built instead of running `cargo build` first.
+    #[arg(long)]
+    no_build: bool,
+    /// Prove the kit catches a broken host: run against a wrapper that drops `id` from every
+    /// frame and check that the run fails with a diff and a rerun command.
+    #[arg(long)]
+    self_test: bool,
+}
+
+/// `--backend`: golden's [`Backend`] by name.
+fn backend_parser() -> impl TypedValueParser<Value = Backend> {
+    PossibleValuesParser::new(Backend::ALL.map(Backend::as_str)).try_map(|name| name.parse())
+}
+
+/// A run's settings after validation.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The backend the fleets run on.
+    pub backend: Backend,
+    /// The host command template, when not the built `corral`.
+    pub host: Option<String>,
+    /// Case id globs; every case when empty.
+    pub cases: Vec<String>,
+    /// Rewrite failing expectations from what was received.
+    pub bless: bool,
+    /// The file of known-failing cases.
+    pub baseline: Option<PathBuf>,
+    /// Where the JSON report goes.
+    pub report_json: Option<PathBuf>,
+    /// Where the JUnit report goes.
+    pub junit: Option<PathBuf>,
+    /// Where the Markdown compliance table goes.
+    pub markdown: Option<PathBuf>,
+    /// Cases run at once.
+    pub jobs: usize,
+    /// The multiplier of every time limit.
+    pub scale: f64,
+    /// Keep the work dirs.
+    pub keep: bool,
+    /// Build the binaries first.
+    pub build: bool,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Invocation {
+    /// `--help`: print this text.
+    Help(String),
+    /// Run the sessions.
+    Run(Options),
+    /// `--self-test`: prove the kit catches a broken host.
+    SelfTest(Options),
+}
+
+/// Reads the arguments after `conformance`.
+pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
+    let mut argv = vec!["cargo xtask conformance".to_owned()];
+    argv.extend(args.iter().cloned());
+    let args = match Args::try_parse_from(argv) {
+        Ok(args) => args,
+        Err(err) if !err.use_stderr() => return Ok(Invocation::Help(err.to_string())),
+        Err(err) => bail!("{err}"),
+    };
+    let scale = match args.timeout_scale {
+        Some(scale) => scale,
+        None => match std::env::var(SCALE_VAR) {
+            Ok(text) => text
+                .parse()
+                .with_context(|| format!("{SCALE_VAR}={text} is not a number"))?,
+            Err(_) => 1.0,
+        },
+    };
+    if !(scale.is_finite() && scale > 0.0) {
+        bail!("the timeout scale must be a positive number, not {scale}");
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| 2 * std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    let options = Options {
+        backend: args.backend,
+        host: args.host,
+        cases: args.cases,
+        bless: args.bless,
+        baseline: args.baseline,
+        report_json: args.report_json,
+        junit: args.junit,
+        markdown: args.markdown,
+        jobs,
+        scale,
+        keep: args.keep,
+        build: !args.no_build,
+    };
+    Ok(if args.self_test {
+        Invocation::SelfTest(options)
+    } else {
+        Invocation::Run(options)
+    })
+}

@@ -1,0 +1,335 @@
+//! One run of the golden sessions against a host, step by step: load and check the kit, select
+//! the cases, find (or build) the binaries, run the cases in parallel each in its own work dir,
+//! then bless, write the reports, judge the baseline and print the summary.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, bail};
+use golden::Ledger;
+use golden::session::Session;
+use golden::validate::DocumentSchema;
+
+use super::baseline::Baseline;
+use super::binaries::Binaries;
+use super::cli::Options;
+use super::kit::Kit;
+use super::outcome::{CaseResult, Grade};
+use super::runner::RunContext;
+use super::{bless, host, ledger, report};
+use crate::workspace_root;
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Every selected case's result, in session order.
+    pub results: Vec<CaseResult>,
+    /// Everything printed for the cases, in completion order.
+    pub console: String,
+    /// Whether the run passed (with the baseline, when one is given).
+    pub ok: bool,
+}
+
+/// Runs the selected cases; with `echo`, prints as it goes.
+pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
+    let root = workspace_root();
+    let kit = Kit::load(&root)?;
+    kit.refuse_unknown_requirements()?;
+    let warnings = kit.warnings();
+    let Kit {
+        ledger,
+        sessions,
+        requests,
+        responses,
+    } = kit;
+    let selected = select(&sessions, &options.cases)?;
+    let binaries = Binaries::prepare(options.host.as_deref(), options.build)?;
+    let work = tempfile::Builder::new()
+        .prefix("corral-kit-")
+        .tempdir()
+        .context("making the run's work dir")?;
+    // tmux reports real paths (`pane_current_path`, `socket_path`); goldens compare against them.
+    let work_path = work
+        .path()
+        .canonicalize()
+        .context("resolving the run's work dir")?;
+    let ctx = RunContext {
+        backend: options.backend,
+        host_template: binaries.host_template,
+        sim_bin: binaries.sim_bin,
+        scale: options.scale,
+        golden: root.join("golden"),
+        work: work_path,
+        bless: options.bless,
+        requests,
+        responses,
+        config: DocumentSchema::load(&root.join("schema/json"), "config.schema.json")
+            .map_err(anyhow::Error::msg)?,
+        rerun: rerun_prefix(options),
+    };
+    let console = Console::new(echo);
+    let results = run_cases(&ctx, &ledger, &selected, options, &console);
+    if options.keep {
+        let kept = work.keep();
+        if echo {
+            println!("work dirs kept under {}", kept.display());
+        }
+    }
+    for warning in &warnings {
+        console.say(&format!("ledger: {warning}"));
+    }
+    if options.bless {
+        write_blessings(&results, &console)?;
+    }
+    write_reports(options, &ctx.host_template, &ledger, &results)?;
+    let ok = judge(options, &sessions, &results, &console)?;
+    Ok(Outcome {
+        results,
+        console: console.into_text(),
+        ok,
+    })
+}
+
+/// The sessions whose case id matches one of the globs (all of them when there is none).
+fn select<'a>(sessions: &'a [Session], globs: &[String]) -> anyhow::Result<Vec<&'a Session>> {
+    let selected: Vec<&Session> = sessions
+        .iter()
+        .filter(|s| globs.is_empty() || globs.iter().any(|g| glob(g, s.case())))
+        .collect();
+    if selected.is_empty() {
+        bail!("no golden session matches {globs:?}");
+    }
+    Ok(selected)
+}
+
+/// Matches a case id against a glob of `*` and `?`.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// The command that reruns one case of this run, without its `--case <id>`.
+fn rerun_prefix(options: &Options) -> String {
+    let mut rerun = format!(
+        "cargo xtask conformance --backend {}",
+        options.backend.as_str()
+    );
+    if let Some(host) = &options.host {
+        rerun.push_str(&format!(" --host {}", host::shell_quote(host)));
+    }
+    if options.scale != 1.0 {
+        rerun.push_str(&format!(" --timeout-scale {}", options.scale));
+    }
+    rerun
+}
+
+/// What a run prints, kept for the caller (the self-test reads it) and echoed when asked.
+#[derive(Debug)]
+struct Console {
+    text: Mutex<String>,
+    echo: bool,
+}
+
+impl Console {
+    fn new(echo: bool) -> Console {
+        Console {
+            text: Mutex::new(String::new()),
+            echo,
+        }
+    }
+
+    /// Keeps (and echoes) text as it is.
+    fn print(&self, text: &str) {
+        let mut kept = self.text.lock().expect("console lock");
+        kept.push_str(text);
+        if self.echo {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+    }
+
+    /// Keeps (and echoes) one line.
+    fn say(&self, line: &str) {
+        self.print(&format!("{line}\n"));
+    }
+
+    fn into_text(self) -> String {
+        self.text.into_inner().expect("console lock")
+    }
+}
+
+/// Runs the cases on `options.jobs` threads, each in its own work dir and with its own tmux
+/// socket name; one console line per case as it ends. Results come back in session order.
+fn run_cases(
+    ctx: &RunContext,
+    ledger: &Ledger,
+    selected: &[&Session],
+    options: &Options,
+    console: &Console,
+) -> Vec<CaseResult> {
+    let run_id = std::process::id();
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; selected.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.min(selected.len()) {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(session) = selected.get(index) else {
+                        return;
+                    };
+                    let dir = ctx.work.join(format!("{index:03}"));
+                    let socket = format!("ck{run_id}-{index}");
+                    let strict = ledger::strict(ledger, &session.header.requirements);
+                    let result = ctx.run_case(session, &dir, &socket, strict);
+                    let mut text = report::console(&result);
+                    if options.keep && result.grade != Grade::Skipped {
+                        text.push_str(&format!("    work dir: {}\n", dir.display()));
+                    }
+                    console.print(&text);
+                    slots.lock().expect("results lock")[index] = Some(result);
+                }
+            });
+        }
+    });
+    slots
+        .into_inner()
+        .expect("results lock")
+        .into_iter()
+        .map(|slot| slot.expect("every case ran"))
+        .collect()
+}
+
+/// `--bless`: rewrites the session files of the cases whose expectations failed.
+fn write_blessings(results: &[CaseResult], console: &Console) -> anyhow::Result<()> {
+    for result in results.iter().filter(|r| !r.blessed.is_empty()) {
+        bless::write(&result.file, &result.blessed).map_err(anyhow::Error::msg)?;
+        console.say(&format!(
+            "blessed {} line(s) of {}",
+            result.blessed.len(),
+            result.file.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the JSON, JUnit and Markdown reports that were asked for.
+fn write_reports(
+    options: &Options,
+    host_template: &str,
+    ledger: &Ledger,
+    results: &[CaseResult],
+) -> anyhow::Result<()> {
+    let write = |path: &Option<PathBuf>, text: String| -> anyhow::Result<()> {
+        if let Some(path) = path {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
+    };
+    write(
+        &options.report_json,
+        report::json_report(options.backend, host_template, results),
+    )?;
+    write(&options.junit, report::junit(options.backend, results))?;
+    write(
+        &options.markdown,
+        report::markdown(options.backend, host_template, ledger, results),
+    )
+}
+
+/// The verdict: no failure, or with a baseline, exactly its failures. Prints the summary.
+fn judge(
+    options: &Options,
+    sessions: &[Session],
+    results: &[CaseResult],
+    console: &Console,
+) -> anyhow::Result<bool> {
+    let summary = report::Summary::of(results);
+    let mut ok = summary.failed == 0;
+    if let Some(path) = &options.baseline {
+        ok = judge_baseline(path, options, sessions, results, console)?;
+    }
+    if summary.non_strict > 0 {
+        console.say(&format!(
+            "{} non-strict: failures of cases whose requirements are all `should` or `may`",
+            summary.non_strict
+        ));
+    }
+    console.say(&summary.line());
+    Ok(ok)
+}
+
+/// Listed failures are tolerated; new failures, listed passes and lines naming no case are not.
+fn judge_baseline(
+    path: &Path,
+    options: &Options,
+    sessions: &[Session],
+    results: &[CaseResult],
+    console: &Console,
+) -> anyhow::Result<bool> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the baseline {}", path.display()))?;
+    let baseline =
+        Baseline::parse(&text).map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
+    let ids: Vec<String> = sessions.iter().map(|s| s.case().to_owned()).collect();
+    let unknown = baseline.unknown(&ids);
+    for entry in &unknown {
+        console.say(&format!(
+            "baseline {}:{}: `{}` names no golden session",
+            path.display(),
+            entry.line,
+            entry.case
+        ));
+    }
+    let verdict = baseline.judge(results, options.backend);
+    if !verdict.known.is_empty() {
+        console.say(&format!(
+            "known failures (baseline): {}",
+            verdict.known.join(", ")
+        ));
+    }
+    for case in &verdict.now_passing {
+        console.say(&format!(
+            "`{case}` is listed in the baseline but passes now: remove it from {}",
+            path.display()
+        ));
+    }
+    Ok(unknown.is_empty() && verdict.ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_star_and_question_mark() {
+        assert!(glob("framing.*", "framing.long-line"));
+        assert!(glob("*", "x"));
+        assert!(glob("edge?.appear", "edges.appear"));
+        assert!(glob("*.appear", "edges.appear"));
+        assert!(!glob("framing.*", "handshake.hello"));
+        assert!(!glob("a?", "a"));
+        assert!(glob("a*b*c", "a-x-b-y-c"));
+    }
+}

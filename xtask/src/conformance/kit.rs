@@ -1,0 +1,147 @@
+//! The kit's committed data a run reads: the requirement ledger, every golden session (through
+//! the kit's one loader) and the two frame schemas; a session naming a requirement the ledger
+//! lacks is refused, and every other disagreement between them is a warning.
+
+use std::path::Path;
+
+use anyhow::bail;
+use golden::Ledger;
+use golden::session::{self, Session};
+use golden::validate::FrameSchema;
+
+use super::ledger;
+
+/// The ledger, the sessions and the frame schemas.
+#[derive(Debug)]
+pub struct Kit {
+    /// `golden/requirements.toml`.
+    pub ledger: Ledger,
+    /// `golden/sessions/*.ndjson`, in file-name order.
+    pub sessions: Vec<Session>,
+    /// `schema/json/requests.schema.json`.
+    pub requests: FrameSchema,
+    /// `schema/json/responses.schema.json`.
+    pub responses: FrameSchema,
+}
+
+impl Kit {
+    /// Loads it from the workspace at `root`; every session that does not load is named.
+    pub fn load(root: &Path) -> anyhow::Result<Kit> {
+        let golden = root.join("golden");
+        let schemas = root.join("schema/json");
+        let frames = |file| FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
+        Ok(Kit {
+            ledger: golden::ledger::load(&golden.join("requirements.toml"))
+                .map_err(anyhow::Error::msg)?,
+            sessions: load_sessions(&golden.join("sessions"))?,
+            requests: frames("requests.schema.json")?,
+            responses: frames("responses.schema.json")?,
+        })
+    }
+
+    /// Every frame variant of the generated schemas.
+    pub fn variants(&self) -> Vec<String> {
+        ledger::variants(&self.requests, &self.responses)
+    }
+
+    /// Fails when a session names a requirement the ledger does not have.
+    pub fn refuse_unknown_requirements(&self) -> anyhow::Result<()> {
+        let refused: Vec<String> = self
+            .sessions
+            .iter()
+            .filter_map(|session| {
+                let unknown = ledger::unknown_ids(&self.ledger, session);
+                (!unknown.is_empty()).then(|| {
+                    format!(
+                        "{}: names requirements the ledger does not have: {}",
+                        session.path.display(),
+                        unknown.join(", ")
+                    )
+                })
+            })
+            .collect();
+        if !refused.is_empty() {
+            bail!("{}", refused.join("\n"));
+        }
+        Ok(())
+    }
+
+    /// Every disagreement between the ledger and the sessions, and every frame variant neither
+    /// a session nor a pending requirement stands for, one line each.
+    pub fn warnings(&self) -> Vec<String> {
+        let variants = self.variants();
+        let mut warnings = ledger::check(&self.ledger, &self.sessions, &variants);
+        warnings.extend(
+            ledger::uncovered(&variants, &self.sessions, &self.ledger)
+                .into_iter()
+                .map(|v| {
+                    format!(
+                        "frame variant `{v}` is in no golden session and no pending requirement"
+                    )
+                }),
+        );
+        warnings
+    }
+}
+
+fn load_sessions(dir: &Path) -> anyhow::Result<Vec<Session>> {
+    let mut sessions = Vec::new();
+    let mut errors = Vec::new();
+    for path in session::files(dir).map_err(anyhow::Error::msg)? {
+        match session::load(&path) {
+            Ok(session) => sessions.push(session),
+            Err(err) => errors.push(err.to_string()),
+        }
+    }
+    if !errors.is_empty() {
+        bail!("golden sessions that cannot be run:\n{}", errors.join("\n"));
+    }
+    Ok(sessions)
+}
+
+#[cfg(test)]
+mod tests {
+    use golden::Step;
+    use golden::pattern;
+
+    use super::*;
+    use crate::workspace_root;
+
+    #[test]
+    fn every_golden_session_loads_and_agrees_with_the_ledger() {
+        let kit = Kit::load(&workspace_root()).unwrap();
+        kit.refuse_unknown_requirements().unwrap();
+        let problems = ledger::check(&kit.ledger, &kit.sessions, &kit.variants());
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn every_frame_variant_appears_in_a_golden_session_or_is_pending() {
+        let kit = Kit::load(&workspace_root()).unwrap();
+        let uncovered = ledger::uncovered(&kit.variants(), &kit.sessions, &kit.ledger);
+        assert!(
+            uncovered.is_empty(),
+            "frame variants in no golden session and in no pending requirement's `frames`: {uncovered:?}"
+        );
+    }
+
+    #[test]
+    fn every_concrete_golden_send_validates_against_the_request_schema() {
+        let kit = Kit::load(&workspace_root()).unwrap();
+        for session in &kit.sessions {
+            for located in &session.steps {
+                if let Step::Send(frame) = &located.step.step
+                    && pattern::is_concrete(frame)
+                {
+                    let checked = kit.requests.validate(frame);
+                    assert!(
+                        checked.is_ok(),
+                        "{}:{}: {checked:?}",
+                        session.path.display(),
+                        located.line
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! How a case ended, as everything after the run reads it: the console line, the reports, the
+//! baseline, the self-test.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How a case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Grade {
+    Pass,
+    /// Failed, but every requirement it tests is a `should` or a `may`.
+    NonStrict,
+    Fail,
+    /// Not applicable to this backend.
+    Skipped,
+}
+
+impl Grade {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grade::Pass => "pass",
+            Grade::NonStrict => "non-strict",
+            Grade::Fail => "fail",
+            Grade::Skipped => "skipped",
+        }
+    }
+}
+
+/// Everything a reader needs to understand a failure without rerunning it.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// `golden/sessions/<case>.ndjson:<line>`.
+    pub location: String,
+    /// The golden line.
+    pub step: String,
+    pub message: String,
+    /// A unified diff of the expected frame against the received one.
+    pub diff: Option<String>,
+    /// The connection's lines, `→` sent and `←` received, last ones last.
+    pub transcript: Vec<String>,
+    /// The tail of the host's stderr.
+    pub stderr: String,
+    /// The command that reruns this one case.
+    pub rerun: String,
+}
+
+/// One case's result.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub case: String,
+    pub file: PathBuf,
+    pub requirements: Vec<String>,
+    pub grade: Grade,
+    pub duration: Duration,
+    pub skip_reason: Option<String>,
+    pub failure: Option<Failure>,
+    /// Lines bless rewrote: (1-based line, new text).
+    pub blessed: Vec<(usize, String)>,
+}

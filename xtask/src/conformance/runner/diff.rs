@@ -1,0 +1,42 @@
+//! Unified diffs of what a step expected against what it received.
+
+use golden::pattern::{self, Captures};
+use serde_json::Value;
+use similar::TextDiff;
+
+/// A unified diff of two texts.
+pub fn diff(expected: &str, received: &str) -> String {
+    TextDiff::from_lines(expected, received)
+        .unified_diff()
+        .context_radius(4)
+        .header("expected (golden)", "received")
+        .to_string()
+}
+
+pub fn pretty(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("values encode");
+    text.push('\n');
+    text
+}
+
+/// The diff of a pattern against a received frame, wildcards that matched filled in.
+pub fn frame_diff(pattern: &Value, actual: &Value, captures: &Captures) -> String {
+    let expected = pattern::render_expected(pattern, Some(actual), captures);
+    diff(&pretty(&expected), &pretty(actual))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_frame_diff_shows_only_real_differences() {
+        let pattern = json!({"id": "1", "at_ms": "$int", "to": "idle"});
+        let actual = json!({"at_ms": 17, "to": "idle"});
+        let shown = frame_diff(&pattern, &actual, &Captures::new());
+        assert!(shown.contains("-  \"id\": \"1\","), "{shown}");
+        assert!(!shown.contains("-  \"at_ms\""), "{shown}");
+    }
+}

@@ -1,0 +1,232 @@
+//! What the host sends, judged: the next frame against an `expect` pattern, the next frames
+//! against `expect_unordered` patterns as a whole assignment, nothing (silence, handled by the
+//! caller with [`Case::receive`]), and the end of its stdout with an exit code. With `--bless`, a
+//! failing expectation is rewritten from what was received instead.
+
+use std::time::{Duration, Instant};
+
+use golden::pattern;
+use golden::session::limits::{EXIT_MS, EXPECT_MS};
+use golden::session::{Located, Step, StepLine, canonical};
+use serde_json::Value;
+
+use super::diff::{diff, frame_diff, pretty};
+use super::received::{Received, check};
+use super::{Case, StepError, StepResult};
+use crate::conformance::assign;
+use crate::conformance::host::{self, Read};
+
+impl Case<'_> {
+    /// Receives the next line and checks it; `None` when the deadline passes first. A line that
+    /// breaks a kit-level rule (JSON, schema, canonical form, canaries) is still returned, with
+    /// its problems, so the caller can show it beside the frame it expected.
+    pub(super) fn receive(
+        &mut self,
+        conn: &str,
+        deadline: Instant,
+    ) -> Result<Option<Received>, StepError> {
+        let ctx = self.ctx;
+        let canaries = self.canaries.clone();
+        let process = self.conn(conn)?;
+        let bytes = match process.next(deadline) {
+            Read::Timeout => return Ok(None),
+            Read::Line(bytes) => bytes,
+            Read::Fragment(bytes) => {
+                return Err(StepError::new(format!(
+                    "the host ended stdout in the middle of a line: {}",
+                    host::show(&bytes)
+                )));
+            }
+            Read::Eof => {
+                let status = process.wait(Instant::now() + Duration::from_millis(500));
+                let how = match status.and_then(|s| s.code()) {
+                    Some(code) => format!("exited with code {code}"),
+                    None => "closed its stdout".to_owned(),
+                };
+                return Err(StepError::new(format!(
+                    "the host {how} instead of sending a frame"
+                )));
+            }
+        };
+        Ok(Some(check(bytes, &ctx.responses, &canaries)))
+    }
+
+    /// `expect` (and a barrier's answer): the next frame matches the pattern, binding its
+    /// captures; with `--bless`, a mismatch rewrites the line instead of failing.
+    pub(super) fn expect(&mut self, conn: &str, pattern: &Value, located: &Located) -> StepResult {
+        let deadline = Instant::now() + self.timeout(&located.step, EXPECT_MS);
+        let Some(received) = self.receive(conn, deadline)? else {
+            return Err(StepError::new(format!(
+                "no frame arrived within {} ms",
+                self.timeout(&located.step, EXPECT_MS).as_millis()
+            )));
+        };
+        let Some(frame) = &received.frame else {
+            let expected = pattern::render_expected(pattern, None, &self.captures);
+            return Err(StepError {
+                message: received.problems.join("\n"),
+                diff: Some(diff(&pretty(&expected), &format!("{}\n", received.text))),
+                conn: None,
+            });
+        };
+        let mut trial = self.captures.clone();
+        match pattern::matches(pattern, frame, &mut trial) {
+            Ok(()) => {
+                self.captures = trial;
+                received.fail_on_problems()
+            }
+            Err(_) if self.ctx.bless && matches!(located.step.step, Step::Expect(_)) => {
+                let blessed = pattern::bless(pattern, frame);
+                let _ = pattern::matches(&blessed, frame, &mut self.captures);
+                self.record_bless(located, Step::Expect(blessed));
+                received.fail_on_problems()
+            }
+            Err(mismatch) => {
+                let mut message = format!("the frame does not match: {mismatch}");
+                for problem in &received.problems {
+                    message.push_str(&format!("\nalso: {problem}"));
+                }
+                Err(StepError {
+                    message,
+                    diff: Some(frame_diff(pattern, frame, &self.captures)),
+                    conn: None,
+                })
+            }
+        }
+    }
+
+    /// Keeps a step's rewritten line for `--bless`.
+    fn record_bless(&mut self, located: &Located, step: Step) {
+        let line = StepLine {
+            step,
+            conn: located.step.conn.clone(),
+            timeout_ms: located.step.timeout_ms,
+        };
+        self.blessed.push((located.line, canonical(&line)));
+    }
+
+    /// `expect_unordered`: the next frames match the patterns under one assignment of frames
+    /// to patterns, captures included.
+    pub(super) fn expect_unordered(
+        &mut self,
+        conn: &str,
+        patterns: &[Value],
+        located: &Located,
+    ) -> StepResult {
+        let deadline = Instant::now() + self.timeout(&located.step, EXPECT_MS);
+        let mut received = Vec::new();
+        while received.len() < patterns.len() {
+            match self.receive(conn, deadline)? {
+                Some(line) if line.frame.is_none() => return line.fail_on_problems(),
+                Some(line) => received.push(line),
+                None => {
+                    return Err(StepError::new(format!(
+                        "{} of {} frames arrived within {} ms: {}",
+                        received.len(),
+                        patterns.len(),
+                        self.timeout(&located.step, EXPECT_MS).as_millis(),
+                        received
+                            .iter()
+                            .map(|r| r.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )));
+                }
+            }
+        }
+        let frames: Vec<Value> = received.iter().filter_map(|r| r.frame.clone()).collect();
+        let mut trial = self.captures.clone();
+        match assign::assign(patterns, &frames, &mut trial) {
+            Ok(_) => {
+                self.captures = trial;
+            }
+            Err(none) if self.ctx.bless => {
+                let blessed: Vec<Value> = patterns
+                    .iter()
+                    .zip(&none.pairing)
+                    .map(|(pattern, frame)| match frames.get(*frame) {
+                        Some(frame) => pattern::bless(pattern, frame),
+                        None => pattern.clone(),
+                    })
+                    .collect();
+                let _ = assign::assign(&blessed, &frames, &mut self.captures);
+                self.record_bless(located, Step::ExpectUnordered(blessed));
+            }
+            Err(none) => {
+                let shown = frames
+                    .get(none.pairing[none.pattern])
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let mut message = format!(
+                    "no assignment of the {} received frames to the patterns exists; pattern {} \
+                     (shown beside its most similar frame) fails {}",
+                    frames.len(),
+                    none.pattern + 1,
+                    none.mismatch
+                );
+                for problem in received.iter().flat_map(|r| &r.problems) {
+                    message.push_str(&format!("\nalso: {problem}"));
+                }
+                return Err(StepError {
+                    message,
+                    diff: Some(frame_diff(&patterns[none.pattern], &shown, &self.captures)),
+                    conn: None,
+                });
+            }
+        }
+        for line in received {
+            line.fail_on_problems()?;
+        }
+        Ok(())
+    }
+
+    /// Drains the connection to end of file (every frame left is unexpected) and checks the
+    /// exit code.
+    pub(super) fn exit(&mut self, conn: &str, code: i32, deadline: Instant) -> StepResult {
+        let process = self.conn(conn)?;
+        match process.next(deadline) {
+            Read::Eof => {}
+            Read::Timeout => {
+                return Err(StepError::new(format!(
+                    "expected the host to exit with {code}; it is still running"
+                )));
+            }
+            Read::Line(bytes) | Read::Fragment(bytes) => {
+                return Err(StepError::new(format!(
+                    "expected the host to exit with {code}, but it sent another line: {}",
+                    host::show(&bytes)
+                )));
+            }
+        }
+        match process.wait(deadline) {
+            None => Err(StepError::new(format!(
+                "expected the host to exit with {code}; it closed stdout but is still running"
+            ))),
+            Some(status) => match status.code() {
+                Some(got) if got == code => Ok(()),
+                Some(got) => Err(StepError::new(format!(
+                    "expected exit code {code}, the host exited with {got}"
+                ))),
+                None => Err(StepError::new(format!(
+                    "expected exit code {code}, the host was killed by a signal ({status})"
+                ))),
+            },
+        }
+    }
+
+    /// Closes every connection no `exit` step ended and expects each to exit 0 without another
+    /// frame.
+    pub(super) fn finish(&mut self) -> StepResult {
+        let names: Vec<String> = self.conns.keys().cloned().collect();
+        for name in names {
+            let process = self.conns.get_mut(&name).expect("listed");
+            if process.finished() {
+                continue;
+            }
+            process.close();
+            let deadline = Instant::now() + self.ctx.scaled(EXIT_MS);
+            self.exit(&name, 0, deadline).map_err(|err| err.on(&name))?;
+        }
+        Ok(())
+    }
+}

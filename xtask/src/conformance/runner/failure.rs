@@ -1,0 +1,53 @@
+//! A step error as a reader sees it: the golden file and line, the step, the message and diff,
+//! the connection's last lines sent (`→`) and received (`←`), the tail of the host's stderr, and
+//! the command that reruns the case.
+
+use std::path::Path;
+
+use super::{Case, StepError};
+use crate::conformance::outcome::Failure;
+
+impl Case<'_> {
+    /// The failure of the step on golden line `line` (its text `step`).
+    pub(super) fn failure(&self, line: usize, step: &str, error: StepError) -> Failure {
+        let shown = self
+            .session
+            .path
+            .strip_prefix(self.ctx.golden.parent().unwrap_or(Path::new("")))
+            .unwrap_or(&self.session.path)
+            .display()
+            .to_string();
+        let (transcript, stderr) = match error.conn.as_deref().and_then(|c| self.conns.get(c)) {
+            Some(process) => {
+                let lines = &process.transcript;
+                let start = lines.len().saturating_sub(12);
+                (
+                    lines[start..]
+                        .iter()
+                        .map(|l| format!("{} {}", if l.sent { "→" } else { "←" }, l.text))
+                        .collect(),
+                    process.stderr_tail(10),
+                )
+            }
+            None => (Vec::new(), String::new()),
+        };
+        let step = if step.chars().count() > 600 {
+            format!(
+                "{}… ({} bytes)",
+                step.chars().take(600).collect::<String>(),
+                step.len()
+            )
+        } else {
+            step.to_owned()
+        };
+        Failure {
+            location: format!("{shown}:{line}"),
+            step,
+            message: error.message,
+            diff: error.diff,
+            transcript,
+            stderr,
+            rerun: format!("{} --case {}", self.ctx.rerun, self.session.header.case),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Runs one golden session against a host: a fresh work dir, device store, config and simulator
+//! fleet; host processes started per `spawn`; every step in order; every received line checked
+//! (JSON, schema, canonical form, title canaries) before it is matched; the simulator torn down and
+//! every host killed however the case ends.
+//!
+//! A case is a [`Case`], whose work is split by stage, in reading order: [`setup`] (the work dir,
+//! config, device store and fleet; the teardown), [`steps`] (the steps in order, each
+//! dispatched), [`expect`] (reading and judging what the host sends, and its exit),
+//! [`received`] (the checks every received line goes through), [`failure`] (a failure as a reader
+//! sees it) and [`diff`].
+
+mod diff;
+mod expect;
+mod failure;
+mod received;
+mod setup;
+mod steps;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use golden::session::StepLine;
+
+use golden::Backend;
+use golden::pattern::Captures;
+use golden::session::Session;
+use golden::validate::{DocumentSchema, FrameSchema};
+use schema::DeviceStore;
+
+use super::host::HostProcess;
+use super::outcome::{CaseResult, Grade};
+use super::sim::Sim;
+
+/// What every case of a run shares.
+#[derive(Debug)]
+pub struct RunContext {
+    pub backend: Backend,
+    /// The host command template (`{device}` is replaced).
+    pub host_template: String,
+    pub sim_bin: PathBuf,
+    pub scale: f64,
+    pub golden: PathBuf,
+    /// Where case work dirs are made.
+    pub work: PathBuf,
+    pub bless: bool,
+    pub requests: FrameSchema,
+    pub responses: FrameSchema,
+    pub config: DocumentSchema,
+    /// Prefix of the command that reruns one case (`--case <id>` is appended).
+    pub rerun: String,
+}
+
+impl RunContext {
+    fn scaled(&self, ms: u64) -> Duration {
+        Duration::from_millis((ms as f64 * self.scale).round() as u64)
+    }
+
+    /// Runs one case in `dir` (made fresh by the caller) with a socket name unique to the run.
+    pub fn run_case(
+        &self,
+        session: &Session,
+        dir: &Path,
+        socket: &str,
+        strict: bool,
+    ) -> CaseResult {
+        let started = Instant::now();
+        let mut result = CaseResult {
+            case: session.header.case.clone(),
+            file: session.path.clone(),
+            requirements: session.header.requirements.clone(),
+            grade: Grade::Pass,
+            duration: Duration::ZERO,
+            skip_reason: None,
+            failure: None,
+            blessed: Vec::new(),
+        };
+        if !session.runs_on(self.backend) {
+            result.grade = Grade::Skipped;
+            result.skip_reason =
+                Some(session.header.backends_reason.clone().unwrap_or_else(|| {
+                    format!("not run on the {} backend", self.backend.as_str())
+                }));
+            return result;
+        }
+        let mut case = Case::new(self, session, dir);
+        let outcome = case.run(socket);
+        result.blessed = std::mem::take(&mut case.blessed);
+        if let Err((line, step, error)) = outcome {
+            result.failure = Some(case.failure(line, &step, error));
+            result.grade = if strict {
+                Grade::Fail
+            } else {
+                Grade::NonStrict
+            };
+        }
+        case.teardown();
+        result.duration = started.elapsed();
+        result
+    }
+}
+
+/// One case being run.
+struct Case<'a> {
+    ctx: &'a RunContext,
+    session: &'a Session,
+    dir: PathBuf,
+    env: Vec<(String, String)>,
+    remove: Vec<String>,
+    devices: DeviceStore,
+    store_path: PathBuf,
+    canaries: Vec<String>,
+    sim: Option<Sim>,
+    conns: BTreeMap<String, HostProcess>,
+    captures: Captures,
+    blessed: Vec<(usize, String)>,
+}
+
+impl Case<'_> {
+    /// A step's time limit: its own or its kind's default, times the run's multiplier.
+    fn timeout(&self, step: &StepLine, default_ms: u64) -> Duration {
+        self.ctx.scaled(step.timeout_ms.unwrap_or(default_ms))
+    }
+
+    /// The host process of a connection.
+    fn conn(&mut self, name: &str) -> Result<&mut HostProcess, StepError> {
+        self.conns
+            .get_mut(name)
+            .ok_or_else(|| StepError::new(format!("no connection `{name}`: spawn it first")))
+    }
+}
+
+/// A step failure before it is placed in its file.
+#[derive(Debug)]
+struct StepError {
+    message: String,
+    diff: Option<String>,
+    conn: Option<String>,
+}
+
+impl StepError {
+    fn new(message: impl Into<String>) -> StepError {
+        StepError {
+            message: message.into(),
+            diff: None,
+            conn: None,
+        }
+    }
+
+    /// The error, shown with this connection's transcript and stderr.
+    fn on(mut self, conn: &str) -> StepError {
+        self.conn = Some(conn.to_owned());
+        self
+    }
+
+    /// The error, shown with this connection's transcript unless it names another.
+    fn on_default(mut self, conn: &str) -> StepError {
+        if self.conn.is_none() {
+            self.conn = Some(conn.to_owned());
+        }
+        self
+    }
+}
+
+type StepResult = Result<(), StepError>;
+
+/// A failed case: the golden line, its text, and what went wrong.
+type CaseError = (usize, String, StepError);

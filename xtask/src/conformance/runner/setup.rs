@@ -1,0 +1,175 @@
+//! A case's setting up and tearing down: its environment (every other `CORRAL_*`, `TMUX` and
+//! `TMUX_PANE` removed), its work dir, the header's config (checked against
+//! `config.schema.json`) and device store written private, the fleet brought up with the pinned
+//! clock and the prebound captures taken from its answer; at the end every host killed and the
+//! fleet brought down, however the case ended.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use golden::Backend;
+use golden::pattern::Captures;
+use golden::session::{Session, prebound};
+use schema::DeviceStore;
+use serde_json::Value;
+
+use super::{Case, RunContext, StepError, StepResult};
+use crate::conformance::sim::Sim;
+
+/// How long `corral-sim up` may take, in milliseconds before the run's multiplier.
+const UP_MS: u64 = 60_000;
+
+impl<'a> Case<'a> {
+    /// A case in `dir`: its environment and its device store, nothing made yet.
+    pub(super) fn new(ctx: &'a RunContext, session: &'a Session, dir: &Path) -> Case<'a> {
+        let path = |sub: &str| dir.join(sub).display().to_string();
+        let env = vec![
+            ("CORRAL_SIM_DIR".to_owned(), path("sim")),
+            ("XDG_CONFIG_HOME".to_owned(), path("config")),
+            (
+                "CORRAL_CONFIG".to_owned(),
+                path("config/corral/config.toml"),
+            ),
+            ("XDG_RUNTIME_DIR".to_owned(), path("run")),
+            ("HOME".to_owned(), path("home")),
+            ("NO_COLOR".to_owned(), "1".to_owned()),
+        ];
+        let mut remove: Vec<String> = std::env::vars_os()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .filter(|name| name.starts_with("CORRAL_"))
+            .collect();
+        remove.extend(["TMUX".to_owned(), "TMUX_PANE".to_owned()]);
+        let canaries = match &session.header.canaries {
+            Some(extra) => {
+                let mut all = extra.clone();
+                all.extend(fixture_canaries(&session.fixture_path()));
+                all
+            }
+            None => Vec::new(),
+        };
+        Case {
+            ctx,
+            session,
+            dir: dir.to_owned(),
+            env,
+            remove,
+            devices: DeviceStore {
+                devices: session.header.devices.clone(),
+            },
+            store_path: dir.join("config/corral/devices.toml"),
+            canaries,
+            sim: None,
+            conns: BTreeMap::new(),
+            captures: Captures::new(),
+            blessed: Vec::new(),
+        }
+    }
+
+    /// Makes the work dir, writes the config and the device store, brings the fleet up and
+    /// binds the prebound captures from its answer.
+    pub(super) fn prepare(&mut self, socket: &str) -> StepResult {
+        use std::os::unix::fs::PermissionsExt;
+        for sub in ["sim", "config/corral", "run", "home", "logs"] {
+            std::fs::create_dir_all(self.dir.join(sub))
+                .map_err(|err| StepError::new(format!("making the case dir: {err}")))?;
+        }
+        std::fs::set_permissions(self.dir.join("run"), std::fs::Permissions::from_mode(0o700))
+            .map_err(|err| StepError::new(format!("chmod run dir: {err}")))?;
+        let header = &self.session.header;
+        let config = Value::Object(header.config.clone());
+        self.ctx
+            .config
+            .validate(&config)
+            .map_err(|err| StepError::new(format!("the header's config {err}")))?;
+        let toml = toml::to_string(&header.config)
+            .map_err(|err| StepError::new(format!("the header's config is not TOML: {err}")))?;
+        write_private(&self.dir.join("config/corral/config.toml"), &toml)
+            .map_err(StepError::new)?;
+        if !self.devices.devices.is_empty() {
+            self.write_store()?;
+        }
+        let fixture = self.session.fixture_path();
+        let mut sim_env = self.env.clone();
+        sim_env.push((
+            "CORRAL_SIM_NOW_MS".into(),
+            golden::clock::NOW_MS.to_string(),
+        ));
+        let sim = Sim::up(
+            &self.ctx.sim_bin,
+            &fixture,
+            self.ctx.backend,
+            socket,
+            sim_env,
+            &self.dir.join("logs"),
+            self.ctx.scaled(UP_MS),
+        )
+        .map_err(StepError::new)?;
+        self.captures = prebound(
+            &sim.up.socket_path,
+            &self.dir.join("sim").display().to_string(),
+            &sim.up.panes,
+        );
+        self.env
+            .push(("CORRAL_TMUX_BIN".into(), sim.up.tmux_bin.clone()));
+        self.env
+            .push(("CORRAL_TMUX_SOCKET".into(), sim.up.socket.clone()));
+        self.sim = Some(sim);
+        Ok(())
+    }
+
+    /// Writes the device store as it is now (after a revocation too).
+    pub(super) fn write_store(&self) -> StepResult {
+        let text = toml::to_string(&self.devices)
+            .map_err(|err| StepError::new(format!("encoding the device store: {err}")))?;
+        write_private(&self.store_path, &text).map_err(StepError::new)
+    }
+
+    /// Kills every host and brings the fleet down, however the case ended.
+    pub(super) fn teardown(&mut self) {
+        for process in self.conns.values_mut() {
+            process.kill();
+        }
+        if let Some(mut sim) = self.sim.take() {
+            let _ = sim.down();
+            // A real tmux server killed with `kill-server` can leave its socket file behind.
+            if self.ctx.backend == Backend::Real && !sim.up.socket_path.is_empty() {
+                let _ = std::fs::remove_file(&sim.up.socket_path);
+            }
+        }
+    }
+}
+
+/// Literal strings of the fixture's pane titles, up to their first template brace.
+fn fixture_canaries(fixture: &Path) -> Vec<String> {
+    let Ok(fixture) = golden::fixture::load(fixture) else {
+        return Vec::new();
+    };
+    let mut canaries = Vec::new();
+    for session in &fixture.sessions {
+        for window in &session.windows {
+            for pane in &window.panes {
+                if let Some(title) = &pane.title {
+                    let literal = title.split('{').next().unwrap_or("");
+                    if literal.len() >= 6 && !canaries.iter().any(|c| c == literal) {
+                        canaries.push(literal.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    canaries
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().expect("files live in a dir");
+    std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    let temp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    std::fs::write(&temp, text).map_err(|err| format!("{}: {err}", temp.display()))?;
+    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o600))
+        .map_err(|err| format!("{}: {err}", temp.display()))?;
+    std::fs::rename(&temp, path).map_err(|err| format!("{}: {err}", path.display()))
+}
