@@ -162,12 +162,24 @@ pub struct LsArgs {
 #[derive(Debug, Subcommand)]
 pub enum DeviceCommand {
     /// Enrol a device.
+    #[command(
+        after_help = "Examples:\n  corral device add phone --key ~/phone.pub --scope read --scope act:answer >> ~/.ssh/authorized_keys\n  corral device add laptop --id SHA256:q3b1YwZk... --scope read\n\nWith --key, stdout is the authorized_keys line that makes the key's ssh connections run `corral serve` for this device; the confirmation goes to stderr."
+    )]
     Add {
         /// A name for the device, unique on this host.
         name: String,
         /// The device's fingerprint, as the spawner will pass it to `serve --device`.
-        #[arg(long, value_name = "FINGERPRINT")]
-        id: String,
+        #[arg(
+            long,
+            value_name = "FINGERPRINT",
+            required_unless_present = "key",
+            conflicts_with = "key"
+        )]
+        id: Option<String>,
+        /// The device's ssh public key (a `.pub` file, or the key line itself): its fingerprint is
+        /// the device id, and the `authorized_keys` line to paste is printed.
+        #[arg(long, value_name = "FILE|LINE")]
+        key: Option<String>,
         /// A scope to grant (repeatable): read, act:answer, act:always, act:steer. Default: read.
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,

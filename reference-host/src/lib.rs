@@ -37,6 +37,8 @@ mod paths;
 mod config;
 // The device store and the stat memo a live connection polls.
 mod devices;
+// OpenSSH public keys: fingerprints and `authorized_keys` lines for `device add --key`.
+mod sshkey;
 // The runtime dir and what lives in it (serve slots).
 mod runtime;
 // Locks, whole-file writes and private modes, for every file processes share.

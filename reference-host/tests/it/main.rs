@@ -25,3 +25,4 @@ mod dispatch;
 mod event;
 mod ls;
 mod serve;
+mod ssh;

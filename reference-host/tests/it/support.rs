@@ -279,18 +279,31 @@ impl Home {
         self.runtime_dir.clone()
     }
 
+    /// The environment every `corral` process of this home gets (besides `PATH`), later entries
+    /// winning.
+    pub fn vars(&self) -> Vec<(String, String)> {
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        let mut vars = vec![
+            ("HOME".to_owned(), path(self.dir.path())),
+            (
+                "XDG_CONFIG_HOME".to_owned(),
+                path(&self.dir.path().join("config")),
+            ),
+            ("XDG_RUNTIME_DIR".to_owned(), path(&self.runtime())),
+            ("CORRAL_TMUX_BIN".to_owned(), path(&self.tmux_bin)),
+            ("CORRAL_TMUX_SOCKET".to_owned(), self.tmux_socket.clone()),
+            ("TMUX_TMPDIR".to_owned(), path(self.dir.path())),
+        ];
+        vars.extend(self.env.iter().cloned());
+        vars
+    }
+
     /// A `corral` command with this home's environment.
     pub fn corral(&self) -> Command {
         let mut cmd = command(env!("CARGO_BIN_EXE_corral"));
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("XDG_RUNTIME_DIR", self.runtime())
-            .env("CORRAL_TMUX_BIN", &self.tmux_bin)
-            .env("CORRAL_TMUX_SOCKET", &self.tmux_socket)
-            .env("TMUX_TMPDIR", self.dir.path());
-        for (k, v) in &self.env {
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        for (k, v) in self.vars() {
             cmd.env(k, v);
         }
         cmd
