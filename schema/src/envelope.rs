@@ -10,7 +10,6 @@ use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::vocab::ErrorCode;
 
@@ -100,8 +99,8 @@ pub enum DecodeError {
     UnsupportedSchema {
         /// The caller's id when one was recoverable.
         id: Option<String>,
-        /// The schema the line named.
-        schema: i64,
+        /// The schema the line named, as written (any integer: `2`, `-1`, `18446744073709551615`).
+        schema: String,
     },
     /// An object with a string id whose envelope, frame name or body is wrong.
     BadFrame {
@@ -151,9 +150,74 @@ impl std::error::Error for DecodeError {}
 /// The envelope keys, read without touching the body.
 #[derive(Deserialize)]
 struct Head {
-    schema: Option<Value>,
-    id: Option<Value>,
-    t: Option<Value>,
+    schema: Option<Field>,
+    id: Option<Field>,
+    t: Option<Field>,
+}
+
+/// One envelope key's value, read only as far as the envelope needs: a string, an integer (of
+/// any size), or something else, skipped without being built. So a value nested deeper than a
+/// JSON reader's recursion limit under `t` or `id` still leaves the caller's id recoverable, as
+/// an unknown key nested that deep does.
+#[derive(Debug, Clone, PartialEq)]
+enum Field {
+    Str(String),
+    /// An integer, as written: `u64::MAX`, `-1`, `-0`, or one too big for 64 bits (a JSON reader
+    /// without arbitrary precision hands it over as a whole float of at least 2^63).
+    Int(String, Option<i64>),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Field, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct FieldVisitor;
+        impl<'de> Visitor<'de> for FieldVisitor {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Field, E> {
+                Ok(Field::Str(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Field, E> {
+                Ok(Field::Str(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Field, E> {
+                Ok(Field::Int(v.to_string(), Some(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Field, E> {
+                Ok(Field::Int(v.to_string(), i64::try_from(v).ok()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Field, E> {
+                let whole_and_huge = v.is_finite() && v.fract() == 0.0 && v.abs() >= 2f64.powi(63);
+                // `-0` is an integer in JSON's grammar; a reader hands it over as -0.0.
+                let negative_zero = v == 0.0 && v.is_sign_negative();
+                Ok(if whole_and_huge {
+                    Field::Int(format!("{v:e}"), None)
+                } else if negative_zero {
+                    Field::Int("0".into(), Some(0))
+                } else {
+                    Field::Other
+                })
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Field, E> {
+                Ok(Field::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Field, E> {
+                Ok(Field::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Field::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Field, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Field::Other)
+            }
+        }
+        deserializer.deserialize_any(FieldVisitor)
+    }
 }
 
 /// Decodes one line (with or without its `\n`) of the direction `F`.
@@ -166,14 +230,15 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
     let head: Head = serde_json::from_str(line)
         .map_err(|err| unaddressed(format!("the line is not valid JSON: {err}")))?;
     let id = match head.id {
-        Some(Value::String(id)) => Some(id),
+        Some(Field::Str(id)) => Some(id),
         _ => None,
     };
-    // The schema is recognised before anything else, so a newer client always learns to downgrade.
-    let schema = match head.schema.as_ref().map(Value::as_i64) {
-        Some(Some(schema)) if schema == i64::from(SCHEMA_VERSION) => SCHEMA_VERSION,
-        Some(Some(schema)) => return Err(DecodeError::UnsupportedSchema { id, schema }),
-        Some(None) | None => {
+    // The schema is recognised before anything else, so a newer client always learns to
+    // downgrade: any integer but this build's (of any size, `-0` included) is unsupported.
+    let schema = match head.schema {
+        Some(Field::Int(_, Some(schema))) if schema == i64::from(SCHEMA_VERSION) => SCHEMA_VERSION,
+        Some(Field::Int(schema, _)) => return Err(DecodeError::UnsupportedSchema { id, schema }),
+        Some(Field::Str(_) | Field::Other) | None => {
             let reason = "the envelope has no integer `schema`".to_owned();
             return Err(match id {
                 Some(id) => DecodeError::BadFrame { id, reason },
@@ -189,7 +254,7 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
         reason,
     };
     let t = match head.t {
-        Some(Value::String(t)) => t,
+        Some(Field::Str(t)) => t,
         _ => return Err(bad("the envelope has no string `t`".into())),
     };
     if !F::NAMES.contains(&t.as_str()) {
@@ -203,5 +268,8 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
 /// Reads the `schema` of a line without parsing anything else, for tools that sort lines by
 /// version before decoding them.
 pub fn peek_schema(line: &str) -> Option<i64> {
-    serde_json::from_str::<Head>(line).ok()?.schema?.as_i64()
+    match serde_json::from_str::<Head>(line).ok()?.schema? {
+        Field::Int(_, schema) => schema,
+        Field::Str(_) | Field::Other => None,
+    }
 }

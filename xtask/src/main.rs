@@ -5,9 +5,11 @@
 //! - `conformance [--backend fake|real] [--host CMD] [--case GLOB] ...`: the golden sessions
 //!   against a host (`cargo xtask conformance --help`).
 //! - `bench [--backend real|fake] [--runs N]`: the host's performance figures.
+//! - `fuzz [--seed N] [--lines N]`: generated lines against one `serve`, every answer checked.
 
 mod bench;
 mod conformance;
+mod fuzz;
 mod schema_files;
 mod tidy;
 
@@ -21,8 +23,9 @@ fn main() -> ExitCode {
         Some("tidy") => tidy::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("conformance") => conformance::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <schema [--check] | tidy | bench | conformance>"
+            "usage: cargo xtask <schema [--check] | tidy | bench | conformance | fuzz>"
         )),
     };
     match result {

@@ -81,7 +81,7 @@ fn a_schema_2_frame_is_recognised_before_its_body_is_parsed() {
             err,
             DecodeError::UnsupportedSchema {
                 id: Some("9".into()),
-                schema: 2
+                schema: "2".into()
             },
             "{line}"
         );
@@ -92,6 +92,46 @@ fn a_schema_2_frame_is_recognised_before_its_body_is_parsed() {
     let err = request(r#"{"schema":2,"t":"hello"}"#).unwrap_err();
     assert_eq!(err.reply_id(), UNADDRESSED_ID, "no id to answer to");
     assert_eq!(err.code(), ErrorCode::UnsupportedSchema);
+}
+
+#[test]
+fn an_integer_schema_of_any_size_is_unsupported_and_other_types_are_bad_requests() {
+    for (schema, shown) in [
+        ("18446744073709551615", "18446744073709551615"),
+        ("-0", "0"),
+        ("-1", "-1"),
+        ("100000000000000000000", "1e20"),
+    ] {
+        let line = format!(r#"{{"schema":{schema},"id":"9","t":"hello"}}"#);
+        assert_eq!(
+            request(&line).unwrap_err(),
+            DecodeError::UnsupportedSchema {
+                id: Some("9".into()),
+                schema: shown.into()
+            },
+            "{line}"
+        );
+    }
+    for schema in ["1.0", "1.5", r#""1""#, "null", "[1]", "true"] {
+        let line = format!(r#"{{"schema":{schema},"id":"9","t":"hello"}}"#);
+        let err = request(&line).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::BadRequest, "{line}");
+        assert_eq!(err.reply_id(), "9", "{line}");
+    }
+}
+
+#[test]
+fn an_envelope_key_nested_past_any_recursion_limit_still_leaves_the_id_recoverable() {
+    let deep = format!("{}1{}", "[".repeat(400), "]".repeat(400));
+    for line in [
+        format!(r#"{{"schema":1,"id":"9","t":{deep}}}"#),
+        format!(r#"{{"schema":{deep},"id":"9","t":"hello"}}"#),
+        format!(r#"{{"schema":1,"t":"hello","id":"9","x":{deep}}}"#),
+    ] {
+        let err = request(&line).unwrap_err();
+        assert_eq!(err.reply_id(), "9", "{}", &line[..40]);
+        assert_eq!(err.code(), ErrorCode::BadRequest);
+    }
 }
 
 #[test]
