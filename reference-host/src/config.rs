@@ -51,6 +51,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_broken_config_is_one_line_of_error_never_a_panic() {
+        let good = b"[serve]\nmax_connections = 2\nreconcile_interval_ms = 150\n\n[act]\nlog = \"~/act.log\"\n";
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("config.toml");
+        for bytes in crate::testing::mutations(good, 5, 2000) {
+            std::fs::write(&path, &bytes).unwrap();
+            if let Err(err) = load(&path) {
+                let text = format!("{err:#}");
+                assert!(!text.contains('\n'), "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn toml_errors_become_one_line() {
         let text = "[serve]\nmax_connections = \"x\"\n";
         let err = toml::from_str::<Config>(text).unwrap_err();

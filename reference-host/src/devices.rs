@@ -180,6 +180,25 @@ impl StoreWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_broken_store_is_one_line_of_error_never_a_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("devices.toml");
+        let good = b"[[device]]\nid = \"SHA256:abc\"\nname = \"phone\"\nscopes = [\"read\", \"act:answer\"]\npaired_at_ms = 1\n\n[[device]]\nid = \"fp2\"\nname = \"tablet\"\nscopes = []\npaired_at_ms = 2\n";
+        let mut errors = 0;
+        for bytes in crate::testing::mutations(good, 11, 2000) {
+            std::fs::write(&path, &bytes).unwrap();
+            match DeviceFile::new(path.clone()).load() {
+                Ok(store) => assert!(store.devices.len() <= 2),
+                Err(err) => {
+                    errors += 1;
+                    assert!(!err.to_string().contains('\n'), "{err}");
+                }
+            }
+        }
+        assert!(errors > 1000, "most mutations break the store: {errors}");
+    }
     use crate::testing;
     use schema::{DeviceRecord, Scope};
 

@@ -162,3 +162,58 @@ pub fn enrol(file: &DeviceFile, name: &str, id: &str, scopes: &[Scope]) -> Devic
     .unwrap();
     record
 }
+
+/// Broken versions of a good file, for the tests that every file the host reads is an error or a
+/// value, never a panic: each of `count` variants flips, drops, inserts or duplicates bytes, cuts
+/// the text short, or mixes in garbage, deterministically from `seed`.
+pub fn mutations(good: &[u8], seed: u64, count: usize) -> Vec<Vec<u8>> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let garbage: &[&[u8]] = &[
+        b"\xff\xfe",
+        b"\0",
+        b"[[[[",
+        b"\"",
+        b"=",
+        b"]]",
+        b"\n\n",
+        b"{",
+        b"9e999",
+    ];
+    (0..count)
+        .map(|_| {
+            let mut bytes = good.to_vec();
+            for _ in 0..=(next() % 3) {
+                let at = if bytes.is_empty() {
+                    0
+                } else {
+                    (next() as usize) % bytes.len()
+                };
+                match next() % 6 {
+                    0 if !bytes.is_empty() => bytes[at] ^= 1 << (next() % 8),
+                    1 if !bytes.is_empty() => {
+                        bytes.remove(at);
+                    }
+                    2 => {
+                        let insert = garbage[(next() as usize) % garbage.len()];
+                        bytes.splice(at..at, insert.iter().copied());
+                    }
+                    3 => bytes.truncate(at),
+                    4 if !bytes.is_empty() => {
+                        let end = (at + 1 + (next() as usize) % 40).min(bytes.len());
+                        let copy = bytes[at..end].to_vec();
+                        bytes.splice(at..at, copy);
+                    }
+                    _ => bytes.push(b'\n'),
+                }
+            }
+            bytes
+        })
+        .collect()
+}

@@ -382,10 +382,15 @@ impl Ledger {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let entry: Entry = serde_json::from_slice(line).map_err(|_| LedgerError::Corrupt {
+            let corrupt = || LedgerError::Corrupt {
                 path: path.clone(),
                 line: String::from_utf8_lossy(line).into_owned(),
-            })?;
+            };
+            let entry: Entry = serde_json::from_slice(line).map_err(|_| corrupt())?;
+            // A record whose receipt names another slot was not written by a ledger.
+            if entry.receipt.as_ref().is_some_and(|r| r.slot != entry.slot) {
+                return Err(corrupt());
+            }
             self.index.lines += 1;
             if entry.released {
                 self.index.slots.remove(&entry.slot);

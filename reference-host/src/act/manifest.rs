@@ -197,6 +197,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_broken_manifest_is_one_line_of_error_never_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        let good = BUNDLED[3].1.as_bytes();
+        for bytes in crate::testing::mutations(good, 9, 1500) {
+            std::fs::write(&path, &bytes).unwrap();
+            if let Err(err) = Manifests::load(dir.path()) {
+                let text = err.to_string();
+                assert!(!text.contains('\n') && text.contains("mine.toml"), "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn the_bundled_manifests_cover_every_agent_with_the_actions_a_device_needs() {
         let m = Manifests::bundled();
         for agent in ["claude", "codex", "gemini", "opencode"] {

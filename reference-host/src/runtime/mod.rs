@@ -111,6 +111,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_broken_parked_request_is_gone_never_a_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runtime = RuntimeDir::open(tmp.path()).unwrap();
+        let path = runtime.request_file("req-1").unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let good = br#"{"id":"req-1","pane":"%1","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"episode_ms":5,"stamped_at_ms":6}"#;
+        for bytes in crate::testing::mutations(good, 4, 1500) {
+            std::fs::write(&path, &bytes).unwrap();
+            if let Some(request) = runtime.parked_request("req-1", "%1") {
+                assert_eq!(
+                    (request.id.as_str(), request.pane.as_str()),
+                    ("req-1", "%1")
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_slots_live_in_serve() {
         let tmp = tempfile::tempdir().unwrap();
         let runtime = RuntimeDir::open(&tmp.path().join("corral")).unwrap();

@@ -9,6 +9,39 @@ use serde_json::json;
 
 use super::*;
 
+/// A broken transcript never breaks the reader: every page of a walk to the head is served, and
+/// every cursor it minted fetches its event.
+#[test]
+fn a_broken_transcript_is_served_with_its_breakage_counted() {
+    let mut records: Vec<serde_json::Value> = (0..12).map(user).collect();
+    records.insert(3, triple("t1"));
+    records.insert(7, result("t1"));
+    let good: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let keys = Keyring::load_or_create(dir.path()).unwrap();
+    for bytes in crate::testing::mutations(good.as_bytes(), 21, 400) {
+        std::fs::write(&path, &bytes).unwrap();
+        let mut reader = Reader::new(keys.clone());
+        let source = Source {
+            pane: "%1",
+            agent: "claude",
+            path: &path,
+        };
+        let mut before: Option<Cursor> = None;
+        for _ in 0..100 {
+            let page = reader.window(&source, limits(4), before.as_ref()).unwrap();
+            for event in &page.events {
+                reader.event(&source, &event.cursor).unwrap();
+            }
+            match page.older {
+                Some(older) => before = Some(older),
+                None => break,
+            }
+        }
+    }
+}
+
 /// A Claude Code transcript of `records` lines in a temp dir.
 struct Fixture {
     dir: tempfile::TempDir,

@@ -5,6 +5,47 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::*;
 
+#[test]
+fn a_broken_ledger_is_an_error_never_a_panic_and_never_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = Ledger::new(dir.path());
+    for (slot, at) in [("a", 1), ("b", 2)] {
+        ledger.claim(&request(slot), at).unwrap();
+        ledger.resolve(&sent(slot, at)).unwrap();
+    }
+    let log = dir.path().join("ledger.jsonl");
+    let good = std::fs::read(&log).unwrap();
+    for bytes in crate::testing::mutations(&good, 3, 1500) {
+        std::fs::write(&log, &bytes).unwrap();
+        let mut fresh = Ledger::new(dir.path());
+        // A claim of a slot the good log resolved is its receipt or an error: never a new claim.
+        match fresh.claim(&request("a"), 9) {
+            Ok(Claim::Resolved(r)) => assert_eq!(r.slot, "a"),
+            Ok(Claim::Claimed) => {
+                // Only when no complete line of the broken log is a record of slot a: the
+                // mutation cut its lines into a torn tail (which a writer that died mid-append
+                // leaves, and which fired nothing) or changed its slot's name.
+                let complete = bytes
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |at| at + 1);
+                let readable = bytes[..complete]
+                    .split(|b| *b == b'\n')
+                    .filter_map(|line| serde_json::from_slice::<Entry>(line).ok())
+                    .any(|entry| entry.slot == "a");
+                assert!(
+                    !readable,
+                    "claimed again over a readable record: {}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+            Ok(Claim::InFlight) => {}
+            Err(LedgerError::Corrupt { .. } | LedgerError::Io { .. }) => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+}
+
 fn request(slot: &str) -> Request<'_> {
     static APPROVE: std::sync::LazyLock<Action> = std::sync::LazyLock::new(|| Action::Approve);
     Request {
