@@ -187,7 +187,7 @@ mod tests {
         let path = tmp.path().join("devices.toml");
         let good = b"[[device]]\nid = \"SHA256:abc\"\nname = \"phone\"\nscopes = [\"read\", \"act:answer\"]\npaired_at_ms = 1\n\n[[device]]\nid = \"fp2\"\nname = \"tablet\"\nscopes = []\npaired_at_ms = 2\n";
         let mut errors = 0;
-        for bytes in crate::testing::mutations(good, 11, 2000) {
+        for bytes in testing::mutations(good, 11, 2000) {
             std::fs::write(&path, &bytes).unwrap();
             match DeviceFile::new(path.clone()).load() {
                 Ok(store) => assert!(store.devices.len() <= 2),
