@@ -7,10 +7,11 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::device::{DeviceList, DeviceStore};
+use crate::doctor::DoctorReport;
 use crate::envelope::Envelope;
 use crate::fixture::Fixture;
 use crate::golden::{GoldenLine, Ledger};
-use crate::notify::{NotifyLogLine, NotifyPayload, TransitionRing};
+use crate::notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
 use crate::request::Request;
 use crate::response::Response;
 use crate::row::LsDocument;
@@ -100,6 +101,12 @@ pub fn documents() -> Vec<SchemaDocument> {
             "corral device store",
             "devices.toml, as TOML maps onto JSON: `[[device]]` tables.",
         ),
+        document::<DoctorReport>(
+            "doctor.schema.json",
+            Write,
+            "corral doctor --json",
+            "The last notification-command failure and the checks `corral doctor` runs.",
+        ),
         document::<Fixture>(
             "fixture.schema.json",
             Read,
@@ -123,6 +130,12 @@ pub fn documents() -> Vec<SchemaDocument> {
             Write,
             "corral ls --json",
             "The local fleet listing: wire rows plus the pane title.",
+        ),
+        document::<CompletionPayload>(
+            "notify-completion.schema.json",
+            Write,
+            "corral detached-action completion payload",
+            "The JSON a notify command reads on stdin when a detached action completes.",
         ),
         document::<NotifyLogLine>(
             "notify-log-line.schema.json",

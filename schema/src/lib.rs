@@ -10,7 +10,7 @@
 //! - [`request`] and [`response`]: the two directions.
 //! - [`row`], [`card`], [`transcript`], [`dispatch`]: what the frames carry.
 //! - [`vocab`]: every token vocabulary, open or closed.
-//! - [`notify`], [`device`], [`config`]: local documents.
+//! - [`notify`], [`doctor`], [`device`], [`config`]: local documents.
 //! - [`fixture`]: fleet fixtures for the simulator (`golden/fixtures/*.toml`).
 //! - [`golden`]: the conformance kit's golden sessions, their patterns ([`golden::pattern`]) and
 //!   the requirement ledger.
@@ -20,6 +20,7 @@
 pub mod card;
 pub mod config;
 pub mod device;
+pub mod doctor;
 pub mod dispatch;
 pub mod envelope;
 pub mod fixture;
@@ -47,7 +48,8 @@ pub use envelope::{
     DecodeError, Envelope, Frames, LINE_CAP, SCHEMA_VERSION, UNADDRESSED_ID, decode_line,
     encode_line, peek_schema,
 };
-pub use notify::{NotifyLogLine, NotifyPayload, TransitionRing};
+pub use doctor::DoctorReport;
+pub use notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
 pub use request::{
     Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
     SnapshotRequest, Subscribe, WindowLimits, WindowRequest,
