@@ -115,7 +115,11 @@ mod tests {
     fn an_unknown_key_anywhere_is_an_error_naming_the_key_and_its_line() {
         for (text, key, line) in [
             ("colour = 1\n", "colour", 1),
-            ("[serve]\nmax_connections = 2\nmax_conections = 3\n", "max_conections", 3),
+            (
+                "[serve]\nmax_connections = 2\nmax_conections = 3\n",
+                "max_conections",
+                3,
+            ),
             ("[notify]\nbell = false\n\ncomand = \"x\"\n", "comand", 4),
             ("[notify.blocked]\ncomand = \"x\"\n", "comand", 2),
             ("[act]\nlogg = \"/x\"\n", "logg", 2),
@@ -134,7 +138,8 @@ mod tests {
         assert!(format!("{err:#}").contains("`blokced`"), "{err:#}");
         let err = load_text("[notify.context_high]\nthreshold = 150\n").unwrap_err();
         assert!(format!("{err:#}").contains("150"), "{err:#}");
-        let config = load_text("[notify]\non = [\"done\"]\n[notify.context_high]\nthreshold = 100\n");
+        let config =
+            load_text("[notify]\non = [\"done\"]\n[notify.context_high]\nthreshold = 100\n");
         assert_eq!(config.unwrap().notify.on, ["done"]);
     }
 

@@ -28,6 +28,8 @@ pub mod transcript;
 mod card;
 // Dispatch: the host-wide ledger of slots.
 pub mod act;
+// Notifications: triggers, markers, sinks, the daemon and its socket, detached actions.
+mod notify;
 
 // Where the host's files are.
 mod paths;

@@ -20,8 +20,8 @@
 pub mod card;
 pub mod config;
 pub mod device;
-pub mod doctor;
 pub mod dispatch;
+pub mod doctor;
 pub mod envelope;
 pub mod fixture;
 pub mod generate;
@@ -44,11 +44,11 @@ pub use card::{
 pub use config::Config;
 pub use device::{DeviceList, DeviceRecord, DeviceStore};
 pub use dispatch::{Binder, Receipt, Receipts};
+pub use doctor::DoctorReport;
 pub use envelope::{
     DecodeError, Envelope, Frames, LINE_CAP, SCHEMA_VERSION, UNADDRESSED_ID, decode_line,
     encode_line, peek_schema,
 };
-pub use doctor::DoctorReport;
 pub use notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
 pub use request::{
     Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
