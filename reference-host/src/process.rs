@@ -210,11 +210,6 @@ pub fn start(invocation: &Invocation, spawn: Spawn) -> Result<Background, Proces
 }
 
 impl Background {
-    /// The child's process id (also its process group's).
-    pub fn id(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Waits for the child to exit, at most `timeout`; past it, kills the child's whole process
     /// group and answers [`ProcessError::Timeout`].
     pub fn wait(mut self, timeout: Duration) -> Result<Finished, ProcessError> {

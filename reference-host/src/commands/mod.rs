@@ -1,10 +1,16 @@
 //! The commands behind the command line: each turns parsed arguments into validated options and
 //! returns an exit code. Human output for the local commands is written here.
 
+mod debug;
 mod device;
+mod doctor;
+mod internal;
 mod ls;
+pub mod mute;
 
 use crate::cli::{Command, TmuxArgs};
+use crate::notify;
+use crate::notify::daemon::DaemonOptions;
 use crate::paths::Paths;
 use crate::serve::{self, ServeOptions};
 use crate::tmux::{Socket, Tmux};
@@ -21,6 +27,18 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         })),
         Command::Ls(args) => ls::run(args.json, tmux(&args.tmux), host_name()),
         Command::Device(command) => device::run(command, &paths),
+        Command::Daemon(args) => notify::daemon::run(DaemonOptions {
+            tmux: tmux(&args.tmux),
+            paths,
+            host: host_name(),
+        }),
+        Command::Mute(args) => {
+            let tmux = tmux(&args.tmux);
+            mute::run(args, tmux, host_name())
+        }
+        Command::Doctor(args) => doctor::run(args.json, tmux(&args.tmux), &paths),
+        Command::Debug(command) => debug::run(command, &paths, tmux),
+        Command::Internal(command) => internal::run(command, &paths, tmux),
     }
 }
 

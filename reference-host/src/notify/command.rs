@@ -103,6 +103,7 @@ impl Runner {
     }
 
     /// The same runner with another time-out.
+    #[cfg(test)]
     pub fn with_timeout(mut self, timeout: Duration) -> Runner {
         self.timeout = timeout;
         self

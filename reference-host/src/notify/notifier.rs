@@ -48,14 +48,10 @@ impl Notifier {
     }
 
     /// The same notifier, launching commands as `launch` says (tests wait for them).
+    #[cfg(test)]
     pub fn with_launch(mut self, launch: Launch) -> Notifier {
         self.launch = launch;
         self
-    }
-
-    /// The config in force.
-    pub fn config(&self) -> &NotifyConfig {
-        &self.config
     }
 
     /// One cycle over `panes`, read at `now`: what fired.

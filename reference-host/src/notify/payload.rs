@@ -3,10 +3,11 @@
 //! line, the command's `CORRAL_*` environment and the status-line text all come from the one
 //! [`Fire`] (or [`Completion`]), so the title is redacted everywhere or nowhere.
 
+use schema::config::NotifyConfig;
 use schema::notify::{
     Completion, CompletionPayload, Fire, LogEntry, NOTIFY_SCHEMA_VERSION, NotifyLogLine,
 };
-use schema::{NotifyPayload, Trigger};
+use schema::{Detail, NotifyPayload, Trigger};
 
 use crate::fleet::Pane;
 
@@ -68,6 +69,45 @@ pub fn fire(pane: &Pane, trigger: Trigger, now: u64, include_title: bool) -> Fir
         },
         episode_ms: row.episode_ms,
         context_pct: row.context,
+    }
+}
+
+/// A representative fire of `trigger` under `config` at `now`, for `corral debug notify-test`:
+/// a made-up pane, the trigger's own threshold where it has one.
+pub fn sample(config: &NotifyConfig, trigger: Trigger, now: u64) -> Fire {
+    let (detail, since_ms, context_pct) = match trigger {
+        Trigger::Blocked => (Some(Detail::Permission), 4200, 37),
+        Trigger::ContextHigh => (
+            None,
+            60_000,
+            config.context_high.as_ref().map_or(90, |c| c.threshold),
+        ),
+        Trigger::Stall => (
+            None,
+            config
+                .stall
+                .as_ref()
+                .map_or(900_000, |s| s.threshold_s.saturating_mul(1000))
+                .saturating_add(1000),
+            37,
+        ),
+        _ => (None, 4200, 37),
+    };
+    Fire {
+        agent: "claude".into(),
+        pane: "%0".into(),
+        state: trigger,
+        detail,
+        session: "corral-test".into(),
+        locator: "corral-test:0.0".into(),
+        title: config
+            .include_title
+            .then(|| "corral notify-test".to_owned()),
+        repo: "corral".into(),
+        branch: "main".into(),
+        since_ms,
+        episode_ms: now.saturating_sub(since_ms),
+        context_pct: Some(context_pct),
     }
 }
 
@@ -188,7 +228,7 @@ fn status_message(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::testing::row;
-    use schema::{Action, Detail, Outcome, State};
+    use schema::{Action, Outcome, State};
 
     fn blocked_pane() -> Pane {
         let mut row = row("%4", State::Blocked);

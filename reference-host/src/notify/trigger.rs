@@ -320,7 +320,7 @@ mod tests {
         assert!(t.blocked && t.done);
         assert_eq!((t.context_high, t.stall_ms), (None, None));
         assert_eq!(Triggers::of(&config).stall_ms, Some(1000));
-        assert_eq!(Triggers::of(&NotifyConfig::default()).done, false);
+        assert!(!Triggers::of(&NotifyConfig::default()).done);
     }
 
     #[test]

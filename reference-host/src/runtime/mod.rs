@@ -39,6 +39,14 @@ impl RuntimeDir {
         })
     }
 
+    /// The runtime dir at `path`, neither created nor checked: names its files for a report
+    /// that must not create anything (`corral doctor`).
+    pub fn peek(path: &Path) -> RuntimeDir {
+        RuntimeDir {
+            path: path.to_owned(),
+        }
+    }
+
     /// Claims one of `max` connection slots (`serve/slot-<n>.lock`), or `None` when all are taken.
     pub fn claim_slot(&self, max: u32) -> std::io::Result<Option<Slot>> {
         slots::claim(&self.path.join("serve"), max)
