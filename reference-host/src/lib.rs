@@ -56,4 +56,4 @@ mod clock;
 mod testing;
 
 pub use cli::Cli;
-pub use commands::run;
+pub use commands::{default_log_filter, run};

@@ -51,6 +51,15 @@ fn tmux(args: &TmuxArgs) -> Tmux {
     Tmux::new(args.tmux_bin.clone(), socket)
 }
 
+/// The log filter when `RUST_LOG` is unset: the daemon says what it fires and reloads; the
+/// other commands speak only of trouble.
+pub fn default_log_filter(command: &Command) -> &'static str {
+    match command {
+        Command::Daemon(_) => "info",
+        _ => "warn",
+    }
+}
+
 /// This machine's host name.
 pub fn host_name() -> String {
     rustix::system::uname()

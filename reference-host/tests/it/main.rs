@@ -5,4 +5,5 @@ mod support;
 
 mod devices;
 mod ls;
+mod notify;
 mod serve;
