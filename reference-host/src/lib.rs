@@ -37,7 +37,7 @@ mod paths;
 mod config;
 // The device store and the stat memo a live connection polls.
 mod devices;
-// The runtime dir and what lives in it (serve slots).
+// The runtime dir and what lives in it (serve slots, the ledger, notification files).
 mod runtime;
 // Locks, whole-file writes and private modes, for every file processes share.
 mod files;

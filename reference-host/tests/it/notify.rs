@@ -627,3 +627,41 @@ fn now_ms() -> u64 {
         .unwrap()
         .as_millis() as u64
 }
+
+/// The supervisor an agent's event hook launches its notification command through: payload on
+/// stdin, the command's environment inherited, the failure recorded and then cleared.
+#[test]
+fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
+    use std::io::Write;
+
+    let home = Home::new("unused");
+    let run = |command: &str| {
+        let mut child = home
+            .corral()
+            .args(["internal", "notify-command", "--command", command])
+            .env("CORRAL_STATE", "blocked")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"{\"schema\":2}\n")
+            .unwrap();
+        child.wait().unwrap().code()
+    };
+    let got = path(&home, "got");
+    let command = format!("{{ cat; echo $CORRAL_STATE; }} > {}", got.display());
+    assert_eq!(run(&command), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&got).unwrap(),
+        "{\"schema\":2}\nblocked\n"
+    );
+    let record = home.runtime().join("corral/notify/command-failure.json");
+    assert_eq!(run("exit 9"), Some(1));
+    let failure: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(failure["reason"], "exited with status 9");
+    assert_eq!(run("true"), Some(0));
+    assert!(!record.exists());
+}
