@@ -178,9 +178,19 @@ fn a_transition_rings_once_on_every_sink(backend: Backend) {
 }
 
 fn a_restarted_daemon_does_not_ring_again(backend: Backend) {
-    let (fleet, home) = setup(backend, EVERY_SINK);
+    let (fleet, home) = setup(backend, &format!("{EVERY_SINK}include_title = true\n"));
     let mut first = home.daemon();
     eventually("%2 announced", || logged(&home).len() == 1);
+    // With include_title the daemon reads titles, and payload and log carry them together.
+    let line = &json_lines(&path(&home, "logs/notify.log"))[0];
+    assert_eq!(line["title"], "TITLE-CANARY-blocked");
+    eventually("the command ran", || {
+        json_lines(&path(&home, "payloads")).len() == 1
+    });
+    assert_eq!(
+        json_lines(&path(&home, "payloads"))[0]["title"],
+        "TITLE-CANARY-blocked"
+    );
     first.signal("TERM");
     assert_eq!(first.exit_code(), 0);
     let _second = home.daemon();
