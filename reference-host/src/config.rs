@@ -27,7 +27,27 @@ pub fn load(path: &Path) -> anyhow::Result<Config> {
             path.display()
         );
     }
+    check_notify(&config.notify).with_context(|| format!("config {}", path.display()))?;
     Ok(config)
+}
+
+/// What the `[notify]` types let through but cannot mean anything: a typo in `on` would never
+/// fire, and a threshold above 100 would never be crossed.
+fn check_notify(notify: &schema::config::NotifyConfig) -> anyhow::Result<()> {
+    for word in &notify.on {
+        if !matches!(word.as_str(), "blocked" | "done") {
+            bail!("[notify] on: unknown transition `{word}` (expected `blocked` or `done`)");
+        }
+    }
+    if let Some(high) = &notify.context_high
+        && high.threshold > 100
+    {
+        bail!(
+            "[notify.context_high] threshold: {} is not a percent (0 to 100)",
+            high.threshold
+        );
+    }
+    Ok(())
 }
 
 /// A TOML error as one readable line: where, then what (toml's own rendering spans lines).
@@ -103,6 +123,38 @@ mod tests {
     fn an_unknown_key_in_a_trigger_sub_table_is_a_parse_error() {
         let err = load_text("[notify.stall]\nthreshold_s = 5\ncomand = \"x\"\n").unwrap_err();
         assert!(format!("{err:#}").contains("comand"), "{err:#}");
+    }
+
+    #[test]
+    fn an_unknown_key_anywhere_is_an_error_naming_the_key_and_its_line() {
+        for (text, key, line) in [
+            ("colour = 1\n", "colour", 1),
+            (
+                "[serve]\nmax_connections = 2\nmax_conections = 3\n",
+                "max_conections",
+                3,
+            ),
+            ("[notify]\nbell = false\n\ncomand = \"x\"\n", "comand", 4),
+            ("[notify.blocked]\ncomand = \"x\"\n", "comand", 2),
+            ("[act]\nlogg = \"/x\"\n", "logg", 2),
+            ("[acts]\n", "acts", 1),
+        ] {
+            let err = format!("{:#}", load_text(text).unwrap_err());
+            assert!(err.contains(&format!("`{key}`")), "{text:?}: {err}");
+            assert!(err.contains(&format!("line {line},")), "{text:?}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_transition_outside_on_s_vocabulary_and_a_threshold_over_100_are_refused() {
+        let err = load_text("[notify]\non = [\"blocked\", \"blokced\"]\n").unwrap_err();
+        assert!(format!("{err:#}").contains("`blokced`"), "{err:#}");
+        let err = load_text("[notify.context_high]\nthreshold = 150\n").unwrap_err();
+        assert!(format!("{err:#}").contains("150"), "{err:#}");
+        let config =
+            load_text("[notify]\non = [\"done\"]\n[notify.context_high]\nthreshold = 100\n");
+        assert_eq!(config.unwrap().notify.on, ["done"]);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub struct FleetReader {
     tmux: Tmux,
     git: GitCache,
     host: String,
+    titles: Titles,
 }
 
 /// One agent pane as one read saw it: its wire row, and what only the host uses.
@@ -50,6 +51,9 @@ pub struct PaneFacts {
     pub context_notified_at: Option<String>,
     /// `@agent_stall_notified_at`.
     pub stall_notified_at: Option<String>,
+    /// The pane title, read only by a reader made [`FleetReader::with_titles`] (a notification
+    /// with `include_title`); `None` otherwise.
+    pub title: Option<String>,
 }
 
 impl Pane {
@@ -94,7 +98,20 @@ impl FleetReader {
             tmux,
             git: GitCache::default(),
             host,
+            titles: Titles::Omit,
         }
+    }
+
+    /// A reader whose panes carry their titles (`PaneFacts::title`): only the notifier with
+    /// `include_title` asks for them; `serve` never does.
+    pub fn with_titles(mut self, titles: Titles) -> FleetReader {
+        self.titles = titles;
+        self
+    }
+
+    /// The tmux this reader reads.
+    pub fn tmux(&self) -> &Tmux {
+        &self.tmux
     }
 
     /// The rows with pane titles, for the local listing only.
@@ -120,7 +137,7 @@ impl FleetReader {
 impl FleetSource for FleetReader {
     fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         let now = now_ms();
-        let panes = self.tmux.list_panes(Titles::Omit)?;
+        let panes = self.tmux.list_panes(self.titles)?;
         Ok(panes
             .iter()
             .filter_map(|pane| {
@@ -140,6 +157,14 @@ impl FleetSource for FleetReader {
     fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {
         self.tmux.send(pane, inputs)
     }
+}
+
+/// This machine's host name: every row's `host`.
+pub fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn non_empty(value: &str) -> Option<String> {
@@ -164,6 +189,7 @@ pub fn facts_of(pane: &PaneRead) -> PaneFacts {
         notified_at: non_empty(&o.notified_at),
         context_notified_at: non_empty(&o.context_notified_at),
         stall_notified_at: non_empty(&o.stall_notified_at),
+        title: pane.title.clone(),
     }
 }
 

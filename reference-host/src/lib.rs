@@ -30,6 +30,8 @@ mod hook;
 mod card;
 // Dispatch: the host-wide ledger of slots.
 pub mod act;
+// Notifications: triggers, markers, sinks, the daemon and its socket, detached actions.
+mod notify;
 
 // Where the host's files are.
 mod paths;
@@ -39,7 +41,7 @@ mod config;
 mod devices;
 // OpenSSH public keys: fingerprints and `authorized_keys` lines for `device add --key`.
 mod sshkey;
-// The runtime dir and what lives in it (serve slots).
+// The runtime dir and what lives in it (serve slots, the ledger, notification files).
 mod runtime;
 // Locks, whole-file writes and private modes, for every file processes share.
 mod files;
@@ -58,4 +60,4 @@ mod clock;
 mod testing;
 
 pub use cli::Cli;
-pub use commands::run;
+pub use commands::{default_log_filter, run};

@@ -17,7 +17,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_logging();
+    init_logging(reference_host::default_log_filter(&cli.command));
     match reference_host::run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
@@ -27,10 +27,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr only, filtered by `RUST_LOG` (default: warnings).
-fn init_logging() {
+/// Logs go to stderr only, filtered by `RUST_LOG` (default: `default`).
+fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -4,8 +4,12 @@
 //! of that policy (say, a process group per child, killed and reaped whole at the timeout) touches
 //! no caller.
 //!
+//! Two ways to run a child: [`run`] waits for its output (tmux); [`start`] puts it in the
+//! background in a process group of its own, its stdin fed, its output discarded (the
+//! notification command, a detached action, the supervisor of either).
+//!
 //! Rule: clippy's `disallowed-methods` forbids `Command::new` everywhere else in the crate; the
-//! one `#[allow]` is on [`run`].
+//! `#[allow]`s are on [`run`] and [`start`].
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -112,6 +116,171 @@ pub fn run(invocation: &Invocation, timeout: Duration) -> Result<Output, Process
     })
 }
 
+/// How a background child is started (see [`start`]): what it gets beyond the invocation.
+#[derive(Debug, Clone, Default)]
+pub struct Spawn {
+    /// Variables set in its environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Variables removed from the environment it inherits.
+    pub env_remove: Vec<OsString>,
+    /// Its working directory; this process's when `None`.
+    pub dir: Option<std::path::PathBuf>,
+    /// Bytes written to its stdin, which is then closed; `/dev/null` when `None`.
+    pub stdin: Option<Vec<u8>>,
+    /// Keep its stderr (the first [`STDERR_CAP`] bytes); discarded otherwise. Stdout is always
+    /// discarded.
+    pub capture_stderr: bool,
+}
+
+/// The most stderr a background child's [`Finished`] keeps.
+pub const STDERR_CAP: usize = 64 * 1024;
+
+/// A child running in the background, in a process group of its own.
+#[derive(Debug)]
+pub struct Background {
+    child: std::process::Child,
+    program: String,
+    stdin: Option<std::thread::JoinHandle<()>>,
+    stderr: Option<mpsc::Receiver<Vec<u8>>>,
+}
+
+/// How a background child ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// Its stderr, when it was captured.
+    pub stderr: Vec<u8>,
+}
+
+/// Starts `invocation` in the background and returns at once.
+///
+/// The child leads a process group of its own: a time-out kills the group, so whatever a
+/// `sh -c` command started dies with it, and a Ctrl-C aimed at this process's terminal group
+/// does not reach it. Stdin is written on a thread, so a child that never reads cannot hold the
+/// caller.
+#[allow(clippy::disallowed_methods)]
+pub fn start(invocation: &Invocation, spawn: Spawn) -> Result<Background, ProcessError> {
+    use std::os::unix::process::CommandExt;
+
+    let mut command = Command::new(&invocation.program);
+    command
+        .args(&invocation.args)
+        .envs(spawn.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if spawn.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(if spawn.capture_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .process_group(0);
+    for name in &spawn.env_remove {
+        command.env_remove(name);
+    }
+    if let Some(dir) = &spawn.dir {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().map_err(|error| ProcessError::Start {
+        program: invocation.program(),
+        error,
+    })?;
+    let stdin = match (child.stdin.take(), spawn.stdin) {
+        (Some(mut pipe), Some(bytes)) => Some(std::thread::spawn(move || {
+            use std::io::Write;
+            // A child that exits without reading is its own business (EPIPE).
+            let _ = pipe.write_all(&bytes);
+        })),
+        _ => None,
+    };
+    let stderr = child
+        .stderr
+        .take()
+        .map(|pipe| drain_capped(pipe, STDERR_CAP));
+    Ok(Background {
+        child,
+        program: invocation.program(),
+        stdin,
+        stderr,
+    })
+}
+
+impl Background {
+    /// Waits for the child to exit, at most `timeout`; past it, kills the child's whole process
+    /// group and answers [`ProcessError::Timeout`].
+    pub fn wait(mut self, timeout: Duration) -> Result<Finished, ProcessError> {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Ok(None) => {
+                    let group = rustix::process::Pid::from_child(&self.child);
+                    let _ =
+                        rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return Err(ProcessError::Timeout {
+                        program: self.program,
+                        after: timeout,
+                    });
+                }
+                Err(error) => {
+                    return Err(ProcessError::Start {
+                        program: self.program,
+                        error,
+                    });
+                }
+            }
+        };
+        if let Some(writer) = self.stdin.take() {
+            let _ = writer.join();
+        }
+        // The stderr pipe stays open while something the child started still holds it.
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|rx| rx.recv_timeout(Duration::from_millis(200)).ok())
+            .unwrap_or_default();
+        Ok(Finished { status, stderr })
+    }
+
+    /// Lets the child run on unwatched, once its stdin has been written: for a short-lived
+    /// caller whose child supervises itself. The caller exits soon; init reaps the child.
+    pub fn detach(mut self) {
+        if let Some(writer) = self.stdin.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, keeping the first `cap` bytes.
+fn drain_capped(pipe: impl Read + Send + 'static, cap: usize) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        let mut pipe = pipe;
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        let _ = tx.send(kept);
+    });
+    rx
+}
+
 /// Reads a pipe to its end on a thread of its own; the bytes arrive on the channel.
 fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
@@ -153,6 +322,46 @@ mod tests {
             matches!(err, ProcessError::Timeout { after, .. } if after == Duration::from_millis(100)),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_background_child_reads_its_stdin_and_its_environment() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let script = format!(
+            "cat > {}; printf \"$CORRAL_X${{HOME-none}}\" >&2; exit 4",
+            out.display()
+        );
+        let child = start(
+            &sh(&script),
+            Spawn {
+                env: vec![("CORRAL_X".into(), "x".into())],
+                env_remove: vec!["HOME".into()],
+                stdin: Some(b"payload".to_vec()),
+                capture_stderr: true,
+                ..Spawn::default()
+            },
+        )
+        .unwrap();
+        let finished = child.wait(Duration::from_secs(10)).unwrap();
+        assert_eq!(finished.status.code(), Some(4));
+        assert_eq!(finished.stderr, b"xnone");
+        assert_eq!(std::fs::read(&out).unwrap(), b"payload");
+    }
+
+    #[test]
+    fn a_background_child_past_its_timeout_is_killed_with_its_group() {
+        let tmp = tempfile::tempdir().unwrap();
+        let marker = tmp.path().join("late");
+        // The shell's own child would outlive a kill of the shell alone.
+        let script = format!("(sleep 1; touch {}) & wait", marker.display());
+        let err = start(&sh(&script), Spawn::default())
+            .unwrap()
+            .wait(Duration::from_millis(100))
+            .unwrap_err();
+        assert!(matches!(err, ProcessError::Timeout { .. }), "{err}");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "the group was killed");
     }
 
     #[test]

@@ -217,3 +217,115 @@ pub fn mutations(good: &[u8], seed: u64, count: usize) -> Vec<Vec<u8>> {
         })
         .collect()
 }
+
+/// The tmux a notifier talks to beyond the fleet read, scripted: pane options per pane,
+/// attached clients, and every status-line message shown (client, text). Clones share state.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedTmux {
+    options: Rc<RefCell<std::collections::BTreeMap<(String, String), String>>>,
+    panes: Rc<RefCell<Vec<String>>>,
+    clients: Rc<RefCell<Vec<String>>>,
+    messages: Rc<RefCell<Vec<(String, String)>>>,
+    fail_writes: Rc<RefCell<bool>>,
+}
+
+impl ScriptedTmux {
+    /// A server with these panes and no client.
+    pub fn with_panes(panes: &[&str]) -> ScriptedTmux {
+        let tmux = ScriptedTmux::default();
+        *tmux.panes.borrow_mut() = panes.iter().map(|p| (*p).to_owned()).collect();
+        tmux
+    }
+
+    /// Attaches clients.
+    pub fn attach(&self, clients: &[&str]) {
+        *self.clients.borrow_mut() = clients.iter().map(|c| (*c).to_owned()).collect();
+    }
+
+    /// Option writes fail (as a lost server) while `fail` is true.
+    pub fn fail_writes(&self, fail: bool) {
+        *self.fail_writes.borrow_mut() = fail;
+    }
+
+    /// Pane option `name` of `pane`.
+    pub fn option(&self, pane: &str, name: &str) -> Option<String> {
+        self.options
+            .borrow()
+            .get(&(pane.to_owned(), name.to_owned()))
+            .cloned()
+    }
+
+    /// Every message shown so far: (client, text).
+    pub fn messages(&self) -> Vec<(String, String)> {
+        self.messages.borrow().clone()
+    }
+
+    fn check(&self, pane: &str) -> Result<(), TmuxError> {
+        if *self.fail_writes.borrow() || !self.panes.borrow().iter().any(|p| p == pane) {
+            return Err(TmuxError::Failed {
+                status: "exit status: 1".into(),
+                stderr: format!("no such pane: {pane}"),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl crate::notify::NotifyTmux for ScriptedTmux {
+    fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
+        if !self.panes.borrow().iter().any(|p| p == pane) {
+            return Err(TmuxError::Failed {
+                status: "exit status: 1".into(),
+                stderr: format!("no such pane: {pane}"),
+            });
+        }
+        Ok(self.option(pane, name))
+    }
+
+    fn set_pane_option_confirmed(
+        &self,
+        pane: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<bool, TmuxError> {
+        self.check(pane)?;
+        self.options
+            .borrow_mut()
+            .insert((pane.to_owned(), name.to_owned()), value.to_owned());
+        Ok(true)
+    }
+
+    fn set_pane_options(
+        &self,
+        pane: &str,
+        writes: &[crate::tmux::write::OptionWrite<'_>],
+    ) -> Result<(), TmuxError> {
+        use crate::tmux::write::OptionWrite;
+        self.check(pane)?;
+        let mut options = self.options.borrow_mut();
+        for write in writes {
+            match write {
+                OptionWrite::Set(name, value) => {
+                    options.insert((pane.to_owned(), (*name).to_owned()), (*value).to_owned());
+                }
+                OptionWrite::Unset(name) => {
+                    options.remove(&(pane.to_owned(), (*name).to_owned()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn list_clients(&self) -> Result<Vec<String>, TmuxError> {
+        Ok(self.clients.borrow().clone())
+    }
+
+    fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError> {
+        for client in clients {
+            self.messages
+                .borrow_mut()
+                .push((client.clone(), message.to_owned()));
+        }
+        Ok(())
+    }
+}

@@ -1,15 +1,15 @@
 //! The host's config file (`$CORRAL_CONFIG`, else `$XDG_CONFIG_HOME/corral/config.toml`).
 //!
-//! Every key is optional. Unknown keys in the main tables are ignored so an older host reads a
-//! newer file; an unknown key inside a notify trigger sub-table is a parse error, because a typo
-//! there would silently drop a command.
+//! Every key is optional. An unknown key anywhere (the top level, `[serve]`, `[notify]`, its
+//! trigger sub-tables, `[act]`) is a parse error naming the key and its line: a typo would
+//! otherwise silently drop a setting, such as the command a trigger runs.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The whole config file.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// `corral serve`.
     pub serve: ServeConfig,
@@ -23,7 +23,7 @@ pub struct Config {
 
 /// `[serve]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ServeConfig {
     /// Live serve processes allowed at once across the host (default 4).
     #[schemars(range(min = 1))]
@@ -44,7 +44,7 @@ impl Default for ServeConfig {
 
 /// `[notify]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct NotifyConfig {
     /// Transitions that fire: `blocked`, `done` (default `["blocked"]`).
     pub on: Vec<String>,
@@ -143,7 +143,7 @@ impl Default for EventConfig {
 
 /// `[act]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ActConfig {
     /// Act audit log: one line per act fire (`~` expanded).
     pub log: Option<String>,

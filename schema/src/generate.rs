@@ -9,10 +9,11 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::device::{DeviceList, DeviceStore};
+use crate::doctor::DoctorReport;
 use crate::envelope::Envelope;
 use crate::hook::{ParkedRequest, Verdict};
 use crate::manifest::{ActionList, ActionManifest};
-use crate::notify::{NotifyLogLine, NotifyPayload, TransitionRing};
+use crate::notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
 use crate::request::Request;
 use crate::response::Response;
 use crate::row::LsDocument;
@@ -127,12 +128,26 @@ pub fn documents() -> Vec<SchemaDocument> {
             "corral device store",
             "devices.toml, as TOML maps onto JSON: `[[device]]` tables.",
         ),
+        document::<DoctorReport>(
+            ORIGIN,
+            "doctor.schema.json",
+            Write,
+            "corral doctor --json",
+            "The last notification-command failure and the checks `corral doctor` runs.",
+        ),
         document::<LsDocument>(
             ORIGIN,
             "ls.schema.json",
             Write,
             "corral ls --json",
             "The local fleet listing: wire rows plus the pane title.",
+        ),
+        document::<CompletionPayload>(
+            ORIGIN,
+            "notify-completion.schema.json",
+            Write,
+            "corral detached-action completion payload",
+            "The JSON a notify command reads on stdin when a detached action completes.",
         ),
         document::<NotifyLogLine>(
             ORIGIN,

@@ -11,7 +11,7 @@
 //! - [`request`] and [`response`]: the two directions.
 //! - [`row`], [`card`], [`transcript`], [`dispatch`]: what the frames carry.
 //! - [`vocab`]: every token vocabulary, open or closed.
-//! - [`notify`], [`device`], [`config`]: local documents.
+//! - [`notify`], [`doctor`], [`device`], [`config`]: local documents.
 //! - [`generate`]: the JSON Schema files.
 //!
 //! The conformance kit's own formats (golden sessions, fleet fixtures, the requirement ledger)
@@ -22,6 +22,7 @@ pub mod card;
 pub mod config;
 pub mod device;
 pub mod dispatch;
+pub mod doctor;
 pub mod envelope;
 pub mod generate;
 pub mod hook;
@@ -40,11 +41,12 @@ pub use card::{
 pub use config::Config;
 pub use device::{DeviceList, DeviceRecord, DeviceStore};
 pub use dispatch::{Binder, Receipt, Receipts};
+pub use doctor::DoctorReport;
 pub use envelope::{
     DecodeError, Envelope, Frames, LINE_CAP, SCHEMA_VERSION, UNADDRESSED_ID, decode_line,
     encode_line, peek_schema,
 };
-pub use notify::{NotifyLogLine, NotifyPayload, TransitionRing};
+pub use notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
 pub use request::{
     Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
     SnapshotRequest, Subscribe, WindowLimits, WindowRequest,

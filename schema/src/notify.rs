@@ -1,5 +1,6 @@
 //! The notification subsystem's documents: the payload a notify command reads on stdin (schema
-//! 2), the log line, and the transition ring `corral debug transitions --json` prints.
+//! 2) for a fire or a detached action's completion, the log line, the record of the last command
+//! failure, and the transition ring `corral debug transitions --json` prints.
 //!
 //! Metadata only, never captured screen content; `title` appears only with `include_title`, and
 //! the same writer feeds the command and the log so the two redact together.
@@ -81,6 +82,33 @@ pub struct Completion {
     pub repo: String,
     /// Branch, `""` when none.
     pub branch: String,
+}
+
+/// The JSON a notify command reads on stdin when a detached action completes: the completion
+/// as its log line carries it, then the command's exit code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CompletionPayload {
+    /// Version of this document, 2.
+    #[schemars(schema_with = "crate::envelope::document_version_2")]
+    pub schema: u32,
+    /// The completion.
+    #[serde(flatten)]
+    pub completion: Completion,
+    /// The action's exit code when it `exited`; null on `timeout` and `error`.
+    pub exit_code: Option<i32>,
+}
+
+/// The last notification command that failed (`<runtime>/notify/command-failure.json`, and
+/// `corral doctor`): written when a command cannot start, exits non-zero or is killed, removed
+/// by the next command that exits 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandFailure {
+    /// Epoch milliseconds the failure was seen.
+    pub at_ms: u64,
+    /// The command line, as configured.
+    pub command: String,
+    /// Why it failed, one line: `exited with status 3`, `cannot start: ...`, ...
+    pub reason: String,
 }
 
 /// What one log line records.

@@ -55,6 +55,9 @@ pub struct Dispatcher<'a> {
     pub ledger: &'a mut Ledger,
     /// `[act] log`, expanded.
     pub act_log: Option<PathBuf>,
+    /// How this process runs a detached `exec` action: `corral act` has it, `serve` does not
+    /// (a device never fires `exec`).
+    pub exec: Option<super::exec::Exec>,
 }
 
 /// The scope an action needs, or `None` for an action outside the scope table.
@@ -201,7 +204,8 @@ pub fn dispatch<S: FleetSource>(
     let answer = match binder_gate(pane.as_ref(), d.manifests, d.runtime, order) {
         Err(refused) => receipt(order, refused.0, Some(refused.1), claimed_at),
         Ok((pane, lane)) => {
-            let (outcome, reason) = fire::fire(fleet, d.runtime, pane, &lane);
+            let (outcome, reason) =
+                fire::fire(fleet, d.runtime, d.exec.as_ref(), pane, order.action, &lane);
             let fired = receipt(order, outcome, reason, claimed_at);
             log_act(d.act_log.as_deref(), order, &fired);
             fired

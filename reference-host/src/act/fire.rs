@@ -2,7 +2,8 @@
 //! match): `api` when the action is an API call and the pane has a loopback endpoint; `hook` for
 //! an approve or deny when the pane names a parked request of its own (the verdict file is
 //! created exclusively); else the screen: the manifest's keys, or the caller's text typed
-//! literally between the manifest's keys, with `send-keys` to that pane only.
+//! literally between the manifest's keys, with `send-keys` to that pane only. A local `exec`
+//! action asked for at the host runs detached (`exec.rs`).
 
 use std::time::Duration;
 
@@ -11,7 +12,8 @@ use schema::manifest::ActionSpec;
 use schema::{Action, Outcome, Reason};
 use serde_json::Value;
 
-use super::Order;
+use super::exec::Exec;
+use super::{Order, Surface};
 use crate::fleet::{FleetSource, Pane};
 use crate::http::{self, HttpError};
 use crate::runtime::RuntimeDir;
@@ -41,6 +43,8 @@ pub enum Lane {
         text: String,
         submit: Vec<String>,
     },
+    /// A local command, run detached (`corral act` only).
+    Exec { command: String, timeout_s: u64 },
 }
 
 /// The lane `spec` fires on for this pane; a refusal reason when it cannot fire here.
@@ -74,8 +78,13 @@ pub fn lane(
             text: order.text.unwrap_or_default().to_owned(),
             submit: text.submit.clone(),
         }),
-        // An API action on a pane with no endpoint to call, or a local command (issue of the
-        // detached actions): nothing here can fire it.
+        // A local command, for the person at the host only (the scope gate refuses it to a
+        // device; this is a second lock on that door).
+        ActionSpec::Exec(exec) if order.surface == Surface::Cli => Ok(Lane::Exec {
+            command: exec.command.clone(),
+            timeout_s: exec.timeout_s.unwrap_or(super::exec::DEFAULT_TIMEOUT_S),
+        }),
+        // An API action on a pane with no endpoint to call: nothing here can fire it.
         ActionSpec::Api(_) | ActionSpec::Exec(_) => Err(Reason::NoCoverage),
     }
 }
@@ -143,14 +152,27 @@ fn api_body(
     Ok(Value::Object(body))
 }
 
-/// Fires `lane`: the outcome and reason of the receipt.
+/// Fires `lane`: the outcome and reason of the receipt. The exec lane needs `exec` (how this
+/// process starts a detached action); without it an exec action is `no-coverage`.
 pub fn fire<S: FleetSource>(
     fleet: &mut S,
     runtime: &RuntimeDir,
+    exec: Option<&Exec>,
     pane: &Pane,
+    action: &Action,
     lane: &Lane,
 ) -> (Outcome, Option<Reason>) {
     match lane {
+        Lane::Exec { command, timeout_s } => match exec {
+            None => (Outcome::Refused, Some(Reason::NoCoverage)),
+            Some(exec) => match exec.spawn(pane, action, command, *timeout_s) {
+                Ok(()) => (Outcome::Spawned, None),
+                Err(err) => {
+                    tracing::error!(%err, "a detached action did not start");
+                    (Outcome::Error, Some(Reason::FiredUnknown))
+                }
+            },
+        },
         Lane::Hook { request, verdict } => {
             let Some(path) = runtime.verdict_file(request) else {
                 return (Outcome::Vanished, Some(Reason::RequestGone));

@@ -1,9 +1,11 @@
 //! Acting on a pane: the action manifests, the host-wide ledger of slots, and the dispatch
-//! pipeline (three gates, then the fire on the action's lane).
+//! pipeline (three gates, then the fire on the action's lane; `exec.rs` is the detached lane of
+//! the host's own command line).
 
 use schema::{Action, Binder, Scope};
 
 pub mod dispatch;
+pub mod exec;
 pub mod fire;
 pub mod ledger;
 pub mod manifest;

@@ -9,6 +9,7 @@ use schema::manifest::{ActionList, ActionListing};
 use schema::{Action, Binder, Receipt, Receipts, SCHEMA_VERSION};
 
 use crate::act::dispatch::{self, Dispatcher, Order, Refusal, Surface};
+use crate::act::exec::Exec;
 use crate::act::ledger::Ledger;
 use crate::act::manifest::{Manifests, Source};
 use crate::cli::{ActArgs, ActionsArgs, ReceiptsArgs};
@@ -51,6 +52,9 @@ pub fn act(args: ActArgs, paths: &Paths, host: String) -> anyhow::Result<u8> {
         surface: Surface::Cli,
     };
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let tmux = super::tmux(&args.tmux);
+    let exec = Exec::current(tmux.clone()).context("finding this binary for a detached action")?;
+    let mut fleet = FleetReader::new(tmux, host);
     let mut ledger = Ledger::new(runtime.path());
     let mut dispatcher = Dispatcher {
         manifests: &manifests,
@@ -61,8 +65,9 @@ pub fn act(args: ActArgs, paths: &Paths, host: String) -> anyhow::Result<u8> {
             .log
             .as_deref()
             .map(|log| crate::files::expand_home(log, home.as_deref())),
+        exec: Some(exec),
     };
-    let mut fleet = FleetReader::new(super::tmux(&args.tmux), host);
+
     match dispatch::dispatch(&mut fleet, &mut dispatcher, &order) {
         Ok(receipt) => {
             if args.json {

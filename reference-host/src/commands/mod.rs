@@ -2,11 +2,17 @@
 //! returns an exit code. Human output for the local commands is written here.
 
 mod act;
+mod debug;
 mod device;
+mod doctor;
 mod hooks;
+mod internal;
 mod ls;
+pub mod mute;
 
 use crate::cli::{Command, TmuxArgs};
+use crate::notify;
+use crate::notify::daemon::DaemonOptions;
 use crate::paths::Paths;
 use crate::serve::{self, ServeOptions};
 use crate::tmux::{Socket, Tmux};
@@ -34,6 +40,18 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
             paths,
         })),
         Command::Hooks(command) => hooks::run(command, &paths),
+        Command::Daemon(args) => notify::daemon::run(DaemonOptions {
+            tmux: tmux(&args.tmux),
+            paths,
+            host: host_name(),
+        }),
+        Command::Mute(args) => {
+            let tmux = tmux(&args.tmux);
+            mute::run(args, tmux, host_name())
+        }
+        Command::Doctor(args) => doctor::run(args.json, tmux(&args.tmux), &paths),
+        Command::Debug(command) => debug::run(command, &paths, tmux),
+        Command::Internal(command) => internal::run(command, &paths, tmux),
     }
 }
 
@@ -72,10 +90,13 @@ fn tmux(args: &TmuxArgs) -> Tmux {
     Tmux::new(args.tmux_bin.clone(), socket)
 }
 
-/// This machine's host name.
-pub fn host_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
+/// The log filter when `RUST_LOG` is unset: the daemon says what it fires and reloads; the
+/// other commands speak only of trouble.
+pub fn default_log_filter(command: &Command) -> &'static str {
+    match command {
+        Command::Daemon(_) => "info",
+        _ => "warn",
+    }
 }
+
+pub use crate::fleet::host_name;

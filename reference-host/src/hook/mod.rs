@@ -83,12 +83,106 @@ fn event(options: &EventOptions) -> anyhow::Result<()> {
     let hook = payload::parse(&text, options.hook.as_deref());
     let tmux = Tmux::new(options.tmux_bin.clone(), Some(socket)).with_timeout(TMUX_TIMEOUT);
     let now = now_ms();
+    let config = crate::config::load(&options.paths.config_file).unwrap_or_else(|err| {
+        tracing::warn!("config: {err:#}; using the defaults");
+        schema::Config::default()
+    });
+    // The daemonless path reads the pane before and after its stamp (the transition it made);
+    // otherwise a stamp is the event's one tmux call.
+    let announce = config
+        .notify
+        .from_event
+        .then(|| Announce::before(&tmux, &pane));
     if hook.kind == Kind::Permission {
-        return permission(options, &tmux, &pane, &hook, now);
+        return permission(options, &config, &tmux, &pane, &hook, now, announce);
     }
     let stamps = stamp::stamps(&hook, &options.agent, now);
     tmux.set_pane_options(&pane, &writes(&stamps))
-        .context("stamping the pane")
+        .context("stamping the pane")?;
+    if let Some(announce) = announce {
+        announce.after(options, &config, &tmux, &pane, now);
+    }
+    Ok(())
+}
+
+/// `notify.from_event`: the hook announces what it just stamped itself, through the same marker
+/// claim and sinks as the daemon (`crate::notify::fire_from_event`), and tells a running daemon
+/// about the transition for its ring (source `hook`).
+struct Announce {
+    /// The pane's state before the stamp.
+    from: Option<schema::State>,
+}
+
+impl Announce {
+    fn before(tmux: &Tmux, pane: &str) -> Announce {
+        let from = read_pane(tmux, pane).map(|p| p.row.state);
+        Announce { from }
+    }
+
+    fn after(
+        self,
+        options: &EventOptions,
+        config: &schema::Config,
+        tmux: &Tmux,
+        pane: &str,
+        now: u64,
+    ) {
+        let Some(read) = read_pane(tmux, pane) else {
+            return;
+        };
+        let runtime = match RuntimeDir::open(&options.paths.runtime_dir) {
+            Ok(runtime) => runtime,
+            Err(err) => {
+                tracing::warn!("{err:#}");
+                return;
+            }
+        };
+        if self.from != Some(read.row.state) {
+            let transition = schema::notify::Transition {
+                pane: pane.to_owned(),
+                from: self.from,
+                to: Some(read.row.state),
+                at: now,
+                source: schema::TransitionSource::Hook,
+            };
+            let server = crate::notify::server::identify(tmux);
+            let socket = runtime.daemon_socket(&server.key);
+            if socket.exists()
+                && let Err(err) = crate::notify::socket::report(&socket, &transition)
+            {
+                tracing::debug!(%err, "no daemon took the hook's transition");
+            }
+        }
+        let launch = match crate::notify::supervised_launch() {
+            Ok(launch) => launch,
+            Err(err) => {
+                tracing::warn!(%err, "cannot find this binary to launch the notify command");
+                return;
+            }
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let log = crate::notify::sinks::log_path(&config.notify, home.as_deref());
+        let runner = crate::notify::command::Runner::new(runtime.clone());
+        let notify = crate::notify::Notify {
+            sinks: crate::notify::sinks::Sinks {
+                config: &config.notify,
+                tmux,
+                runner: &runner,
+                launch: &launch,
+                log: log.as_deref(),
+            },
+            runtime: &runtime,
+        };
+        crate::notify::fire_from_event(&notify, &read, now);
+    }
+}
+
+/// Pane `pane` as the fleet read sees it (one `list-panes`); `None` when it is no agent pane or
+/// tmux does not answer.
+fn read_pane(tmux: &Tmux, pane: &str) -> Option<crate::fleet::Pane> {
+    use crate::fleet::{FleetReader, FleetSource};
+    let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name());
+    reader.pane(pane).ok().flatten()
 }
 
 fn read_stdin() -> anyhow::Result<String> {
@@ -119,21 +213,23 @@ fn writes(stamps: &[Stamp]) -> Vec<OptionWrite<'_>> {
 /// the agent with it (or say nothing), and leave the pane and the runtime dir clean.
 fn permission(
     options: &EventOptions,
+    config: &schema::Config,
     tmux: &Tmux,
     pane: &str,
     hook: &Hook,
     now: u64,
+    announce: Option<Announce>,
 ) -> anyhow::Result<()> {
-    let config = crate::config::load(&options.paths.config_file).unwrap_or_else(|err| {
-        tracing::warn!("config: {err:#}; using the defaults");
-        schema::Config::default()
-    });
     let runtime = RuntimeDir::open(&options.paths.runtime_dir)?;
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
     stamps.push(("@agent_permission_request", Some(parked.id.clone())));
     tmux.set_pane_options(pane, &writes(&stamps))
         .context("stamping the pane")?;
+    // Announced before the wait: the person may be the one who answers.
+    if let Some(announce) = announce {
+        announce.after(options, config, tmux, pane, now);
+    }
     let stop = interrupted();
     let deadline = Instant::now() + Duration::from_secs(config.event.permission_wait_s);
     let verdict = parked.wait(deadline, &|| stop.load(Ordering::Relaxed));

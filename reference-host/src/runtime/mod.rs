@@ -3,11 +3,15 @@
 //! it has a named accessor on [`RuntimeDir`], so its layout reads in one place:
 //!
 //! - `serve/slot-<n>.lock`: the connection cap (`slots.rs`).
+//! - `ledger.jsonl`, `ledger.lock`, `owners/`: the dispatch ledger; `locks/pane-<n>.lock`: the
+//!   pane locks; `requests/<id>.json` and `verdicts/<id>`: the hook lane; `cursor.key`: the
+//!   transcript cursor secret.
+//! - `notify/`: the notification subsystem's files: `command-failure.json` (the last failed
+//!   notification command), `commands/slot-<n>.lock` (the cap on running notification
+//!   commands), `markers.lock` (the guard around a marker's read and write), and per tmux
+//!   server `daemon-<key>.lock` (one daemon per server) and `daemon-<key>.sock` (its socket).
 //!
-//! Next, per wire-details "Host files": the dispatch ledger (`ledger.jsonl`), the pane locks,
-//! parked hook requests (`requests/`) and their verdicts, the transcript cursor secret, the
-//! notify failure marker and the notification daemon's socket. Each gets an accessor here and is
-//! locked and written through `files.rs`.
+//! Everything is locked and written through `files.rs`.
 
 pub mod slots;
 
@@ -35,6 +39,14 @@ impl RuntimeDir {
         Ok(RuntimeDir {
             path: path.to_owned(),
         })
+    }
+
+    /// The runtime dir at `path`, neither created nor checked: names its files for a report
+    /// that must not create anything (`corral doctor`).
+    pub fn peek(path: &Path) -> RuntimeDir {
+        RuntimeDir {
+            path: path.to_owned(),
+        }
     }
 
     /// Claims one of `max` connection slots (`serve/slot-<n>.lock`), or `None` when all are taken.
@@ -88,6 +100,33 @@ impl RuntimeDir {
     /// `verdicts/<id>`: the answer a dispatch gives a parked request.
     pub fn verdict_file(&self, id: &str) -> Option<PathBuf> {
         file_name(id).map(|id| self.path.join("verdicts").join(id))
+    }
+
+    /// `notify/command-failure.json`: the last notification command that failed.
+    pub fn command_failure(&self) -> PathBuf {
+        self.path.join("notify/command-failure.json")
+    }
+
+    /// `notify/commands/`: one lock file per running notification command, up to the cap.
+    pub fn command_slots(&self) -> PathBuf {
+        self.path.join("notify/commands")
+    }
+
+    /// `notify/markers.lock`: held around reading and writing a pane's notification marker, so
+    /// two detection paths cannot both claim one episode.
+    pub fn marker_lock(&self) -> PathBuf {
+        self.path.join("notify/markers.lock")
+    }
+
+    /// `notify/daemon-<key>.lock`: held by the notification daemon of the tmux server `key`
+    /// names (see `notify::server`).
+    pub fn daemon_lock(&self, key: &str) -> PathBuf {
+        self.path.join(format!("notify/daemon-{key}.lock"))
+    }
+
+    /// `notify/daemon-<key>.sock`: that daemon's socket.
+    pub fn daemon_socket(&self, key: &str) -> PathBuf {
+        self.path.join(format!("notify/daemon-{key}.sock"))
     }
 
     /// `locks/pane-<n>.lock`: the single-flight lock of a pane's dispatches.

@@ -10,7 +10,7 @@ pub mod read;
 pub mod write;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::process::{self, Invocation, ProcessError};
@@ -31,6 +31,17 @@ impl Socket {
             Socket::Path(PathBuf::from(text))
         } else {
             Socket::Name(text.into())
+        }
+    }
+
+    /// The text [`Socket::parse`] reads back as this socket (`--tmux-socket` of a child).
+    pub fn to_arg(&self) -> OsString {
+        match self {
+            Socket::Name(name) => name.into(),
+            Socket::Path(path) if path.as_os_str().as_encoded_bytes().contains(&b'/') => {
+                path.clone().into_os_string()
+            }
+            Socket::Path(path) => Path::new(".").join(path).into_os_string(),
         }
     }
 }
@@ -82,6 +93,16 @@ impl Tmux {
             socket,
             timeout: Duration::from_secs(5),
         }
+    }
+
+    /// The tmux program.
+    pub fn bin(&self) -> &std::ffi::OsStr {
+        &self.bin
+    }
+
+    /// The server selection; `None` for tmux's own default.
+    pub fn socket(&self) -> Option<&Socket> {
+        self.socket.as_ref()
     }
 
     /// How long one invocation may take before it is killed.
@@ -142,6 +163,11 @@ mod tests {
         );
         assert_eq!(Socket::parse("/tmp/s"), Socket::Path("/tmp/s".into()));
         assert_eq!(Socket::parse("./s"), Socket::Path("./s".into()));
+        for text in ["corral-test", "/tmp/s", "./s"] {
+            let socket = Socket::parse(text);
+            assert_eq!(Socket::parse(socket.to_arg().to_str().unwrap()), socket);
+        }
+        assert_eq!(Socket::Path("s".into()).to_arg(), "./s");
     }
 
     #[test]

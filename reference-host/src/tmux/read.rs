@@ -10,17 +10,6 @@ use std::hash::{BuildHasher, Hasher};
 
 use super::{Tmux, TmuxError};
 
-impl Tmux {
-    /// One user option of one pane (`show-options -p -q -v`); `None` when unset.
-    pub fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
-        let args = ["show-options", "-p", "-q", "-v", "-t", pane, name].map(str::to_owned);
-        let out = self.run(&args)?;
-        let text = String::from_utf8_lossy(&out);
-        let value = text.strip_suffix('\n').unwrap_or(&text);
-        Ok((!value.is_empty()).then(|| value.to_owned()))
-    }
-}
-
 /// The pane variables every read asks for, in format order.
 const PANE_VARIABLES: &[&str] = &[
     "pane_id",
@@ -117,6 +106,46 @@ impl Tmux {
         let out = self.run(&["list-panes".into(), "-a".into(), "-F".into(), format])?;
         Ok(parse_panes(&out, &nonce, titles))
     }
+}
+
+impl Tmux {
+    /// The value of pane option `name` of `pane` (`show-options -p -q -v`), `None` when it is
+    /// unset or empty. A pane tmux does not have is an error.
+    pub fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
+        let out = self.run(&[
+            "show-options".into(),
+            "-p".into(),
+            "-q".into(),
+            "-v".into(),
+            "-t".into(),
+            pane.into(),
+            name.into(),
+        ])?;
+        Ok(one_value(&out))
+    }
+
+    /// The value of global option `name` (`show-options -g -v`); `None` when no server runs.
+    pub fn global_option(&self, name: &str) -> Result<Option<String>, TmuxError> {
+        let out = self.run(&["show-options".into(), "-g".into(), "-v".into(), name.into()])?;
+        Ok(one_value(&out))
+    }
+
+    /// The server's socket path as tmux itself names it; `None` when no server runs.
+    pub fn socket_path(&self) -> Result<Option<String>, TmuxError> {
+        let out = self.run(&[
+            "display-message".into(),
+            "-p".into(),
+            "#{socket_path}".into(),
+        ])?;
+        Ok(one_value(&out))
+    }
+}
+
+/// The one value tmux printed, without its newline; `None` when it printed nothing.
+fn one_value(out: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(out);
+    let value = text.strip_suffix('\n').unwrap_or(&text);
+    (!value.is_empty()).then(|| value.to_owned())
 }
 
 /// A fresh random token for one read's framing.

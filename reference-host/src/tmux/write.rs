@@ -106,11 +106,35 @@ impl Tmux {
         self.run(&args).map(drop)
     }
 
+    /// Sets option `name` of `pane` to `value` and reads it back, in one invocation: true only
+    /// when tmux holds `value` afterwards. A server that went away answers nothing, so a
+    /// notification marker is never taken as written when it was not.
+    pub fn set_pane_option_confirmed(
+        &self,
+        pane: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<bool, TmuxError> {
+        let out = self.run(&[
+            "set-option".into(),
+            "-p".into(),
+            "-t".into(),
+            pane.into(),
+            name.into(),
+            data(value),
+            THEN.into(),
+            "show-options".into(),
+            "-p".into(),
+            "-v".into(),
+            "-t".into(),
+            pane.into(),
+            name.into(),
+        ])?;
+        let text = String::from_utf8_lossy(&out);
+        Ok(text.strip_suffix('\n').unwrap_or(&text) == value)
+    }
+
     /// The names of the clients attached to the server.
-    #[expect(
-        dead_code,
-        reason = "the notification daemon's status-line sink comes next"
-    )]
     pub fn list_clients(&self) -> Result<Vec<String>, TmuxError> {
         let out = self.run(&["list-clients".into(), "-F".into(), "#{client_name}".into()])?;
         Ok(String::from_utf8_lossy(&out)
@@ -121,10 +145,7 @@ impl Tmux {
     }
 
     /// Shows `message` on the status line of every client in `clients`, in one invocation.
-    #[expect(
-        dead_code,
-        reason = "the notification daemon's status-line sink comes next"
-    )]
+    /// tmux expands the message as a format: a caller doubles every `#` it means literally.
     pub fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError> {
         let mut args: Vec<String> = Vec::new();
         for client in clients {

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Backend, Fleet, Home, fleet_with_phone, row};
+use crate::support::{Backend, Fleet, Home, eventually, fleet_with_phone, json_lines, row};
 
 on_both_backends!(
+    from_event_rings_once_even_with_a_daemon_running,
     events_stamp_the_pane,
     a_device_answers_a_parked_permission_request,
     an_unanswered_request_falls_back_to_the_dialog
@@ -123,6 +124,52 @@ fn events_stamp_the_pane(backend: Backend) {
             .iter()
             .all(|r| r["pane"] != shell.as_str()),
         "a session that ended leaves no agent pane"
+    );
+}
+
+/// `notify.from_event`: the hook itself rings for the turn it ended, through the same marker as
+/// the daemon, so with a daemon running too the episode rings once; the daemon's ring shows the
+/// hook's transition.
+fn from_event_rings_once_even_with_a_daemon_running(backend: Backend) {
+    let fleet = Fleet::up(backend);
+    let home = fleet.home();
+    let payloads = home.dir.path().join("payloads");
+    home.write_config(&format!(
+        "[serve]\nreconcile_interval_ms = 100\n\n[notify]\nfrom_event = true\non = [\"blocked\", \"done\"]\ncommand = \"cat >> {}\"\n",
+        payloads.display()
+    ));
+    let idle = fleet.pane("idle");
+    let for_idle = || {
+        json_lines(&payloads)
+            .into_iter()
+            .filter(|p| p["pane"] == idle.as_str())
+            .collect::<Vec<_>>()
+    };
+    // No daemon: the hook rings by itself.
+    run_hook(&home, &idle, &["claude", "UserPromptSubmit"], &json!({}));
+    run_hook(&home, &idle, &["claude", "Stop"], &json!({}));
+    eventually("the hook's own done payload", || for_idle().len() == 1);
+    // With a daemon too, a new turn's end still rings once.
+    let _daemon = home.daemon();
+    std::thread::sleep(Duration::from_millis(300));
+    run_hook(&home, &idle, &["claude", "UserPromptSubmit"], &json!({}));
+    std::thread::sleep(Duration::from_millis(10));
+    run_hook(&home, &idle, &["claude", "Stop"], &json!({}));
+    eventually("the second done payload", || for_idle().len() == 2);
+    // Several daemon cycles later, still one fire per episode.
+    std::thread::sleep(Duration::from_millis(600));
+    let fired = for_idle();
+    assert_eq!(fired.len(), 2, "{fired:?}");
+    assert!(fired.iter().all(|f| f["state"] == "done"));
+    assert_ne!(fired[0]["episode_ms"], fired[1]["episode_ms"]);
+    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
+    assert!(
+        ring["transitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["pane"] == idle.as_str() && t["source"] == "hook" && t["to"] == "idle"),
+        "{ring}"
     );
 }
 

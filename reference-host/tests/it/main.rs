@@ -24,5 +24,6 @@ mod devices;
 mod dispatch;
 mod event;
 mod ls;
+mod notify;
 mod serve;
 mod ssh;

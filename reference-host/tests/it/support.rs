@@ -76,6 +76,7 @@ pub struct Fleet {
     pub sim_dir: tempfile::TempDir,
     pub socket: String,
     pub tmux_bin: PathBuf,
+    pub backend: Backend,
     panes: std::collections::BTreeMap<String, String>,
     /// The real server's socket file, which tmux leaves behind when it exits.
     real_socket: Option<PathBuf>,
@@ -93,6 +94,7 @@ impl Fleet {
             sim_dir,
             socket: socket.clone(),
             tmux_bin: PathBuf::new(),
+            backend,
             panes: Default::default(),
             real_socket: None,
         };
@@ -192,6 +194,74 @@ impl Fleet {
                     .iter()
                     .map(|a| a.as_str().unwrap().to_owned())
                     .collect()
+            })
+            .collect()
+    }
+
+    /// Runs the fleet's tmux (`-L <socket>`) with `args`; its stdout. Panics on failure.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = command(&self.tmux_bin)
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env("CORRAL_SIM_DIR", self.sim_dir.path())
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A pane option's value, `None` when unset.
+    pub fn option(&self, pane: &str, name: &str) -> Option<String> {
+        let value = self.tmux(&["show-options", "-p", "-q", "-v", "-t", pane, name]);
+        let value = value.trim_end_matches('\n');
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
+    /// What is written to `pane`'s tty from now on. On the fake, the tty is a plain file; on a
+    /// real server, everything the pane's programs (and the notifier) write to the pty is piped
+    /// out by `pipe-pane -O` (a program in the pane reading its tty would see keyboard input,
+    /// not these writes).
+    pub fn tty(&self, pane: &str) -> Tty {
+        match self.backend {
+            Backend::Fake => {
+                let path = self.tmux(&["display-message", "-p", "-t", pane, "#{pane_tty}"]);
+                let path = PathBuf::from(path.trim_end());
+                let skip = std::fs::metadata(&path).map_or(0, |m| m.len());
+                Tty { path, skip }
+            }
+            Backend::Real => {
+                let path = self.sim_dir.path().join(format!("tty-{}", &pane[1..]));
+                std::fs::write(&path, b"").unwrap();
+                let pipe = format!("cat >> {}", path.display());
+                self.tmux(&["pipe-pane", "-O", "-t", pane, &pipe]);
+                Tty { path, skip: 0 }
+            }
+        }
+    }
+
+    /// The status-line messages shown so far (the fake's log of `display-message -c`), as
+    /// (client, text).
+    pub fn messages(&self) -> Vec<(String, String)> {
+        let sim: Value =
+            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
+                .unwrap();
+        let log = Path::new(sim["socket_path"].as_str().unwrap()).join("log.ndjson");
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|entry| entry["command"] == "display-message")
+            .map(|entry| {
+                (
+                    entry["client"].as_str().unwrap_or_default().to_owned(),
+                    entry["text"].as_str().unwrap_or_default().to_owned(),
+                )
             })
             .collect()
     }
@@ -487,6 +557,129 @@ impl Host {
 }
 
 impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The bytes written to one pane's tty since [`Fleet::tty`].
+#[derive(Debug)]
+pub struct Tty {
+    path: PathBuf,
+    skip: u64,
+}
+
+impl Tty {
+    /// Everything written so far.
+    pub fn bytes(&self) -> Vec<u8> {
+        let bytes = std::fs::read(&self.path).unwrap_or_default();
+        bytes[usize::try_from(self.skip).unwrap().min(bytes.len())..].to_vec()
+    }
+}
+
+/// Waits until `done` holds; fails the test naming `what` after [`PATIENCE`].
+pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The JSON lines of a file (none when it does not exist).
+pub fn json_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+        .collect()
+}
+
+/// A running `corral daemon`, killed on drop; its stderr collected as it comes.
+#[derive(Debug)]
+pub struct Daemon {
+    child: Child,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Home {
+    /// Starts `corral daemon` (logging at info) and waits until it has started.
+    pub fn daemon(&self) -> Daemon {
+        let mut child = self
+            .corral()
+            .arg("daemon")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut log = sink.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let daemon = Daemon { child, log };
+        daemon.wait_log("notification daemon started");
+        daemon
+    }
+}
+
+impl Daemon {
+    /// Its stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until its stderr contains `needle`.
+    pub fn wait_log(&self, needle: &str) {
+        let start = Instant::now();
+        while !self.log().contains(needle) {
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the daemon never logged {needle:?}; it logged:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends it a signal (`TERM`, `INT`, `HUP`).
+    pub fn signal(&self, name: &str) {
+        let pid = self.child.id().to_string();
+        assert!(
+            command("kill")
+                .args([&format!("-{name}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
+    /// Waits for it to exit; its code.
+    pub fn exit_code(&mut self) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the daemon did not exit; it logged:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

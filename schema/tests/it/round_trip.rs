@@ -512,6 +512,8 @@ fn local_documents_reencode_byte_identically() {
     check_document::<NotifyPayload>(&data("notify-payload.json"));
     check_document::<TransitionRing>(&data("transition-ring.json"));
     check_document::<DeviceList>(&data("device-list.json"));
+    check_document::<CompletionPayload>(&data("notify-completion.json"));
+    check_document::<DoctorReport>(&data("doctor.json"));
     for line in data_lines("notify-log.ndjson") {
         check_document::<NotifyLogLine>(&line);
     }

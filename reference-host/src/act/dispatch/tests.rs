@@ -17,6 +17,7 @@ struct World {
     ledger: Ledger,
     fleet: Scripted,
     log: PathBuf,
+    exec: Option<crate::act::exec::Exec>,
 }
 
 impl World {
@@ -40,6 +41,7 @@ impl World {
             ledger,
             fleet,
             log,
+            exec: None,
         }
     }
 
@@ -49,6 +51,7 @@ impl World {
             runtime: &self.runtime,
             ledger: &mut self.ledger,
             act_log: Some(self.log.clone()),
+            exec: self.exec.clone(),
         };
         dispatch(&mut self.fleet, &mut d, order)
     }
@@ -402,6 +405,70 @@ fn the_host_cli_skips_the_scope_gate_and_names_itself() {
     expect(&r, "sent", None, 0);
     assert_eq!(r.device, "cli");
     assert_eq!(w.log_lines()[0]["surface"], "cli");
+}
+
+#[test]
+fn an_exec_action_at_the_host_starts_its_supervisor_and_answers_spawned() {
+    let mut w = World::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mine.toml"),
+        "agent = \"claude\"\n[[action]]\nname = \"run-tests\"\nkind = \"exec\"\ncommand = \"cargo test\"\n",
+    )
+    .unwrap();
+    w.manifests = Manifests::load(dir.path()).unwrap();
+    let run = Action::parse("run-tests").unwrap();
+    expect(
+        &w.ok(&order("e1", "%2", &run, Surface::Cli)),
+        "refused",
+        Some("no-coverage"),
+        4,
+    );
+    // A stand-in supervisor that writes down how it was started.
+    let args = dir.path().join("args");
+    let exe = dir.path().join("corral");
+    std::fs::write(
+        &exe,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}.tmp && mv {0}.tmp {0}\n",
+            args.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    w.exec = Some(crate::act::exec::Exec {
+        exe,
+        tmux: crate::tmux::Tmux::new("tmux", Some(crate::tmux::Socket::Name("s".into()))),
+    });
+    let r = w.ok(&order("e2", "%2", &run, Surface::Cli));
+    expect(&r, "spawned", None, 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !args.exists() {
+        assert!(Instant::now() < deadline, "the supervisor did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let seen = std::fs::read_to_string(&args).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(
+        &seen[..6],
+        [
+            "internal",
+            "exec-action",
+            "--command",
+            "cargo test",
+            "--timeout-s",
+            "60"
+        ]
+    );
+    for pair in [
+        ["--pane", "%2"],
+        ["--action", "run-tests"],
+        ["--agent", "claude"],
+        ["--tmux-socket", "s"],
+    ] {
+        assert!(seen.windows(2).any(|w| w == pair), "{pair:?} in {seen:?}");
+    }
+    assert!(w.fleet.sent().is_empty(), "nothing typed into the pane");
 }
 
 /// One HTTP request: its head and, per its content-length, its body.

@@ -39,6 +39,7 @@ pub fn answer<S: FleetSource>(conn: &mut Connection<S>, request: &Dispatch) -> A
         runtime: &services.runtime,
         ledger: ledger.as_mut().expect("opened above"),
         act_log: services.act_log.clone(),
+        exec: None,
     };
     match dispatch::dispatch(fleet, &mut dispatcher, &order) {
         Ok(receipt) => Ok(Response::Receipt(receipt)),

@@ -1,0 +1,254 @@
+//! `corral doctor [--json]`: why nothing rings. The last notification-command failure (reason,
+//! command, age), then the checks a person needs: the config parses, a daemon runs for the tmux
+//! server, tmux passes OSC sequences through when an OSC key is on, and the device store and the
+//! runtime dir have their modes. Nothing is created or changed. Exit 1 when a check fails.
+#![allow(clippy::print_stdout, reason = "a report command's output is stdout")]
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use schema::doctor::{
+    CheckStatus, DOCTOR_SCHEMA_VERSION, DoctorCheck, DoctorReport, ReportedFailure,
+};
+use schema::notify::CommandFailure;
+
+use crate::clock::now_ms;
+use crate::notify::{command, server, socket};
+use crate::paths::Paths;
+use crate::runtime::RuntimeDir;
+use crate::tmux::Tmux;
+
+pub fn run(json: bool, tmux: Tmux, paths: &Paths) -> anyhow::Result<u8> {
+    let report = report(&tmux, paths, now_ms());
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", text(&report));
+    }
+    let failed = report.checks.iter().any(|c| c.status == CheckStatus::Fail);
+    Ok(u8::from(failed))
+}
+
+/// Every check, in order.
+fn report(tmux: &Tmux, paths: &Paths, now: u64) -> DoctorReport {
+    let runtime = RuntimeDir::peek(&paths.runtime_dir);
+    let mut checks = Vec::new();
+    let mut check = |name: &str, status: CheckStatus, message: String| {
+        checks.push(DoctorCheck {
+            check: name.to_owned(),
+            status,
+            message,
+        });
+    };
+    let config = crate::config::load(&paths.config_file);
+    match &config {
+        Ok(_) if paths.config_file.exists() => check(
+            "config",
+            CheckStatus::Ok,
+            format!("{} parses", paths.config_file.display()),
+        ),
+        Ok(_) => check(
+            "config",
+            CheckStatus::Ok,
+            format!("no {}: the defaults apply", paths.config_file.display()),
+        ),
+        Err(err) => check("config", CheckStatus::Fail, format!("{err:#}")),
+    }
+    let failure = command::last_failure(&runtime);
+    let last_failure = match failure {
+        Ok(Some(failure)) => {
+            let age_ms = now.saturating_sub(failure.at_ms);
+            check(
+                "notify-command",
+                CheckStatus::Fail,
+                failed(&failure, age_ms),
+            );
+            Some(ReportedFailure { failure, age_ms })
+        }
+        Ok(None) => {
+            check(
+                "notify-command",
+                CheckStatus::Ok,
+                "no notification-command failure is recorded".into(),
+            );
+            None
+        }
+        Err(err) => {
+            check(
+                "notify-command",
+                CheckStatus::Fail,
+                format!("unreadable record: {err:#}"),
+            );
+            None
+        }
+    };
+    let server = server::identify(tmux);
+    if socket::ping(&runtime.daemon_socket(&server.key)) {
+        check(
+            "daemon",
+            CheckStatus::Ok,
+            format!(
+                "a notification daemon runs for the tmux server {}",
+                server.socket_path
+            ),
+        );
+    } else {
+        check(
+            "daemon",
+            CheckStatus::Warn,
+            format!(
+                "no notification daemon runs for the tmux server {}: start `corral daemon`; \
+                 without one only an agent hook with from_event rings, and stall, context_high \
+                 and progress never do",
+                server.socket_path
+            ),
+        );
+    }
+    let osc = config
+        .as_ref()
+        .map(|c| c.notify.osc || c.notify.osc_777 || c.notify.osc_progress);
+    match (osc, tmux.global_option("allow-passthrough")) {
+        (Ok(false), _) | (Err(_), _) => check(
+            "passthrough",
+            CheckStatus::Ok,
+            "no OSC key is on: allow-passthrough does not matter".into(),
+        ),
+        (Ok(true), Ok(Some(value))) if value == "on" || value == "all" => check(
+            "passthrough",
+            CheckStatus::Ok,
+            format!("tmux passes OSC sequences through (allow-passthrough {value})"),
+        ),
+        (Ok(true), Ok(Some(value))) => check(
+            "passthrough",
+            CheckStatus::Fail,
+            format!(
+                "allow-passthrough is {value}: tmux drops every OSC sequence; run \
+                 `tmux set -g allow-passthrough on` (and put it in tmux.conf)"
+            ),
+        ),
+        (Ok(true), Ok(None)) => check(
+            "passthrough",
+            CheckStatus::Warn,
+            "no tmux server runs: allow-passthrough cannot be checked".into(),
+        ),
+        (Ok(true), Err(err)) => check(
+            "passthrough",
+            CheckStatus::Warn,
+            format!("allow-passthrough cannot be read: {err}"),
+        ),
+    }
+    let (status, message) = mode_check(&paths.device_store, 0o600, "no device is enrolled");
+    check("device-store", status, message);
+    let (status, message) = mode_check(&paths.runtime_dir, 0o700, "not created yet");
+    check("runtime-dir", status, message);
+    DoctorReport {
+        schema: DOCTOR_SCHEMA_VERSION,
+        last_failure,
+        checks,
+    }
+}
+
+fn failed(failure: &CommandFailure, age_ms: u64) -> String {
+    format!(
+        "the last notification command failed {} ago: {} (command: {}); the next clean run \
+         clears this",
+        age(age_ms),
+        failure.reason,
+        failure.command
+    )
+}
+
+/// A file or dir that must have `mode` and belong to this user; absent is fine.
+fn mode_check(path: &Path, mode: u32, absent: &str) -> (CheckStatus, String) {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return (CheckStatus::Ok, format!("{}: {absent}", path.display()));
+        }
+        Err(err) => return (CheckStatus::Fail, format!("{}: {err}", path.display())),
+    };
+    let uid = rustix::process::getuid().as_raw();
+    let found = meta.permissions().mode() & 0o777;
+    if meta.uid() != uid {
+        (
+            CheckStatus::Fail,
+            format!(
+                "{} belongs to uid {}, not to this user",
+                path.display(),
+                meta.uid()
+            ),
+        )
+    } else if found != mode {
+        (
+            CheckStatus::Fail,
+            format!(
+                "{} has mode {found:04o}, not {mode:04o}: run `chmod {mode:o} {}`",
+                path.display(),
+                path.display()
+            ),
+        )
+    } else {
+        (
+            CheckStatus::Ok,
+            format!("{} has mode {mode:04o}", path.display()),
+        )
+    }
+}
+
+/// `4s`, `3m`, `2h`, `1d`: the largest whole unit.
+fn age(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+/// The report for a person: one line per check.
+fn text(report: &DoctorReport) -> String {
+    let mut out = String::new();
+    for check in &report.checks {
+        let status = match check.status {
+            CheckStatus::Ok => "ok  ",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => "FAIL",
+        };
+        out.push_str(&format!(
+            "{status}  {:<15} {}\n",
+            check.check, check.message
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_use_the_largest_whole_unit() {
+        assert_eq!(age(4200), "4s");
+        assert_eq!(age(185_000), "3m");
+        assert_eq!(age(7_300_000), "2h");
+        assert_eq!(age(90_000_000), "1d");
+    }
+
+    #[test]
+    fn modes_are_checked_and_an_absent_path_is_fine() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("devices.toml");
+        assert_eq!(mode_check(&file, 0o600, "none").0, CheckStatus::Ok);
+        std::fs::write(&file, "").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (status, message) = mode_check(&file, 0o600, "none");
+        assert_eq!(status, CheckStatus::Fail);
+        assert!(
+            message.contains("0644") && message.contains("chmod 600"),
+            "{message}"
+        );
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(mode_check(&file, 0o600, "none").0, CheckStatus::Ok);
+    }
+}

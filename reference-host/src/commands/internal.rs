@@ -1,0 +1,73 @@
+//! `corral internal …` (hidden): what corral starts itself, in a process group of its own, so
+//! that work outlives the short-lived process that asked for it. `notify-command` runs one
+//! notification command for an agent's event hook (payload on stdin, its `CORRAL_*` environment
+//! inherited) and records how it ended; `exec-action` runs a detached action and reports its
+//! completion.
+
+use std::io::Read;
+use std::time::Duration;
+
+use schema::notify::Completion;
+use schema::{Action, Config, Outcome};
+
+use crate::cli::{ExecActionArgs, InternalCommand};
+use crate::notify::command::{Job, Runner};
+use crate::notify::completion::{self, Detached};
+use crate::notify::payload::Env;
+use crate::paths::Paths;
+use crate::runtime::RuntimeDir;
+use crate::tmux::Tmux;
+
+pub fn run(
+    command: InternalCommand,
+    paths: &Paths,
+    tmux: impl FnOnce(&crate::cli::TmuxArgs) -> Tmux,
+) -> anyhow::Result<u8> {
+    let runtime = RuntimeDir::open(&paths.runtime_dir)?;
+    match command {
+        InternalCommand::NotifyCommand { command } => {
+            let mut stdin = Vec::new();
+            std::io::stdin().read_to_end(&mut stdin)?;
+            let job = Job {
+                command,
+                stdin,
+                env: Env::default(),
+            };
+            let ran = Runner::new(runtime).run(job, false);
+            Ok(u8::from(ran.failure.is_some()))
+        }
+        InternalCommand::ExecAction(args) => {
+            let tmux = tmux(&args.tmux);
+            // A broken config must not stop the action: its completion then reaches the
+            // status line and the tty with the defaults, and no command or log.
+            let config = crate::config::load(&paths.config_file).unwrap_or_else(|err| {
+                tracing::warn!("{err:#}");
+                Config::default()
+            });
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let detached = detached(*args)?;
+            completion::supervise(&detached, &config.notify, &tmux, &runtime, home.as_deref());
+            Ok(0)
+        }
+    }
+}
+
+fn detached(args: ExecActionArgs) -> anyhow::Result<Detached> {
+    let action = Action::parse(&args.action).ok_or_else(|| anyhow::anyhow!("an empty action"))?;
+    Ok(Detached {
+        command: args.command,
+        timeout: Duration::from_secs(args.timeout_s),
+        cwd: args.cwd,
+        tty: args.tty,
+        completion: Completion {
+            agent: args.agent,
+            pane: args.pane,
+            action,
+            outcome: Outcome::Spawned,
+            session: args.session,
+            locator: args.locator,
+            repo: args.repo,
+            branch: args.branch,
+        },
+    })
+}

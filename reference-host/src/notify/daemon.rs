@@ -1,0 +1,184 @@
+//! `corral daemon`: the notification daemon of one tmux server, in the foreground, logging to
+//! stderr.
+//!
+//! Start-up, in order: the config (broken: exit 1), the runtime dir, the server's identity, the
+//! daemon lock of that server (held: refused, exit 1, saying so), the socket. Then one event loop
+//! over a closed set of events: a cycle tick (one read of the whole fleet, then the notifier's
+//! cycle), SIGHUP (reload the config; a broken one keeps the old and says why), a socket request
+//! (the ring, a hook's transition), SIGTERM or SIGINT (clear progress, exit 0).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use schema::Config;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::notifier::Notifier;
+use super::server::{self, Server};
+use super::socket::{self, Request};
+use crate::clock::now_ms;
+use crate::files;
+use crate::fleet::{FleetReader, FleetSource};
+use crate::paths::Paths;
+use crate::runtime::RuntimeDir;
+use crate::tmux::Tmux;
+use crate::tmux::read::Titles;
+
+/// What `corral daemon` needs.
+#[derive(Debug, Clone)]
+pub struct DaemonOptions {
+    /// How to reach tmux.
+    pub tmux: Tmux,
+    /// Where the host's files are.
+    pub paths: Paths,
+    /// This host's name.
+    pub host: String,
+}
+
+/// One thing the loop handles.
+#[derive(Debug)]
+enum Event {
+    /// Time for a cycle.
+    Tick,
+    /// SIGHUP.
+    Reload,
+    /// Something asked on the socket.
+    Asked(Request),
+    /// SIGTERM or SIGINT.
+    Shutdown,
+}
+
+/// Runs the daemon until a signal stops it; its exit code.
+pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
+    let config = crate::config::load(&options.paths.config_file)?;
+    let runtime = RuntimeDir::open(&options.paths.runtime_dir)?;
+    let server = server::identify(&options.tmux);
+    let lock_path = runtime.daemon_lock(&server.key);
+    if let Some(dir) = lock_path.parent() {
+        files::create_private_dir(dir).with_context(|| format!("{}", dir.display()))?;
+    }
+    let Some(_lock) = files::try_lock(&lock_path)
+        .with_context(|| format!("the daemon lock {}", lock_path.display()))?
+    else {
+        anyhow::bail!(
+            "a notification daemon already runs for the tmux server {}",
+            server.socket_path
+        );
+    };
+    let socket_path = runtime.daemon_socket(&server.key);
+    let listener = socket::bind(&socket_path)
+        .with_context(|| format!("the daemon socket {}", socket_path.display()))?;
+    tracing::info!(server = %server.socket_path, socket = %socket_path.display(), "notification daemon started");
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let daemon = Daemon {
+        reader: reader(&options, &config),
+        notifier: Notifier::new(config.notify.clone(), runtime, home),
+        interval: interval(&config),
+        options,
+        server,
+    };
+    let code = daemon.run(listener);
+    let _ = std::fs::remove_file(&socket_path);
+    code
+}
+
+struct Daemon {
+    options: DaemonOptions,
+    server: Server,
+    reader: FleetReader,
+    notifier: Notifier,
+    interval: Duration,
+}
+
+fn interval(config: &Config) -> Duration {
+    Duration::from_millis(config.serve.reconcile_interval_ms)
+}
+
+/// The fleet reader for `config`: titles only with `include_title`, and a tmux that cannot hold
+/// a cycle much longer than the cycle itself.
+fn reader(options: &DaemonOptions, config: &Config) -> FleetReader {
+    let tmux = options
+        .tmux
+        .clone()
+        .with_timeout(interval(config).clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let titles = if config.notify.include_title {
+        Titles::Include
+    } else {
+        Titles::Omit
+    };
+    FleetReader::new(tmux, options.host.clone()).with_titles(titles)
+}
+
+impl Daemon {
+    fn run(mut self, listener: std::os::unix::net::UnixListener) -> anyhow::Result<u8> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let code = runtime.block_on(async move {
+            let (ask, mut asked) = tokio::sync::mpsc::channel(16);
+            socket::serve(listener, ask);
+            let mut term = signal(SignalKind::terminate())?;
+            let mut interrupt = signal(SignalKind::interrupt())?;
+            let mut hangup = signal(SignalKind::hangup())?;
+            let mut next = tokio::time::Instant::now();
+            loop {
+                let event = tokio::select! {
+                    _ = term.recv() => Event::Shutdown,
+                    _ = interrupt.recv() => Event::Shutdown,
+                    _ = hangup.recv() => Event::Reload,
+                    Some(request) = asked.recv() => Event::Asked(request),
+                    () = tokio::time::sleep_until(next) => Event::Tick,
+                };
+                match event {
+                    Event::Tick => {
+                        self.cycle();
+                        next = tokio::time::Instant::now() + self.interval;
+                    }
+                    Event::Reload => self.reload(),
+                    Event::Asked(Request::Ring(reply)) => {
+                        let ring = serde_json::to_string(&self.notifier.ring())
+                            .expect("a ring always encodes");
+                        let _ = reply.send(ring);
+                    }
+                    Event::Asked(Request::Hook(transition)) => self.notifier.hook(transition),
+                    Event::Shutdown => {
+                        self.notifier.shutdown();
+                        tracing::info!("notification daemon stopped");
+                        return Ok::<u8, anyhow::Error>(0);
+                    }
+                }
+            }
+        })?;
+        runtime.shutdown_background();
+        Ok(code)
+    }
+
+    /// One read of the whole fleet, then the notifier's cycle.
+    fn cycle(&mut self) {
+        match self.reader.panes() {
+            Ok(panes) => {
+                let fired = self.notifier.cycle(self.reader.tmux(), &panes, now_ms());
+                for fire in fired {
+                    tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed");
+                }
+            }
+            Err(err) => {
+                tracing::warn!(server = %self.server.socket_path, %err, "reading the fleet failed")
+            }
+        }
+    }
+
+    /// Reads the config again; a broken one keeps the old.
+    fn reload(&mut self) {
+        match crate::config::load(&self.options.paths.config_file) {
+            Ok(config) => {
+                self.reader = reader(&self.options, &config);
+                self.interval = interval(&config);
+                self.notifier.reload(config.notify);
+                tracing::info!("config reloaded");
+            }
+            Err(err) => tracing::error!("config reload failed, keeping the old config: {err:#}"),
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The notification subsystem (docs/protocol.md "Notifications"): deciding what to announce from
+//! reads of the fleet, claiming it through the pane's marker, and delivering it to every sink.
+//!
+//! Read in this order:
+//!
+//! - `trigger.rs`: which triggers a pane calls for, from one read (pure); the markers.
+//! - `markers.rs`: the guarded claim of a marker before a fire.
+//! - `payload.rs`: the payload, log line, environment and status text of a fire or completion.
+//! - `terminal.rs`: the bell and OSC bytes, and writing a tty.
+//! - `command.rs`: command resolution, running it, the cap, the failure record.
+//! - `sinks.rs`: one fire through every sink, in order.
+//! - `ring.rs`, `progress.rs`: the transition ring and the per-window progress rollup (pure).
+//! - `notifier.rs`: one daemon cycle over a read: ring, progress, triggers.
+//! - `server.rs`: which tmux server a daemon serves (its lock and socket names).
+//! - `socket.rs`: the daemon's unix socket: the ring for `corral debug transitions`, a hook's
+//!   transition, a liveness ping.
+//! - `daemon.rs`: `corral daemon`: one per server, the event loop, signals, reload.
+//! - `completion.rs`: a detached `exec` action, run by its supervisor and reported when it ends.
+//!
+//! [`fire_from_event`] is the one entry of the daemonless path (`corral event` with
+//! `notify.from_event`): the same triggers, claim and sinks as the daemon's.
+
+pub mod command;
+pub mod completion;
+pub mod daemon;
+pub mod markers;
+pub mod notifier;
+pub mod payload;
+pub mod progress;
+pub mod ring;
+pub mod server;
+pub mod sinks;
+pub mod socket;
+pub mod terminal;
+pub mod trigger;
+
+use schema::Trigger;
+
+use crate::fleet::Pane;
+use crate::runtime::RuntimeDir;
+use crate::tmux::write::OptionWrite;
+use crate::tmux::{Tmux, TmuxError};
+use command::Launch;
+use markers::Claim;
+use sinks::Sinks;
+use trigger::{Step, Triggers};
+
+/// What the notifier asks of tmux beyond the fleet read: [`Tmux`] itself, or a script in tests.
+pub trait NotifyTmux {
+    /// A pane option's value, `None` when unset.
+    fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError>;
+    /// Sets a pane option and reads it back; true when tmux holds the value.
+    fn set_pane_option_confirmed(
+        &self,
+        pane: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<bool, TmuxError>;
+    /// Sets and unsets pane options.
+    fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError>;
+    /// The attached clients.
+    fn list_clients(&self) -> Result<Vec<String>, TmuxError>;
+    /// A message on those clients' status lines.
+    fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError>;
+}
+
+impl NotifyTmux for Tmux {
+    fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
+        Tmux::pane_option(self, pane, name)
+    }
+
+    fn set_pane_option_confirmed(
+        &self,
+        pane: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<bool, TmuxError> {
+        Tmux::set_pane_option_confirmed(self, pane, name, value)
+    }
+
+    fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError> {
+        Tmux::set_pane_options(self, pane, writes)
+    }
+
+    fn list_clients(&self) -> Result<Vec<String>, TmuxError> {
+        Tmux::list_clients(self)
+    }
+
+    fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError> {
+        Tmux::display_message(self, clients, message)
+    }
+}
+
+/// Everything a fire needs besides the pane.
+#[derive(Debug)]
+pub struct Notify<'a, T> {
+    /// The sinks (and through them the config and tmux).
+    pub sinks: Sinks<'a, T>,
+    /// The runtime dir: the marker lock.
+    pub runtime: &'a RuntimeDir,
+}
+
+/// A fire that was claimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fired {
+    /// The pane.
+    pub pane: String,
+    /// The trigger.
+    pub trigger: Trigger,
+    /// True when the pane was muted: the episode was claimed and nothing rang.
+    pub muted: bool,
+}
+
+/// Claims and delivers what `pane` calls for under `triggers` at `now`; rearms what dipped.
+pub fn notify_pane<T: NotifyTmux>(
+    notify: &Notify<'_, T>,
+    pane: &Pane,
+    triggers: &Triggers,
+    now: u64,
+) -> Vec<Fired> {
+    let tmux = notify.sinks.tmux;
+    let id = pane.row.pane.as_str();
+    let muted = trigger::muted(pane, now);
+    let mut fired = Vec::new();
+    for step in trigger::evaluate(pane, triggers, now) {
+        let candidate = match step {
+            Step::Rearm(marker) => {
+                markers::rearm(tmux, id, marker);
+                continue;
+            }
+            Step::Fire(candidate) => candidate,
+        };
+        match markers::claim(tmux, notify.runtime, id, candidate.marker, &candidate.value) {
+            Claim::Claimed => {}
+            Claim::Taken => continue,
+            Claim::Failed(why) => {
+                tracing::warn!(pane = %id, trigger = %candidate.trigger, %why, "not firing: the marker was not claimed");
+                continue;
+            }
+        }
+        if muted {
+            tracing::info!(pane = %id, trigger = %candidate.trigger, "muted: claimed without ringing");
+        } else {
+            let include_title = notify.sinks.config.include_title;
+            let fire = payload::fire(pane, candidate.trigger.clone(), now, include_title);
+            notify.sinks.fire(&pane.facts.tty, &fire, now);
+            tracing::info!(pane = %id, trigger = %candidate.trigger, "fired");
+        }
+        fired.push(Fired {
+            pane: id.to_owned(),
+            trigger: candidate.trigger,
+            muted,
+        });
+    }
+    fired
+}
+
+/// The daemonless path: `corral event`, right after stamping `pane` (read afresh), fires
+/// `blocked` or `done` itself when `notify.from_event` is on, through the same marker claim and
+/// sinks as the daemon, so one episode rings once whichever path sees it first. Nothing happens
+/// with `from_event` off. The command must not hold the hook: pass
+/// [`Launch::Supervised`] in `notify.sinks.launch`.
+pub fn fire_from_event<T: NotifyTmux>(notify: &Notify<'_, T>, pane: &Pane, now: u64) -> Vec<Fired> {
+    if !notify.sinks.config.from_event {
+        return Vec::new();
+    }
+    let triggers = Triggers::from_event(notify.sinks.config);
+    notify_pane(notify, pane, &triggers, now)
+}
+
+/// How a short-lived `corral` process (an agent's event hook) launches a notification command:
+/// through a supervisor made of this very binary.
+pub fn supervised_launch() -> std::io::Result<Launch> {
+    Ok(Launch::Supervised {
+        exe: std::env::current_exe()?,
+    })
+}
+
+#[cfg(test)]
+mod tests;

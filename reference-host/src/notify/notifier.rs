@@ -1,0 +1,129 @@
+//! One daemon cycle over one read of the fleet: the transitions it observed go into the ring, the
+//! progress rollup writes its edges, and every pane is evaluated, claimed and fired
+//! (`notify_pane`). The notifier keeps the config, the previous read, the ring and the rollup;
+//! everything else it decides comes from the panes' markers.
+
+use std::path::PathBuf;
+
+use schema::config::NotifyConfig;
+use schema::notify::Transition;
+use schema::{FleetRow, TransitionRing};
+
+use super::command::{Launch, Runner};
+use super::progress::{ProgressWrite, Rollup};
+use super::ring::{self, Ring};
+use super::sinks::{self, Sinks};
+use super::trigger::Triggers;
+use super::{Fired, Notify, NotifyTmux, notify_pane, terminal};
+use crate::fleet::Pane;
+use crate::runtime::RuntimeDir;
+
+/// The daemon's notification state.
+#[derive(Debug)]
+pub struct Notifier {
+    config: NotifyConfig,
+    home: Option<PathBuf>,
+    runtime: RuntimeDir,
+    runner: Runner,
+    launch: Launch,
+    previous: Option<Vec<FleetRow>>,
+    ring: Ring,
+    rollup: Rollup,
+}
+
+impl Notifier {
+    /// A notifier for `config`, with its files in `runtime`; `home` expands `~` in the log path.
+    /// Commands run in the background of this process.
+    pub fn new(config: NotifyConfig, runtime: RuntimeDir, home: Option<PathBuf>) -> Notifier {
+        Notifier {
+            config,
+            home,
+            runner: Runner::new(runtime.clone()),
+            runtime,
+            launch: Launch::Background,
+            previous: None,
+            ring: Ring::default(),
+            rollup: Rollup::default(),
+        }
+    }
+
+    /// The same notifier, launching commands as `launch` says (tests wait for them).
+    #[cfg(test)]
+    pub fn with_launch(mut self, launch: Launch) -> Notifier {
+        self.launch = launch;
+        self
+    }
+
+    /// One cycle over `panes`, read at `now`: what fired.
+    pub fn cycle<T: NotifyTmux>(&mut self, tmux: &T, panes: &[Pane], now: u64) -> Vec<Fired> {
+        let rows: Vec<FleetRow> = panes.iter().map(|p| p.row.clone()).collect();
+        if let Some(before) = &self.previous {
+            for transition in ring::polled(before, &rows, now) {
+                self.ring.push(transition);
+            }
+        }
+        self.previous = Some(rows);
+        if self.config.osc_progress {
+            let writes = self.rollup.update(panes);
+            write_progress(&writes);
+        }
+        let log = sinks::log_path(&self.config, self.home.as_deref());
+        let notify = Notify {
+            sinks: Sinks {
+                config: &self.config,
+                tmux,
+                runner: &self.runner,
+                launch: &self.launch,
+                log: log.as_deref(),
+            },
+            runtime: &self.runtime,
+        };
+        let triggers = Triggers::of(&self.config);
+        panes
+            .iter()
+            .flat_map(|pane| notify_pane(&notify, pane, &triggers, now))
+            .collect()
+    }
+
+    /// Takes a reloaded config; turning `osc_progress` off clears what it showed.
+    pub fn reload(&mut self, config: NotifyConfig) {
+        if self.config.osc_progress && !config.osc_progress {
+            write_progress(&self.rollup.clear_all());
+        }
+        self.config = config;
+    }
+
+    /// Clears the progress shown, before the daemon exits.
+    pub fn shutdown(&mut self) {
+        write_progress(&self.rollup.clear_all());
+    }
+
+    /// Records a transition an agent's event hook reported; the next poll does not record the
+    /// same move again.
+    pub fn hook(&mut self, transition: Transition) {
+        if let Some(previous) = &mut self.previous
+            && let Some(at) = previous.iter().position(|r| r.pane == transition.pane)
+        {
+            match transition.to {
+                Some(state) => previous[at].state = state,
+                None => {
+                    previous.remove(at);
+                }
+            }
+        }
+        self.ring.push(transition);
+    }
+
+    /// The ring, oldest first.
+    pub fn ring(&self) -> TransitionRing {
+        self.ring.document()
+    }
+}
+
+fn write_progress(writes: &[ProgressWrite]) {
+    for write in writes {
+        if let Err(err) = terminal::write_tty(&write.tty, &terminal::progress(write.working)) {
+            tracing::warn!(tty = %write.tty, %err, "a progress sequence was not written");
+        }
+    }
+}

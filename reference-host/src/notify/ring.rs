@@ -1,0 +1,104 @@
+//! The transition ring (docs/protocol.md "Transition ring"): the daemon's memory of the last
+//! [`RING_CAP`] state transitions, fired or not, each with the path that observed it. It lives
+//! in memory only; the log is the durable record.
+
+use std::collections::VecDeque;
+
+use schema::notify::{RING_CAP, RING_SCHEMA_VERSION, Transition};
+use schema::{FleetRow, TransitionRing, TransitionSource};
+
+use crate::edges::edges;
+
+/// The last transitions, oldest first, and how many were ever recorded.
+#[derive(Debug, Clone, Default)]
+pub struct Ring {
+    kept: VecDeque<Transition>,
+    recorded: u64,
+}
+
+impl Ring {
+    /// Records one transition, dropping the oldest past the cap.
+    pub fn push(&mut self, transition: Transition) {
+        if self.kept.len() == RING_CAP as usize {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(transition);
+        self.recorded += 1;
+    }
+
+    /// The ring as `corral debug transitions --json` prints it.
+    pub fn document(&self) -> TransitionRing {
+        TransitionRing {
+            schema: RING_SCHEMA_VERSION,
+            cap: RING_CAP,
+            recorded: self.recorded,
+            transitions: self.kept.iter().cloned().collect(),
+        }
+    }
+}
+
+/// The transitions a poll observed between two reads (the edges of the whole fleet): `""` for a
+/// pane that appeared or vanished.
+pub fn polled(before: &[FleetRow], after: &[FleetRow], at: u64) -> Vec<Transition> {
+    edges(before, after, None, at)
+        .into_iter()
+        .map(|edge| Transition {
+            pane: edge.pane,
+            from: edge.from,
+            to: edge.to,
+            at,
+            source: TransitionSource::Poll,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::row;
+    use schema::State;
+
+    fn transition(n: u64) -> Transition {
+        Transition {
+            pane: format!("%{n}"),
+            from: Some(State::Working),
+            to: Some(State::Idle),
+            at: n,
+            source: TransitionSource::Poll,
+        }
+    }
+
+    #[test]
+    fn the_ring_keeps_the_last_256_oldest_first_and_counts_every_one() {
+        let mut ring = Ring::default();
+        for n in 0..300 {
+            ring.push(transition(n));
+        }
+        let doc = ring.document();
+        assert_eq!((doc.schema, doc.cap, doc.recorded), (1, 256, 300));
+        assert_eq!(doc.transitions.len(), 256);
+        assert_eq!(doc.transitions[0].at, 44);
+        assert_eq!(doc.transitions[255].at, 299);
+    }
+
+    #[test]
+    fn a_poll_records_moves_appearances_and_departures() {
+        let before = vec![row("%1", State::Working), row("%2", State::Idle)];
+        let after = vec![row("%1", State::Blocked), row("%3", State::Working)];
+        let got: Vec<(String, Option<State>, Option<State>)> = polled(&before, &after, 9)
+            .into_iter()
+            .map(|t| {
+                assert_eq!((t.at, t.source.clone()), (9, TransitionSource::Poll));
+                (t.pane, t.from, t.to)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("%1".into(), Some(State::Working), Some(State::Blocked)),
+                ("%3".into(), None, Some(State::Working)),
+                ("%2".into(), Some(State::Idle), None),
+            ]
+        );
+    }
+}

@@ -1,0 +1,482 @@
+//! The notifier end to end on a scripted tmux, real tty files, a real command and a real log:
+//! every sink in order, dedup across cycles, restarts and the event path, mute, the ring, the
+//! progress rollup, reload and shutdown.
+
+use std::path::PathBuf;
+
+use schema::config::NotifyConfig;
+use schema::notify::{Completion, Transition};
+use schema::{Action, Detail, Outcome, State, TransitionSource, Trigger};
+use serde_json::Value;
+
+use super::command::{Launch, Runner};
+use super::notifier::Notifier;
+use super::sinks::Sinks;
+use super::{Fired, Notify, fire_from_event, terminal};
+use crate::fleet::Pane;
+use crate::runtime::RuntimeDir;
+use crate::testing::{ScriptedTmux, row};
+
+const T0: u64 = 1_763_780_000_000;
+
+struct World {
+    dir: tempfile::TempDir,
+    runtime: RuntimeDir,
+    tmux: ScriptedTmux,
+    panes: Vec<Pane>,
+}
+
+impl World {
+    /// Panes `%1` (claude, idle) and `%2` (codex, idle) in window `@1`, two attached clients,
+    /// and a config file's `[notify]` body.
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = RuntimeDir::open(&dir.path().join("run")).unwrap();
+        let tmux = ScriptedTmux::with_panes(&["%1", "%2"]);
+        tmux.attach(&["/dev/pts/1", "/dev/pts/2"]);
+        let mut panes = Vec::new();
+        for (id, agent) in [("%1", "claude"), ("%2", "codex")] {
+            let mut row = row(id, State::Idle);
+            row.agent = agent.into();
+            row.since_ms = Some(T0);
+            row.episode_ms = T0;
+            row.locator = format!("work:0.{}", &id[1..]);
+            let mut pane = Pane::of_row(row);
+            let tty = dir.path().join(format!("tty{}", &id[1..]));
+            std::fs::write(&tty, b"").unwrap();
+            pane.facts.tty = tty.to_string_lossy().into_owned();
+            pane.facts.window_id = "@1".into();
+            pane.facts.title = Some("TITLE-CANARY".into());
+            panes.push(pane);
+        }
+        World {
+            dir,
+            runtime,
+            tmux,
+            panes,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// A `[notify]` config; `{dir}` is the world's dir.
+    fn config(&self, text: &str) -> NotifyConfig {
+        let text = text.replace("{dir}", self.dir.path().to_str().unwrap());
+        toml::from_str(&text).unwrap()
+    }
+
+    fn notifier(&self, config: NotifyConfig) -> Notifier {
+        Notifier::new(config, self.runtime.clone(), None).with_launch(Launch::Wait)
+    }
+
+    /// Changes pane `id`: a new state starts a new episode at `at`.
+    fn step(&mut self, id: &str, state: State, at: u64) {
+        let pane = self.panes.iter_mut().find(|p| p.row.pane == id).unwrap();
+        pane.row.state = state;
+        pane.row.since_ms = Some(at);
+        pane.row.episode_ms = at;
+        pane.row.attention = state == State::Idle;
+        pane.row.done = state == State::Idle;
+        pane.row.detail = (state == State::Blocked).then_some(Detail::Permission);
+    }
+
+    fn pane_mut(&mut self, id: &str) -> &mut Pane {
+        self.panes.iter_mut().find(|p| p.row.pane == id).unwrap()
+    }
+
+    /// The fleet as a read sees it now: markers from tmux.
+    fn read(&self) -> Vec<Pane> {
+        self.panes
+            .iter()
+            .cloned()
+            .map(|mut pane| {
+                let id = pane.row.pane.clone();
+                pane.facts.notified_at = self.tmux.option(&id, "@agent_notified_at");
+                pane.facts.context_notified_at =
+                    self.tmux.option(&id, "@agent_context_notified_at");
+                pane.facts.stall_notified_at = self.tmux.option(&id, "@agent_stall_notified_at");
+                pane
+            })
+            .collect()
+    }
+
+    fn cycle(&self, notifier: &mut Notifier, now: u64) -> Vec<(String, Trigger, bool)> {
+        notifier
+            .cycle(&self.tmux, &self.read(), now)
+            .into_iter()
+            .map(
+                |Fired {
+                     pane,
+                     trigger,
+                     muted,
+                 }| (pane, trigger, muted),
+            )
+            .collect()
+    }
+
+    fn tty(&self, id: &str) -> Vec<u8> {
+        std::fs::read(self.path(&format!("tty{}", &id[1..]))).unwrap()
+    }
+
+    fn lines(&self, name: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path(name))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+const EVERY_SINK: &str = "on = [\"blocked\", \"done\"]\nosc = true\nosc_777 = true\n\
+    command = \"cat >> {dir}/payloads; echo \\\"$CORRAL_STATE ${CORRAL_TITLE-none}\\\" >> {dir}/env\"\n\
+    log = \"{dir}/logs/notify.log\"\n";
+
+#[test]
+fn a_transition_rings_once_on_every_sink_in_order() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    assert!(
+        w.cycle(&mut notifier, T0 + 10).is_empty(),
+        "idle, no output"
+    );
+    w.step("%1", State::Blocked, T0 + 100);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 4300),
+        [("%1".to_owned(), Trigger::Blocked, false)]
+    );
+    assert_eq!(
+        w.tmux.messages(),
+        [
+            (
+                "/dev/pts/1".to_owned(),
+                "corral: claude blocked (permission) at work:0.1".to_owned()
+            ),
+            (
+                "/dev/pts/2".to_owned(),
+                "corral: claude blocked (permission) at work:0.1".to_owned()
+            ),
+        ],
+        "every attached client"
+    );
+    let mut tty = terminal::bell();
+    tty.extend(terminal::osc9("claude blocked"));
+    tty.extend(terminal::osc777("claude", "blocked"));
+    assert_eq!(w.tty("%1"), tty, "bell, OSC 9, OSC 777, in that order");
+    assert!(w.tty("%2").is_empty());
+    let payloads = w.lines("payloads");
+    assert_eq!(payloads.len(), 1);
+    assert_eq!(payloads[0]["schema"], 2);
+    assert_eq!(payloads[0]["state"], "blocked");
+    assert_eq!(payloads[0]["since_ms"], 4200);
+    assert!(
+        payloads[0].get("title").is_none(),
+        "no title without include_title"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.path("env")).unwrap(),
+        "blocked none\n"
+    );
+    let log = w.lines("logs/notify.log");
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["at"], T0 + 4300);
+    assert_eq!(log[0]["episode_ms"], T0 + 100);
+    assert_eq!(
+        w.tmux.option("%1", "@agent_notified_at"),
+        Some((T0 + 100).to_string())
+    );
+
+    assert!(w.cycle(&mut notifier, T0 + 6000).is_empty(), "exactly once");
+    assert_eq!(w.lines("logs/notify.log").len(), 1);
+    assert_eq!(w.tmux.messages().len(), 2);
+
+    w.step("%1", State::Working, T0 + 7000);
+    w.step("%1", State::Idle, T0 + 8000);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 9000),
+        [("%1".to_owned(), Trigger::Done, false)],
+        "a new episode, done"
+    );
+}
+
+#[test]
+fn a_restarted_daemon_does_not_ring_an_announced_episode_and_announces_an_unannounced_one() {
+    let mut w = World::new();
+    w.step("%1", State::Blocked, T0 + 100);
+    let mut first = w.notifier(w.config(EVERY_SINK));
+    assert_eq!(
+        w.cycle(&mut first, T0 + 200),
+        [("%1".to_owned(), Trigger::Blocked, false)],
+        "found blocked at start: announced once"
+    );
+    drop(first);
+    let mut second = w.notifier(w.config(EVERY_SINK));
+    assert!(w.cycle(&mut second, T0 + 300).is_empty());
+    assert_eq!(w.lines("logs/notify.log").len(), 1);
+}
+
+#[test]
+fn a_failed_marker_write_skips_the_fire() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.step("%1", State::Blocked, T0 + 100);
+    w.tmux.fail_writes(true);
+    assert!(w.cycle(&mut notifier, T0 + 200).is_empty());
+    assert!(w.tty("%1").is_empty());
+    assert!(w.lines("logs/notify.log").is_empty());
+    w.tmux.fail_writes(false);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 300).len(),
+        1,
+        "fired once the marker took"
+    );
+}
+
+#[test]
+fn a_mute_silences_every_sink_and_an_expired_mute_does_not_ring_what_it_silenced() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.cycle(&mut notifier, T0);
+    w.pane_mut("%1").facts.mute_until = Some(T0 + 1000);
+    w.step("%1", State::Blocked, T0 + 100);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 200),
+        [("%1".to_owned(), Trigger::Blocked, true)],
+        "detected and claimed"
+    );
+    assert!(w.tmux.messages().is_empty());
+    assert!(w.tty("%1").is_empty());
+    assert!(w.lines("payloads").is_empty());
+    assert!(w.lines("logs/notify.log").is_empty());
+    assert!(
+        w.cycle(&mut notifier, T0 + 2000).is_empty(),
+        "the mute expired mid-episode: nothing was queued"
+    );
+    w.step("%1", State::Blocked, T0 + 3000);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 3100),
+        [("%1".to_owned(), Trigger::Blocked, false)],
+        "the next episode rings"
+    );
+    assert_eq!(notifier.ring().transitions.len(), 1, "the ring went on");
+}
+
+#[test]
+fn context_high_and_stall_fire_through_the_cycle_and_rearm() {
+    let mut w = World::new();
+    let config = w.config(
+        "on = []\nlog = \"{dir}/log\"\n[context_high]\nthreshold = 80\n[stall]\nthreshold_s = 60\n",
+    );
+    let mut notifier = w.notifier(config);
+    w.step("%1", State::Working, T0);
+    w.pane_mut("%1").row.context = Some(85);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 1000),
+        [("%1".to_owned(), Trigger::ContextHigh, false)]
+    );
+    assert!(
+        w.cycle(&mut notifier, T0 + 2000).is_empty(),
+        "held while high"
+    );
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 60_001),
+        [("%1".to_owned(), Trigger::Stall, false)]
+    );
+    assert!(
+        w.cycle(&mut notifier, T0 + 90_000).is_empty(),
+        "once per run"
+    );
+    w.pane_mut("%1").row.context = Some(60);
+    assert!(w.cycle(&mut notifier, T0 + 91_000).is_empty());
+    assert_eq!(
+        w.tmux.option("%1", "@agent_context_notified_at"),
+        None,
+        "rearmed"
+    );
+    w.pane_mut("%1").row.context = Some(81);
+    assert_eq!(
+        w.cycle(&mut notifier, T0 + 92_000),
+        [("%1".to_owned(), Trigger::ContextHigh, false)]
+    );
+    let log = w.lines("log");
+    assert_eq!(log[1]["state"], "stall");
+    assert_eq!(log[1]["since_ms"], 60_001);
+    assert_eq!(log[0]["context_pct"], 85);
+}
+
+#[test]
+fn the_ring_records_every_transition_and_a_hook_s_once() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config("on = []\n"));
+    w.cycle(&mut notifier, T0);
+    assert_eq!(
+        notifier.ring().recorded,
+        0,
+        "the first read is the baseline"
+    );
+    w.step("%2", State::Working, T0 + 10);
+    w.cycle(&mut notifier, T0 + 20);
+    notifier.hook(Transition {
+        pane: "%2".into(),
+        from: Some(State::Working),
+        to: Some(State::Blocked),
+        at: T0 + 30,
+        source: TransitionSource::Hook,
+    });
+    w.step("%2", State::Blocked, T0 + 30);
+    w.cycle(&mut notifier, T0 + 40);
+    let ring = notifier.ring();
+    let seen: Vec<(&str, Option<State>, Option<State>, &TransitionSource)> = ring
+        .transitions
+        .iter()
+        .map(|t| (t.pane.as_str(), t.from, t.to, &t.source))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "%2",
+                Some(State::Idle),
+                Some(State::Working),
+                &TransitionSource::Poll
+            ),
+            (
+                "%2",
+                Some(State::Working),
+                Some(State::Blocked),
+                &TransitionSource::Hook
+            ),
+        ],
+        "unfired transitions too, and the hook's move is not polled again"
+    );
+}
+
+#[test]
+fn progress_follows_the_window_and_is_cleared_on_reload_off_and_shutdown() {
+    let mut w = World::new();
+    let on = w.config("on = []\nbell = false\nosc_progress = true\n");
+    let mut notifier = w.notifier(on.clone());
+    w.cycle(&mut notifier, T0);
+    assert!(w.tty("%1").is_empty());
+    w.step("%2", State::Working, T0);
+    w.cycle(&mut notifier, T0 + 1);
+    assert_eq!(w.tty("%2"), terminal::progress(true));
+    w.step("%1", State::Working, T0);
+    w.cycle(&mut notifier, T0 + 2);
+    assert!(
+        w.tty("%1").is_empty(),
+        "nothing while the window stays working"
+    );
+    notifier.reload(w.config("on = []\nbell = false\n"));
+    assert_eq!(w.tty("%2"), terminal::progress(true));
+    assert_eq!(
+        w.tty("%1"),
+        terminal::progress(false),
+        "turned off: cleared, through a pane still working in the window"
+    );
+    w.cycle(&mut notifier, T0 + 3);
+    assert_eq!(
+        w.tty("%1"),
+        terminal::progress(false),
+        "and nothing more while off"
+    );
+    notifier.reload(on);
+    w.cycle(&mut notifier, T0 + 4);
+    notifier.shutdown();
+    assert!(
+        w.tty("%1").ends_with(&terminal::progress(false)),
+        "shutdown clears"
+    );
+}
+
+#[test]
+fn the_event_path_fires_only_with_from_event_and_shares_the_daemon_s_marker() {
+    let mut w = World::new();
+    w.step("%1", State::Blocked, T0 + 100);
+    let off = w.config(EVERY_SINK);
+    let runner = Runner::new(w.runtime.clone());
+    let notify = |config| Notify {
+        sinks: Sinks {
+            config,
+            tmux: &w.tmux,
+            runner: &runner,
+            launch: &Launch::Wait,
+            log: None,
+        },
+        runtime: &w.runtime,
+    };
+    let pane = w.read()[0].clone();
+    assert!(fire_from_event(&notify(&off), &pane, T0 + 200).is_empty());
+    let on = w.config(&format!(
+        "{EVERY_SINK}from_event = true\n[stall]\nthreshold_s = 1\n"
+    ));
+    let fired = fire_from_event(&notify(&on), &pane, T0 + 200);
+    assert_eq!(fired.len(), 1, "blocked only, never stall: {fired:?}");
+    assert_eq!(w.lines("payloads").len(), 1);
+    let mut daemon = w.notifier(w.config(EVERY_SINK));
+    assert!(
+        w.cycle(&mut daemon, T0 + 300).is_empty(),
+        "the daemon finds the episode announced"
+    );
+    assert!(fire_from_event(&notify(&on), &w.read()[0], T0 + 400).is_empty());
+}
+
+#[test]
+fn the_title_reaches_payload_log_and_env_only_with_include_title() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(&format!("{EVERY_SINK}include_title = true\n")));
+    w.step("%1", State::Blocked, T0 + 100);
+    w.cycle(&mut notifier, T0 + 200);
+    assert_eq!(w.lines("payloads")[0]["title"], "TITLE-CANARY");
+    assert_eq!(w.lines("logs/notify.log")[0]["title"], "TITLE-CANARY");
+    assert_eq!(
+        std::fs::read_to_string(w.path("env")).unwrap(),
+        "blocked TITLE-CANARY\n"
+    );
+    assert!(!String::from_utf8_lossy(&w.tty("%1")).contains("TITLE"));
+    assert!(w.tmux.messages().iter().all(|(_, m)| !m.contains("TITLE")));
+}
+
+#[test]
+fn a_completion_goes_to_every_sink_with_notify_command() {
+    let w = World::new();
+    let config = w.config(EVERY_SINK);
+    let runner = Runner::new(w.runtime.clone());
+    let log = w.path("logs/notify.log");
+    let sinks = Sinks {
+        config: &config,
+        tmux: &w.tmux,
+        runner: &runner,
+        launch: &Launch::Wait,
+        log: Some(&log),
+    };
+    let completion = Completion {
+        agent: "claude".into(),
+        pane: "%1".into(),
+        action: Action::parse("run-tests").unwrap(),
+        outcome: Outcome::Exited,
+        session: "work".into(),
+        locator: "work:0.1".into(),
+        repo: String::new(),
+        branch: String::new(),
+    };
+    sinks.completion(&w.panes[0].facts.tty, &completion, Some(0), T0);
+    assert_eq!(
+        w.tmux.messages()[0].1,
+        "corral: claude run-tests exited 0 at work:0.1"
+    );
+    let mut tty = terminal::bell();
+    tty.extend(terminal::osc9("claude run-tests exited"));
+    tty.extend(terminal::osc777("claude", "run-tests exited"));
+    assert_eq!(w.tty("%1"), tty);
+    let payload = &w.lines("payloads")[0];
+    assert_eq!(payload["action"], "run-tests");
+    assert_eq!(payload["exit_code"], 0);
+    let line = &w.lines("logs/notify.log")[0];
+    assert_eq!(
+        (&line["action"], &line["outcome"]),
+        (&"run-tests".into(), &"exited".into())
+    );
+    assert!(line.get("state").is_none());
+}
