@@ -18,11 +18,12 @@ mod steps;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use golden::session::StepLine;
 
 use golden::Backend;
+use golden::clock::Window;
 use golden::pattern::Captures;
 use golden::session::Session;
 use golden::validate::{DocumentSchema, FrameSchema};
@@ -114,9 +115,16 @@ struct Case<'a> {
     conns: BTreeMap<String, HostProcess>,
     captures: Captures,
     blessed: Vec<(usize, String)>,
+    /// When the case began, on the wall clock: where a `$now` window starts.
+    started: SystemTime,
 }
 
 impl Case<'_> {
+    /// The span a `$now` received at this moment must fall in: from the case's start to now.
+    fn window(&self) -> Window {
+        Window::since(self.started)
+    }
+
     /// A step's time limit: its own or its kind's default, times the run's multiplier.
     fn timeout(&self, step: &StepLine, default_ms: u64) -> Duration {
         self.ctx.scaled(step.timeout_ms.unwrap_or(default_ms))

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::SystemTime;
 
 use golden::Backend;
 use golden::pattern::Captures;
@@ -62,6 +63,7 @@ impl<'a> Case<'a> {
             conns: BTreeMap::new(),
             captures: Captures::new(),
             blessed: Vec::new(),
+            started: SystemTime::now(),
         }
     }
 
