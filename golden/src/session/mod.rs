@@ -22,7 +22,7 @@ pub mod raw;
 pub use barrier::{BARRIER_SESSION, barrier_answer, barrier_request};
 pub use line::{Background, Empty, GoldenLine, SessionHeader, Spawn, Step, StepLine};
 pub use load::{LoadError, Located, Session, canonical, files, load, parse};
-pub use names::{PANE_PREFIX, prebound};
+pub use names::{PANE_PREFIX, PLACES, Prebound};
 pub use raw::{RawBytes, RawSegment};
 
 /// The connection a step acts on when it names none.

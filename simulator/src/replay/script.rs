@@ -19,7 +19,7 @@
 //! | `exit` | the replayer stops: its stdout ends, as the host's would |
 //!
 //! Steps of other connections are not played; their `expect` patterns are still sampled in order,
-//! so a capture one of them binds (`$string:host`) has the same value on every connection.
+//! so a capture one of them binds (`$string:name`) has the same value on every connection.
 //!
 //! The session itself comes from the kit's one loader ([`golden::session::load`]), so a session
 //! the replayer reads is exactly one the host runner reads.
@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use golden::pattern::{self, Captures};
 use golden::session::limits::EXPECT_MS;
 use golden::session::{
-    LoadError, RawBytes, Session, Step, barrier_answer, barrier_request, prebound,
+    LoadError, Prebound, RawBytes, Session, Step, barrier_answer, barrier_request,
 };
 use golden::validate::FrameSchema;
 use schema::{Envelope, Frames as _, Request, Response, decode_line, encode_line};
@@ -42,6 +42,24 @@ pub const SIM_DIR: &str = "/home/replay/corral-sim";
 
 /// What `${socket_path}` stands for (the runner binds the tmux socket's path).
 pub const SOCKET_PATH: &str = "/tmp/tmux-1000/corral-replay";
+
+/// What `${host_name}` stands for (the runner binds the machine's name).
+pub const HOST_NAME: &str = "replay-host";
+
+/// The stand-ins of every prebound place, and the given fixture panes' ids: `${run_dir}`,
+/// `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config` and
+/// `/home/replay`. Only host-side steps (`run`, `file`) use them, and those are not replayed.
+pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
+    Prebound {
+        host_name: HOST_NAME.to_owned(),
+        socket_path: SOCKET_PATH.to_owned(),
+        sim_dir: SIM_DIR.to_owned(),
+        run_dir: "/run/user/1000".to_owned(),
+        config_dir: "/home/replay/.config".to_owned(),
+        home_dir: "/home/replay".to_owned(),
+        panes,
+    }
+}
 
 /// Frame keys whose value a real app chooses itself: the envelope `id` of every frame, and these
 /// keys of a `hello`.
@@ -164,7 +182,7 @@ fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
             ))
         })?;
     }
-    Ok(prebound(SOCKET_PATH, SIM_DIR, &panes))
+    Ok(prebound(panes).captures())
 }
 
 /// The host's half of a session's connection, or why it cannot be played.

@@ -10,11 +10,11 @@ use std::process::Stdio;
 
 use golden::clock::Window;
 use golden::pattern::{self, Captures, Str};
-use golden::session::{MAIN_CONN, Step, barrier_answer, barrier_request, prebound};
+use golden::session::{MAIN_CONN, Step, barrier_answer, barrier_request};
 use golden::validate::FrameSchema;
 use schema::{Response, decode_line, encode_line};
 use serde_json::{Value, json};
-use simulator::replay::script::{SIM_DIR, SOCKET_PATH};
+use simulator::replay::script::prebound;
 
 use crate::common::{SIM, command};
 
@@ -66,7 +66,7 @@ struct PerfectClient {
 impl PerfectClient {
     fn new() -> PerfectClient {
         PerfectClient {
-            captures: prebound(SOCKET_PATH, SIM_DIR, &BTreeMap::new()),
+            captures: prebound(BTreeMap::new()).captures(),
             ids: BTreeMap::new(),
             sent: 0,
         }

@@ -68,6 +68,7 @@ pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         config: DocumentSchema::load(&root.join("schema/json"), "config.schema.json")
             .map_err(anyhow::Error::msg)?,
         rerun: rerun_prefix(options),
+        host_name: host_name(),
     };
     let console = Console::new(echo);
     let results = run_cases(&ctx, &ledger, &selected, options, &console);
@@ -126,6 +127,14 @@ fn glob(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|c| *c == '*')
+}
+
+/// This machine's name (uname's nodename), as a host running here reports it.
+fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The command that reruns one case of this run, without its `--case <id>`.

@@ -50,6 +50,8 @@ pub struct RunContext {
     pub config: DocumentSchema,
     /// Prefix of the command that reruns one case (`--case <id>` is appended).
     pub rerun: String,
+    /// This machine's name, bound as `${host_name}`: what a host on it reports.
+    pub host_name: String,
 }
 
 impl RunContext {

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use golden::Backend;
 use golden::pattern::Captures;
-use golden::session::{Session, prebound};
+use golden::session::{Prebound, Session};
 use schema::DeviceStore;
 use serde_json::Value;
 
@@ -106,11 +106,17 @@ impl<'a> Case<'a> {
             self.ctx.scaled(UP_MS),
         )
         .map_err(StepError::new)?;
-        self.captures = prebound(
-            &sim.up.socket_path,
-            &self.dir.join("sim").display().to_string(),
-            &sim.up.panes,
-        );
+        let place = |sub: &str| self.dir.join(sub).display().to_string();
+        self.captures = Prebound {
+            host_name: self.ctx.host_name.clone(),
+            socket_path: sim.up.socket_path.clone(),
+            sim_dir: place("sim"),
+            run_dir: place("run"),
+            config_dir: place("config"),
+            home_dir: place("home"),
+            panes: sim.up.panes.clone(),
+        }
+        .captures();
         self.env
             .push(("CORRAL_TMUX_BIN".into(), sim.up.tmux_bin.clone()));
         self.env
