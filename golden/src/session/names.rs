@@ -1,7 +1,7 @@
 //! The names a session may use before anything in it binds them, and the captures a player binds
 //! for them before the first step: the machine and the case's places (`host_name`,
-//! `socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`) and `pane.<name>` (each fixture
-//! pane's id).
+//! `socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), `pane.<name>` (each fixture
+//! pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture pane).
 
 use std::collections::BTreeMap;
 
@@ -22,10 +22,20 @@ pub const PLACES: [&str; 6] = [
 /// Prefix of the names of fixture panes' ids (`pane.worker` = `%1`).
 pub const PANE_PREFIX: &str = "pane.";
 
-/// Whether a name is bound before the first step. Any `pane.` name is: which panes exist is the
-/// fixture's business, known when the session is played.
+/// Prefix of the names of the transcripts the simulator wrote for fixture panes
+/// (`transcript.worker`, an absolute path).
+pub const TRANSCRIPT_PREFIX: &str = "transcript.";
+
+/// Whether a name is bound before the first step. Any `pane.` and `transcript.` name is: which
+/// panes exist, and which have a transcript, is the fixture's business, known when the session is
+/// played.
 pub fn is_prebound(name: &str) -> bool {
-    PLACES.contains(&name) || name.starts_with(PANE_PREFIX)
+    PLACES.contains(&name) || names_fixture_pane(name)
+}
+
+/// Whether a name stands for something of a fixture pane (its id, its transcript).
+pub fn names_fixture_pane(name: &str) -> bool {
+    name.starts_with(PANE_PREFIX) || name.starts_with(TRANSCRIPT_PREFIX)
 }
 
 /// What a player binds before the first step. The runner binds the case's own; the replayer,
@@ -47,6 +57,9 @@ pub struct Prebound {
     pub home_dir: String,
     /// `pane.<name>`: each fixture pane's id by its name.
     pub panes: BTreeMap<String, String>,
+    /// `transcript.<name>`: the path of the transcript the simulator wrote for a fixture pane,
+    /// by the pane's name (the `@agent_transcript` it stamped, or the file a store walk finds).
+    pub transcripts: BTreeMap<String, String>,
 }
 
 impl Prebound {
@@ -68,6 +81,12 @@ impl Prebound {
         for (name, id) in &self.panes {
             captures.insert(format!("{PANE_PREFIX}{name}"), Value::from(id.as_str()));
         }
+        for (name, path) in &self.transcripts {
+            captures.insert(
+                format!("{TRANSCRIPT_PREFIX}{name}"),
+                Value::from(path.as_str()),
+            );
+        }
         captures
     }
 }
@@ -86,12 +105,14 @@ mod tests {
             config_dir: "/case/config".into(),
             home_dir: "/case/home".into(),
             panes: BTreeMap::from([("worker".to_owned(), "%1".to_owned())]),
+            transcripts: BTreeMap::from([("worker".to_owned(), "/case/t.jsonl".to_owned())]),
         };
         let captures = prebound.captures();
         assert_eq!(captures["pane.worker"], Value::from("%1"));
+        assert_eq!(captures["transcript.worker"], Value::from("/case/t.jsonl"));
         assert_eq!(captures["run_dir"], Value::from("/case/run"));
         assert_eq!(captures["host_name"], Value::from("studio"));
-        assert_eq!(captures.len(), PLACES.len() + 1);
+        assert_eq!(captures.len(), PLACES.len() + 2);
         assert!(captures.keys().all(|name| is_prebound(name)));
         assert!(is_prebound("pane.anything"));
         assert!(!is_prebound("host"));

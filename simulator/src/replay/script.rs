@@ -15,6 +15,7 @@
 //! | `expect_silence` | nothing is written for that long |
 //! | `barrier` | the app sends the barrier's `snapshot`; the empty answer is written |
 //! | `sim`, `sim_background`, `revoke`, `terminate` | nothing: host-side causes whose effect on the app is the frames (or the end) the session expects next |
+//! | `run`, `file` | nothing: host-side commands and files, which no app sees |
 //! | `close` | the app closes its end (end of input) |
 //! | `exit` | the replayer stops: its stdout ends, as the host's would |
 //!
@@ -48,9 +49,15 @@ pub const HOST_NAME: &str = "replay-host";
 
 /// The stand-ins of every prebound place, and the given fixture panes' ids: `${run_dir}`,
 /// `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config` and
-/// `/home/replay`. Only host-side steps (`run`, `file`) use them, and those are not replayed.
+/// `/home/replay` (only host-side steps, `run` and `file`, use them, and those are not replayed),
+/// and every pane's `${transcript.<name>}` is `<sim_dir>/transcripts/<name>.jsonl`.
 pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
+    let transcripts = panes
+        .keys()
+        .map(|name| (name.clone(), format!("{SIM_DIR}/transcripts/{name}.jsonl")))
+        .collect();
     Prebound {
+        transcripts,
         host_name: HOST_NAME.to_owned(),
         socket_path: SOCKET_PATH.to_owned(),
         sim_dir: SIM_DIR.to_owned(),
@@ -270,7 +277,9 @@ pub fn script(
             | Step::Sim(_)
             | Step::SimBackground(_)
             | Step::Revoke(_)
-            | Step::Terminate(_) => {}
+            | Step::Terminate(_)
+            | Step::Run(_)
+            | Step::File(_) => {}
         }
     }
     Ok(Script {
@@ -488,6 +497,8 @@ mod tests {
                 r#"{"comment":"x"}"#,
                 r#"{"sim":["step","--pane","a","--state","idle"]}"#,
                 r#"{"revoke":"d"}"#,
+                r#"{"run":{"program":"corral","args":["device","revoke","d"],"exit":0}}"#,
+                r#"{"file":{"path":"${config_dir}/corral/devices.toml","is":"file","mode":"0600"}}"#,
                 r#"{"terminate":{}}"#,
                 r#"{"expect_silence":600}"#,
                 r#"{"close":{},"timeout_ms":100}"#,
@@ -500,12 +511,12 @@ mod tests {
         assert!(matches!(
             script.actions.as_slice(),
             [
-                Action::Silence { line: 7, ms: 600 },
+                Action::Silence { line: 9, ms: 600 },
                 Action::Close {
-                    line: 8,
+                    line: 10,
                     wait_ms: 100
                 },
-                Action::Exit { line: 9 }
+                Action::Exit { line: 11 }
             ]
         ));
     }

@@ -202,7 +202,9 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
             | Step::Sim(_)
             | Step::SimBackground(_)
             | Step::Revoke(_)
-            | Step::Terminate(_) => {}
+            | Step::Terminate(_)
+            | Step::Run(_)
+            | Step::File(_) => {}
         }
     }
     drop(stdin);

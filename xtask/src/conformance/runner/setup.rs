@@ -64,6 +64,8 @@ impl<'a> Case<'a> {
             captures: Captures::new(),
             blessed: Vec::new(),
             started: SystemTime::now(),
+            programs: 0,
+            seen: Default::default(),
         }
     }
 
@@ -115,6 +117,15 @@ impl<'a> Case<'a> {
             config_dir: place("config"),
             home_dir: place("home"),
             panes: sim.up.panes.clone(),
+            transcripts: sim
+                .up
+                .details
+                .iter()
+                .filter_map(|(name, detail)| {
+                    let (path, _) = detail.transcript.as_ref()?;
+                    Some((name.clone(), path.clone()))
+                })
+                .collect(),
         }
         .captures();
         self.env

@@ -1,12 +1,12 @@
 //! Playing a session's steps in order on a case: each step dispatched by kind (frames sent,
 //! expectations judged, the simulator stepped, the store rewritten, connections spawned, closed,
-//! terminated), then the end of the session, where every connection still open is closed and
+//! terminated, programs run, files checked), then the end of the session, where every connection still open is closed and
 //! must exit 0 without another frame.
 
 use std::time::{Duration, Instant};
 
 use golden::pattern;
-use golden::session::limits::{EXIT_MS, SIM_MS};
+use golden::session::limits::{EXIT_MS, RUN_MS, SIM_MS};
 use golden::session::{Background, Located, Step, barrier_answer, barrier_request};
 use serde_json::Value;
 
@@ -66,6 +66,11 @@ impl Case<'_> {
                 let deadline = Instant::now() + self.timeout(line, EXIT_MS);
                 self.exit(&conn, *code, deadline)
             }
+            Step::Run(run) => self.run_program(run, self.timeout(line, RUN_MS)),
+            Step::File(check) => {
+                let timeout = line.timeout_ms.map(|ms| self.ctx.scaled(ms));
+                self.file(check, timeout)
+            }
         }
     }
 
@@ -98,8 +103,8 @@ impl Case<'_> {
         }
     }
 
-    /// A step's `corral-sim` arguments with every `${name}` replaced.
-    fn sim_args(&self, args: &[String]) -> Result<Vec<String>, StepError> {
+    /// A step's arguments with every `${name}` replaced.
+    pub(super) fn texts(&self, args: &[String]) -> Result<Vec<String>, StepError> {
         args.iter()
             .map(|arg| pattern::instantiate_text(arg, &self.captures))
             .collect::<Result<_, _>>()
@@ -108,7 +113,7 @@ impl Case<'_> {
 
     /// `sim`: runs `corral-sim` and waits for its success.
     fn sim(&mut self, args: &[String], timeout: Duration) -> StepResult {
-        let args = self.sim_args(args)?;
+        let args = self.texts(args)?;
         let sim = self.sim.as_mut().expect("the simulator is up");
         let ran = sim.step(&args, timeout).map_err(StepError::new)?;
         if ran.ok {
@@ -124,7 +129,7 @@ impl Case<'_> {
 
     /// `sim_background`: starts `corral-sim` for the rest of the case and waits until it is ready.
     fn sim_background(&mut self, background: &Background, timeout: Duration) -> StepResult {
-        let args = self.sim_args(&background.args)?;
+        let args = self.texts(&background.args)?;
         let ready = background
             .ready_file
             .as_ref()
