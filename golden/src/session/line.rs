@@ -2,6 +2,8 @@
 //! a [`StepLine`]. The JSON Schema of a line (`golden-session.schema.json`) is generated from
 //! them, and a line is in canonical form when it re-encodes through them to the same bytes.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -277,6 +279,11 @@ pub struct Background {
 pub struct Spawn {
     /// The fingerprint passed as `--device`.
     pub device: String,
+    /// Changes to the case's environment for this host process only, by variable: set to a
+    /// text (`${name}` replaced), or removed (`null`). For rules about where a host looks
+    /// (`{"XDG_RUNTIME_DIR":null,"TMPDIR":"${home_dir}"}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Option<String>>,
 }
 
 #[cfg(test)]

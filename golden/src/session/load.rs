@@ -292,11 +292,20 @@ fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
         Step::SimBackground(background) => check_args(&background.args, "sim_background", names)?,
         Step::Barrier(id) if id.is_empty() => return Err("a barrier needs an id".into()),
         Step::Run(run) => check_run(run, names)?,
+        Step::Spawn(spawn) => {
+            for (variable, value) in &spawn.env {
+                if variable.is_empty() || variable.contains('=') {
+                    return Err(format!("`{variable}` cannot be an environment variable"));
+                }
+                if let Some(value) = value {
+                    names.text(value, "an environment value")?;
+                }
+            }
+        }
         Step::File(file) => check_file(file, names)?,
         // Decoded into its bytes when the line was read.
         Step::SendRaw(_)
         | Step::Comment(_)
-        | Step::Spawn(_)
         | Step::ExpectSilence(_)
         | Step::Barrier(_)
         | Step::Revoke(_)

@@ -25,7 +25,7 @@ pub use line::{
     Step, StepLine,
 };
 pub use load::{LoadError, Located, Session, canonical, files, load, parse};
-pub use names::{PANE_PREFIX, PLACES, Prebound, TRANSCRIPT_PREFIX};
+pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX};
 pub use raw::{RawBytes, RawSegment};
 
 /// The connection a step acts on when it names none.

@@ -1,6 +1,6 @@
 //! The names a session may use before anything in it binds them, and the captures a player binds
-//! for them before the first step: the machine and the case's places (`host_name`,
-//! `socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), `pane.<name>` (each fixture
+//! for them before the first step: the machine's (`host_name`, `uid`) and the case's places
+//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), `pane.<name>` (each fixture
 //! pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture pane).
 
 use std::collections::BTreeMap;
@@ -9,9 +9,11 @@ use serde_json::Value;
 
 use crate::pattern::Captures;
 
-/// The names of [`Prebound`]'s places, as a session writes them (`${run_dir}`).
-pub const PLACES: [&str; 6] = [
+/// The names of [`Prebound`]'s values but the fixture panes', as a session writes them
+/// (`${run_dir}`).
+pub const NAMES: [&str; 7] = [
     "host_name",
+    "uid",
     "socket_path",
     "sim_dir",
     "run_dir",
@@ -30,7 +32,7 @@ pub const TRANSCRIPT_PREFIX: &str = "transcript.";
 /// panes exist, and which have a transcript, is the fixture's business, known when the session is
 /// played.
 pub fn is_prebound(name: &str) -> bool {
-    PLACES.contains(&name) || names_fixture_pane(name)
+    NAMES.contains(&name) || names_fixture_pane(name)
 }
 
 /// Whether a name stands for something of a fixture pane (its id, its transcript).
@@ -44,6 +46,9 @@ pub fn names_fixture_pane(name: &str) -> bool {
 pub struct Prebound {
     /// `host_name`: this machine's name, which a host reports in `hello` and in every row.
     pub host_name: String,
+    /// `uid`: the user id the hosts run as (a runtime dir outside `$XDG_RUNTIME_DIR` is
+    /// `$TMPDIR/corral-${uid}`).
+    pub uid: String,
     /// `socket_path`: the tmux socket's path, the rows' `server`.
     pub socket_path: String,
     /// `sim_dir`: the simulator's state, `$CORRAL_SIM_DIR`.
@@ -65,17 +70,18 @@ pub struct Prebound {
 impl Prebound {
     /// The captures, each place under its name and each pane under `pane.<name>`.
     pub fn captures(&self) -> Captures {
-        let places = [
+        let values = [
             &self.host_name,
+            &self.uid,
             &self.socket_path,
             &self.sim_dir,
             &self.run_dir,
             &self.config_dir,
             &self.home_dir,
         ];
-        let mut captures: Captures = PLACES
+        let mut captures: Captures = NAMES
             .iter()
-            .zip(places)
+            .zip(values)
             .map(|(name, value)| ((*name).to_owned(), Value::from(value.as_str())))
             .collect();
         for (name, id) in &self.panes {
@@ -99,6 +105,7 @@ mod tests {
     fn what_is_prebound_is_what_prebound_binds() {
         let prebound = Prebound {
             host_name: "studio".into(),
+            uid: "1000".into(),
             socket_path: "/tmp/tmux-1/s".into(),
             sim_dir: "/case/sim".into(),
             run_dir: "/case/run".into(),
@@ -112,7 +119,7 @@ mod tests {
         assert_eq!(captures["transcript.worker"], Value::from("/case/t.jsonl"));
         assert_eq!(captures["run_dir"], Value::from("/case/run"));
         assert_eq!(captures["host_name"], Value::from("studio"));
-        assert_eq!(captures.len(), PLACES.len() + 2);
+        assert_eq!(captures.len(), NAMES.len() + 2);
         assert!(captures.keys().all(|name| is_prebound(name)));
         assert!(is_prebound("pane.anything"));
         assert!(!is_prebound("host"));

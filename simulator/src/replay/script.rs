@@ -47,7 +47,8 @@ pub const SOCKET_PATH: &str = "/tmp/tmux-1000/corral-replay";
 /// What `${host_name}` stands for (the runner binds the machine's name).
 pub const HOST_NAME: &str = "replay-host";
 
-/// The stand-ins of every prebound place, and the given fixture panes' ids: `${run_dir}`,
+/// The stand-ins of every prebound name, and the given fixture panes' ids: `${uid}` is `1000`,
+/// `${run_dir}`,
 /// `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config` and
 /// `/home/replay` (only host-side steps, `run` and `file`, use them, and those are not replayed),
 /// and every pane's `${transcript.<name>}` is `<sim_dir>/transcripts/<name>.jsonl`.
@@ -59,6 +60,7 @@ pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
     Prebound {
         transcripts,
         host_name: HOST_NAME.to_owned(),
+        uid: "1000".to_owned(),
         socket_path: SOCKET_PATH.to_owned(),
         sim_dir: SIM_DIR.to_owned(),
         run_dir: "/run/user/1000".to_owned(),

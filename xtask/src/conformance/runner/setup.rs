@@ -111,6 +111,7 @@ impl<'a> Case<'a> {
         let place = |sub: &str| self.dir.join(sub).display().to_string();
         self.captures = Prebound {
             host_name: self.ctx.host_name.clone(),
+            uid: rustix::process::getuid().as_raw().to_string(),
             socket_path: sim.up.socket_path.clone(),
             sim_dir: place("sim"),
             run_dir: place("run"),

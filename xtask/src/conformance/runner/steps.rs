@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use golden::pattern;
 use golden::session::limits::{EXIT_MS, RUN_MS, SIM_MS};
-use golden::session::{Background, Located, Step, barrier_answer, barrier_request};
+use golden::session::{Background, Located, Spawn, Step, barrier_answer, barrier_request};
 use serde_json::Value;
 
 use super::{Case, CaseError, StepError, StepResult};
@@ -39,7 +39,7 @@ impl Case<'_> {
         let conn = located.conn().to_owned();
         match &line.step {
             Step::Comment(_) => Ok(()),
-            Step::Spawn(spawn) => self.spawn(&conn, &spawn.device),
+            Step::Spawn(spawn) => self.spawn(&conn, spawn),
             Step::Send(frame) => self.send(&conn, frame),
             Step::SendRaw(raw) => self.conn(&conn)?.send(raw.bytes()).map_err(StepError::new),
             Step::Expect(pattern) => self.expect(&conn, pattern, located),
@@ -151,8 +151,9 @@ impl Case<'_> {
         self.write_store()
     }
 
-    /// `spawn`: a host process for the connection, which must not be running.
-    fn spawn(&mut self, conn: &str, device: &str) -> StepResult {
+    /// `spawn`: a host process for the connection, which must not be running, in the case's
+    /// environment changed as the step says.
+    fn spawn(&mut self, conn: &str, spawn: &Spawn) -> StepResult {
         if let Some(existing) = self.conns.get_mut(conn)
             && existing.wait(Instant::now()).is_none()
         {
@@ -163,9 +164,25 @@ impl Case<'_> {
         let command = self
             .ctx
             .host_template
-            .replace("{device}", &host::shell_quote(device));
+            .replace("{device}", &host::shell_quote(&spawn.device));
+        let mut env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .filter(|(name, _)| !spawn.env.contains_key(name))
+            .cloned()
+            .collect();
+        let mut remove = self.remove.clone();
+        for (name, value) in &spawn.env {
+            match value {
+                Some(value) => env.push((
+                    name.clone(),
+                    pattern::instantiate_text(value, &self.captures).map_err(StepError::new)?,
+                )),
+                None => remove.push(name.clone()),
+            }
+        }
         let stderr = self.dir.join("logs").join(format!("host-{conn}.err"));
-        let process = HostProcess::spawn(&command, &self.env, &self.remove, &self.dir, stderr)
+        let process = HostProcess::spawn(&command, &env, &remove, &self.dir, stderr)
             .map_err(StepError::new)?;
         self.conns.insert(conn.to_owned(), process);
         Ok(())
