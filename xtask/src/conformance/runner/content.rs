@@ -72,7 +72,8 @@ impl Judge<'_> {
                     )));
                 }
                 for (index, (pattern, line)) in patterns.iter().zip(&lines).enumerate() {
-                    self.value(pattern, line, &format!("line {}", index + 1), &mut trial)?;
+                    let which = format!("line {}", index + 1);
+                    self.value(pattern, line, &which, Parsed::Json, &mut trial)?;
                 }
             }
             Some(Content::JsonEach(pattern)) => {
@@ -84,13 +85,14 @@ impl Judge<'_> {
                     )));
                 }
                 for (index, line) in lines.iter().enumerate() {
-                    self.value(pattern, line, &format!("line {}", index + 1), &mut trial)?;
+                    let which = format!("line {}", index + 1);
+                    self.value(pattern, line, &which, Parsed::Json, &mut trial)?;
                 }
             }
             Some(Content::Toml(pattern)) => {
                 let value: Value = toml::from_str(text)
                     .map_err(|err| StepError::new(format!("{} is not TOML: {err}", self.what)))?;
-                self.value(pattern, &value, "the document", &mut trial)?;
+                self.value(pattern, &value, "the document", Parsed::Toml, &mut trial)?;
             }
         }
         *captures = trial;
@@ -127,18 +129,22 @@ impl Judge<'_> {
             .collect()
     }
 
-    /// A parsed value: valid against the document, matching its pattern.
+    /// A parsed value: valid against the document (a JSON one in the key order the protocol
+    /// fixes for it), matching its pattern.
     fn value(
         &self,
         pattern: &Value,
         value: &Value,
         which: &str,
+        parsed: Parsed,
         captures: &mut Captures,
     ) -> Result<(), StepError> {
         if let Some(document) = self.document {
-            document
-                .validate(value)
-                .map_err(|err| StepError::new(format!("{} {which} {err}: {value}", self.what)))?;
+            let valid = match parsed {
+                Parsed::Json => document.validate_written(value),
+                Parsed::Toml => document.validate(value),
+            };
+            valid.map_err(|err| StepError::new(format!("{} {which} {err}: {value}", self.what)))?;
         }
         pattern::matches(pattern, value, captures, self.now).map_err(|mismatch| StepError {
             message: format!("{} {which} does not match: {mismatch}", self.what),
@@ -146,6 +152,13 @@ impl Judge<'_> {
             conn: None,
         })
     }
+}
+
+/// How a value was read: JSON keeps the order its writer wrote its keys in; TOML tables have none.
+#[derive(Debug, Clone, Copy)]
+enum Parsed {
+    Json,
+    Toml,
 }
 
 /// A text for a message, cut after 2000 characters.
