@@ -1,8 +1,9 @@
-//! The requirement ledger, `golden/requirements.toml`: every normative sentence of the specs,
+//! The requirement ledger, `golden/requirements.toml`: every normative sentence of the protocol,
 //! each mapped to the golden cases that test it or to the reason it is not tested
-//! (`golden/README.md`, "The requirement ledger"). Unknown keys are refused.
+//! (`golden/README.md`, "The requirement ledger"). Unknown keys are refused, and every entry
+//! names a section of `docs/protocol.md` that exists ([`Ledger::misplaced`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -24,9 +25,9 @@ pub struct Ledger {
 pub struct Requirement {
     /// A stable slug, `area.topic` (`framing.line-cap`).
     pub id: String,
-    /// The document it comes from: `fleet-wire-protocol`, `wire-details` or `pane-options`.
+    /// The document it lives in: always [`PROTOCOL_SPEC`] (`docs/protocol.md`).
     pub spec: String,
-    /// The section heading it sits under.
+    /// The heading of `docs/protocol.md` it sits under: its exact text, without the `#`s.
     pub section: String,
     /// How binding it is.
     pub level: Level,
@@ -79,7 +80,55 @@ pub enum Status {
     Excluded,
 }
 
+/// The one `spec` a requirement may name: `docs/protocol.md`.
+pub const PROTOCOL_SPEC: &str = "protocol";
+
+/// Where [`PROTOCOL_SPEC`] is, relative to the workspace root.
+pub const PROTOCOL_DOC: &str = "docs/protocol.md";
+
+/// The headings of a Markdown document: every line that starts with `#`, its text after the
+/// `#`s trimmed. A heading written twice is an error: a `section` naming it could not say which
+/// of the two it means.
+pub fn headings(markdown: &str) -> Result<BTreeSet<String>, String> {
+    let mut headings = BTreeSet::new();
+    for (index, line) in markdown.lines().enumerate() {
+        if let Some(text) = line.strip_prefix('#') {
+            let text = text.trim_start_matches('#').trim();
+            if !headings.insert(text.to_owned()) {
+                return Err(format!(
+                    "line {}: the heading `{text}` is written twice",
+                    index + 1
+                ));
+            }
+        }
+    }
+    Ok(headings)
+}
+
 impl Ledger {
+    /// Every requirement that does not live where it says, one line each: a `spec` other than
+    /// [`PROTOCOL_SPEC`], or a `section` that is none of `headings` (those of
+    /// `docs/protocol.md`, from [`headings`]).
+    pub fn misplaced(&self, headings: &BTreeSet<String>) -> Vec<String> {
+        let mut problems = Vec::new();
+        for requirement in &self.requirements {
+            let id = &requirement.id;
+            if requirement.spec != PROTOCOL_SPEC {
+                problems.push(format!(
+                    "`{id}` names spec `{}`; every requirement lives in `{PROTOCOL_SPEC}` ({PROTOCOL_DOC})",
+                    requirement.spec
+                ));
+            }
+            if !headings.contains(&requirement.section) {
+                problems.push(format!(
+                    "`{id}` names section `{}`, which is no heading of {PROTOCOL_DOC}",
+                    requirement.section
+                ));
+            }
+        }
+        problems
+    }
+
     /// Requirements by id.
     pub fn by_id(&self) -> BTreeMap<&str, &Requirement> {
         self.requirements
@@ -103,7 +152,7 @@ mod tests {
     fn a_ledger_requirement_reads_from_toml_shaped_json() {
         let ledger: Ledger = serde_json::from_value(serde_json::json!({
             "requirement": [{
-                "id": "framing.line-cap", "spec": "wire-details", "section": "Framing",
+                "id": "framing.line-cap", "spec": "protocol", "section": "Lines",
                 "level": "must", "text": "A request line longer than 64 KiB is answered bad-request.",
                 "status": "pending", "reason": "waits for the host", "frames": ["response:error"]
             }]
@@ -117,5 +166,61 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("requirements.toml");
         let ledger = load(&path).unwrap();
         assert!(ledger.by_id().contains_key("framing.line-cap"));
+    }
+
+    #[test]
+    fn headings_are_the_lines_starting_with_a_hash_and_none_is_written_twice() {
+        let markdown = "# Title\ntext # not one\n## Lines \n### `hello` request\n";
+        let found = headings(markdown).unwrap();
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            ["Lines", "Title", "`hello` request"]
+        );
+        let err = headings("# A\n## B\n### A\n").unwrap_err();
+        assert_eq!(err, "line 3: the heading `A` is written twice");
+    }
+
+    #[test]
+    fn a_requirement_naming_a_missing_section_or_another_spec_is_misplaced() {
+        let ledger: Ledger = toml::from_str(
+            r#"
+            [[requirement]]
+            id = "a.here"
+            spec = "protocol"
+            section = "Lines"
+            level = "must"
+            text = "t"
+            status = "pending"
+            reason = "r"
+
+            [[requirement]]
+            id = "a.gone"
+            spec = "wire-details"
+            section = "Framing"
+            level = "must"
+            text = "t"
+            status = "pending"
+            reason = "r"
+            "#,
+        )
+        .unwrap();
+        let found = headings("# Lines\n").unwrap();
+        assert_eq!(
+            ledger.misplaced(&found),
+            [
+                "`a.gone` names spec `wire-details`; every requirement lives in `protocol` (docs/protocol.md)",
+                "`a.gone` names section `Framing`, which is no heading of docs/protocol.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_section_the_committed_ledger_names_is_a_heading_of_the_protocol() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let ledger = load(&root.join("golden/requirements.toml")).unwrap();
+        let markdown = std::fs::read_to_string(root.join(PROTOCOL_DOC)).unwrap();
+        let found = headings(&markdown).unwrap_or_else(|err| panic!("{PROTOCOL_DOC}: {err}"));
+        let problems = ledger.misplaced(&found);
+        assert!(problems.is_empty(), "{problems:#?}");
     }
 }

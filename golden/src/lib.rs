@@ -7,13 +7,15 @@
 //! With `schema`, the only crate whose types derive `JsonSchema`: `schema` has the wire and the
 //! host's local documents, this crate the kit's formats. Read in this order:
 //!
-//! - [`backend`]: the two tmux backends a fleet runs on; [`clock`]: a run's pinned "now".
+//! - [`backend`]: the two tmux backends a fleet runs on; [`clock`]: a run's pinned "now" and the
+//!   wall-clock span a `$now` falls in.
 //! - [`session`]: the golden-session format.
 //! - [`pattern`]: the pattern engine of `send` and `expect` frames.
 //! - [`ledger`]: the requirement ledger.
 //! - [`fixture`]: fleet fixtures for the simulator.
 //! - [`sim_file`]: what `corral-sim up` answers about the fleet it brought up.
-//! - [`validate`]: frames checked against the generated wire schemas, with precise paths.
+//! - [`validate`]: frames and local documents checked against the generated schemas, with precise
+//!   paths (and a document's key order where the protocol fixes it).
 //! - [`generate`]: the JSON Schema files of the kit's formats.
 
 pub mod backend;

@@ -3,10 +3,16 @@
 //! published), or the schemas the wire types make in this process (the replayer's way, which needs
 //! no checkout). A `oneOf` failure says only "no branch matched", so a frame is validated against
 //! the branch its own tag picks (`t`, then `card` inside a card): the error names the exact path.
+//! A local document whose writer's key order the protocol fixes is also checked for it, as a
+//! frame's canonical form is.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use schema::manifest::ActionList;
+use schema::{DeviceList, LsDocument, NotifyLogLine};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// Validators for one direction of the wire.
@@ -185,11 +191,35 @@ impl FrameSchema {
     }
 }
 
-/// A validator for a local document (the host's config file), read from a committed file.
+/// A validator for a local document (the host's config file, what `corral ls --json` prints),
+/// read from a committed file.
 #[derive(Debug)]
 pub struct DocumentSchema {
     file: String,
     validator: jsonschema::Validator,
+    /// The document's type, when the protocol fixes its writer's key order.
+    ordered: Option<Reencode>,
+}
+
+/// A document decoded through its type and encoded again.
+type Reencode = fn(&Value) -> Result<Value, String>;
+
+fn reencode<T: Serialize + DeserializeOwned>(value: &Value) -> Result<Value, String> {
+    let decoded: T = serde_json::from_value(value.clone()).map_err(|err| err.to_string())?;
+    serde_json::to_value(decoded).map_err(|err| err.to_string())
+}
+
+/// The JSON documents a host writes whose key order the protocol states (as it states a frame's),
+/// by schema file: `corral ls --json` (a row's keys in wire order, `title` right after
+/// `locator`), `corral device list --json`, `corral actions --json`, a `notify.log` line.
+fn ordered(file: &str) -> Option<Reencode> {
+    Some(match file {
+        "ls.schema.json" => reencode::<LsDocument>,
+        "device-list.schema.json" => reencode::<DeviceList>,
+        "action-list.schema.json" => reencode::<ActionList>,
+        "notify-log-line.schema.json" => reencode::<NotifyLogLine>,
+        _ => return None,
+    })
 }
 
 impl DocumentSchema {
@@ -198,6 +228,7 @@ impl DocumentSchema {
         Ok(DocumentSchema {
             file: file.to_owned(),
             validator: compile(&read(&dir.join(file))?, file)?,
+            ordered: ordered(file),
         })
     }
 
@@ -214,6 +245,28 @@ impl DocumentSchema {
             Err(format!("violates {}: {}", self.file, errors.join("; ")))
         }
     }
+
+    /// Validates a document a host wrote as JSON (its keys in the order it wrote them): the
+    /// schema, and for a document whose key order the protocol fixes, that order (whitespace
+    /// aside, it encodes as its type encodes it).
+    pub fn validate_written(&self, value: &Value) -> Result<(), String> {
+        self.validate(value)?;
+        let Some(reencode) = self.ordered else {
+            return Ok(());
+        };
+        let canonical =
+            reencode(value).map_err(|err| format!("does not decode as {}: {err}", self.file))?;
+        // Compared as text: two maps with the same members in another order are equal values.
+        let text = |value: &Value| serde_json::to_string(value).expect("values encode");
+        if text(&canonical) != text(value) {
+            return Err(format!(
+                "is not in the order of {} (key order, or a key its type does not write); \
+                 canonical: {canonical}",
+                self.file
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +277,27 @@ mod tests {
 
     fn committed() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/json")
+    }
+
+    #[test]
+    fn a_written_document_keeps_the_order_its_type_writes() {
+        let list = DocumentSchema::load(&committed(), "device-list.schema.json").unwrap();
+        let record = r#"{"id":"SHA256:x","name":"phone","scopes":["read"],"paired_at_ms":1}"#;
+        let good: Value =
+            serde_json::from_str(&format!(r#"{{"schema":1,"devices":[{record}]}}"#)).unwrap();
+        assert_eq!(list.validate_written(&good), Ok(()));
+        let swapped: Value =
+            serde_json::from_str(&format!(r#"{{"devices":[{record}],"schema":1}}"#)).unwrap();
+        assert_eq!(list.validate(&swapped), Ok(()));
+        let err = list.validate_written(&swapped).unwrap_err();
+        assert!(
+            err.starts_with("is not in the order of device-list.schema.json"),
+            "{err}"
+        );
+        let config = DocumentSchema::load(&committed(), "config.schema.json").unwrap();
+        let unordered =
+            serde_json::json!({"serve": {"reconcile_interval_ms": 200, "max_connections": 2}});
+        assert_eq!(config.validate_written(&unordered), Ok(()));
     }
 
     #[test]

@@ -74,11 +74,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::clock::Window;
     use crate::pattern::{Captures, Mismatch, matches};
 
     fn check_match(pattern: Value, actual: Value) -> Result<Captures, Mismatch> {
         let mut captures = Captures::new();
-        matches(&pattern, &actual, &mut captures).map(|()| captures)
+        matches(&pattern, &actual, &mut captures, Window::ANY).map(|()| captures)
     }
 
     #[test]

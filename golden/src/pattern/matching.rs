@@ -6,7 +6,8 @@ use std::fmt;
 use serde_json::Value;
 
 use super::captures::{Captures, render_template};
-use super::syntax::{MORE_KEY, Str, display_path, is_absent, parse_key, parse_str};
+use super::syntax::{Kind, MORE_KEY, Str, display_path, is_absent, parse_key, parse_str};
+use crate::clock::Window;
 
 /// Why a frame does not match its pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,16 +24,44 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// Matches a received value against a pattern, binding captures on first sight. On a mismatch
-/// the captures may hold partial bindings: callers that backtrack pass a copy.
-pub fn matches(pattern: &Value, actual: &Value, captures: &mut Captures) -> Result<(), Mismatch> {
-    match_at(pattern, actual, captures, "")
+/// Matches a received value against a pattern, binding captures on first sight; a `$now` must
+/// fall inside `now` (the case's run up to the value's arrival). On a mismatch the captures may
+/// hold partial bindings: callers that backtrack pass a copy.
+pub fn matches(
+    pattern: &Value,
+    actual: &Value,
+    captures: &mut Captures,
+    now: Window,
+) -> Result<(), Mismatch> {
+    match_at(pattern, actual, captures, now, "")
+}
+
+/// Whether a value is one a wildcard of `kind` accepts: its type, and for `$now` its time.
+pub(super) fn satisfies(kind: Kind, actual: &Value, now: Window) -> Result<(), String> {
+    if !kind.accepts(actual) {
+        return Err(match kind {
+            Kind::Now => {
+                format!("expected an epoch-ms time within the case's run, received {actual}")
+            }
+            _ => format!("expected any {}, received {actual}", kind.name()),
+        });
+    }
+    match actual.as_u64() {
+        Some(ms) if kind == Kind::Now && !now.contains(ms) => Err(format!(
+            "expected an epoch-ms time within the case's run ({} to {}), received {ms}, {}",
+            now.from_ms,
+            now.to_ms,
+            now.describe(ms)
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn match_at(
     pattern: &Value,
     actual: &Value,
     captures: &mut Captures,
+    now: Window,
     path: &str,
 ) -> Result<(), Mismatch> {
     let mismatch = |reason: String| Mismatch {
@@ -50,19 +79,10 @@ fn match_at(
                     Value::String(literal)
                 )),
             },
-            Ok(Str::Wildcard(kind)) => {
-                if kind.accepts(actual) {
-                    Ok(())
-                } else {
-                    fail(format!("expected any {}, received {actual}", kind.name()))
-                }
-            }
+            Ok(Str::Wildcard(kind)) => satisfies(kind, actual, now).map_err(mismatch),
             Ok(Str::Capture(kind, name)) => {
-                if !kind.accepts(actual) {
-                    return fail(format!(
-                        "expected any {} (capture `{name}`), received {actual}",
-                        kind.name()
-                    ));
+                if let Err(reason) = satisfies(kind, actual, now) {
+                    return fail(format!("{reason} (capture `{name}`)"));
                 }
                 match captures.get(&name) {
                     Some(bound) if bound != actual => fail(format!(
@@ -104,7 +124,7 @@ fn match_at(
                 ));
             }
             for (i, (item, value)) in items.iter().zip(got).enumerate() {
-                match_at(item, value, captures, &format!("{path}/{i}"))?;
+                match_at(item, value, captures, now, &format!("{path}/{i}"))?;
             }
             Ok(())
         }
@@ -135,7 +155,9 @@ fn match_at(
                             reason: format!("expected `{key}`, but the frame has none"),
                         });
                     }
-                    (false, Some(got_value)) => match_at(value, got_value, captures, &member_path)?,
+                    (false, Some(got_value)) => {
+                        match_at(value, got_value, captures, now, &member_path)?
+                    }
                 }
                 listed.push(key);
             }
@@ -165,7 +187,7 @@ mod tests {
 
     fn check_match(pattern: Value, actual: Value) -> Result<Captures, Mismatch> {
         let mut captures = Captures::new();
-        matches(&pattern, &actual, &mut captures).map(|()| captures)
+        matches(&pattern, &actual, &mut captures, Window::ANY).map(|()| captures)
     }
 
     #[test]
@@ -233,6 +255,7 @@ mod tests {
             &json!({"host": "$string:host"}),
             &json!({"host": "studio"}),
             &mut captures,
+            Window::ANY,
         )
         .unwrap();
         assert_eq!(captures["host"], json!("studio"));
@@ -240,12 +263,14 @@ mod tests {
             &json!({"h": "$string:host"}),
             &json!({"h": "studio"}),
             &mut captures,
+            Window::ANY,
         )
         .unwrap();
         let err = matches(
             &json!({"h": "$string:host"}),
             &json!({"h": "other"}),
             &mut captures,
+            Window::ANY,
         )
         .unwrap_err();
         assert!(err.reason.contains("bound to \"studio\""), "{err}");
@@ -253,9 +278,56 @@ mod tests {
             &json!({"h": "${host}"}),
             &json!({"h": "studio"}),
             &mut captures,
+            Window::ANY,
         )
         .unwrap();
-        assert!(matches(&json!({"h": "${host}"}), &json!({"h": "x"}), &mut captures).is_err());
+        assert!(
+            matches(
+                &json!({"h": "${host}"}),
+                &json!({"h": "x"}),
+                &mut captures,
+                Window::ANY
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn now_is_an_integer_inside_the_window() {
+        let window = Window {
+            from_ms: 1_763_780_000_000,
+            to_ms: 1_763_780_005_000,
+        };
+        let check = |value: Value| {
+            let mut captures = Captures::new();
+            matches(
+                &json!({"at_ms": "$now:at"}),
+                &json!({"at_ms": value}),
+                &mut captures,
+                window,
+            )
+            .map(|()| captures)
+        };
+        assert_eq!(
+            check(json!(1_763_780_001_000u64)).unwrap()["at"],
+            json!(1_763_780_001_000u64)
+        );
+        for outside in [
+            json!(0),
+            json!(1_763_780_001u64),
+            json!(4_102_444_800_000u64),
+        ] {
+            let err = check(outside.clone()).unwrap_err();
+            assert_eq!(err.path, "/at_ms");
+            assert!(
+                err.reason
+                    .starts_with("expected an epoch-ms time within the case's run (")
+                    && err.reason.ends_with("(capture `at`)"),
+                "{outside}: {err}"
+            );
+        }
+        let err = check(json!("1763780001000")).unwrap_err();
+        assert!(err.reason.contains("received \"1763780001000\""), "{err}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Frame patterns: exact JSON, where a string starting with `$` is a directive (typed wildcards,
-//! `$absent`, captures bound on first sight, `${name}` references), and the object key
+//! `$now` for a time the host stamps, `$absent`, captures bound on first sight, `${name}`
+//! references), and the object key
 //! `"$more": true`. Pure: values in, values out. `golden/README.md` documents the directives.
 //!
 //! The rule that keeps directives from colliding silently with data: every `$` in a pattern

@@ -4,21 +4,30 @@
 use serde_json::{Map, Value};
 
 use super::captures::{Captures, render_template};
+use super::matching::satisfies;
 use super::syntax::{MORE_KEY, Str, is_absent, parse_key, parse_str};
+use crate::clock::Window;
 
 /// The pattern as a reader compares it with the received frame: every directive that the
-/// received value satisfies is replaced by that value, so a diff shows only real differences.
-pub fn render_expected(pattern: &Value, actual: Option<&Value>, captures: &Captures) -> Value {
+/// received value satisfies (a `$now` only inside `now`) is replaced by that value, so a diff
+/// shows only real differences.
+pub fn render_expected(
+    pattern: &Value,
+    actual: Option<&Value>,
+    captures: &Captures,
+    now: Window,
+) -> Value {
+    let satisfied = |kind, value: &Value| satisfies(kind, value, now).is_ok();
     match pattern {
         Value::String(text) => match parse_str(text) {
             Ok(Str::Literal(literal)) => Value::String(literal),
             Ok(Str::Wildcard(kind)) => match actual {
-                Some(value) if kind.accepts(value) => value.clone(),
+                Some(value) if satisfied(kind, value) => value.clone(),
                 _ => pattern.clone(),
             },
             Ok(Str::Capture(kind, name)) => match (captures.get(&name), actual) {
                 (Some(bound), _) => bound.clone(),
-                (None, Some(value)) if kind.accepts(value) => value.clone(),
+                (None, Some(value)) if satisfied(kind, value) => value.clone(),
                 _ => pattern.clone(),
             },
             Ok(Str::Ref(name)) => captures.get(&name).cloned().unwrap_or(pattern.clone()),
@@ -33,7 +42,9 @@ pub fn render_expected(pattern: &Value, actual: Option<&Value>, captures: &Captu
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, item)| render_expected(item, got.and_then(|g| g.get(i)), captures))
+                    .map(|(i, item)| {
+                        render_expected(item, got.and_then(|g| g.get(i)), captures, now)
+                    })
                     .collect(),
             )
         }
@@ -52,7 +63,7 @@ pub fn render_expected(pattern: &Value, actual: Option<&Value>, captures: &Captu
                 if is_absent(value) {
                     continue;
                 }
-                let rendered = render_expected(value, got.and_then(|g| g.get(&key)), captures);
+                let rendered = render_expected(value, got.and_then(|g| g.get(&key)), captures, now);
                 out.insert(key, rendered);
             }
             if more && let Some(got) = got {
@@ -76,11 +87,16 @@ mod tests {
 
     #[test]
     fn the_expected_rendering_fills_satisfied_wildcards_only() {
-        let pattern = json!({"id": "1", "at": "$int", "to": "$string", "gone": "$absent"});
-        let actual = json!({"at": 5, "to": 3});
+        let pattern = json!({"id": "1", "at": "$int", "to": "$string", "gone": "$absent",
+                             "a_ms": "$now", "b_ms": "$now"});
+        let actual = json!({"at": 5, "to": 3, "a_ms": 1_500, "b_ms": 7});
+        let now = Window {
+            from_ms: 1_000,
+            to_ms: 2_000,
+        };
         assert_eq!(
-            render_expected(&pattern, Some(&actual), &Captures::new()),
-            json!({"id": "1", "at": 5, "to": "$string"})
+            render_expected(&pattern, Some(&actual), &Captures::new(), now),
+            json!({"id": "1", "at": 5, "to": "$string", "a_ms": 1_500, "b_ms": "$now"})
         );
     }
 }

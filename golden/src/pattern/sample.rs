@@ -14,8 +14,8 @@ pub const SAMPLE_STRING: &str = "replay";
 /// Turns an expectation into the concrete frame a stand-in host writes: literals as written (`$$`
 /// unescaped), `${name}` replaced, `$absent` members and `$more` left out, and every wildcard a
 /// fixed sample of its type: `$any` null, `$int` and `$number` 0 (the pinned [`NOW_MS`] in a member
-/// whose key ends in `_ms`), `$string` [`SAMPLE_STRING`], `$bool` false, `$array` `[]`, `$object`
-/// `{}`. A capture seen for the first time binds its sample, so every later sight of it, and a
+/// whose key ends in `_ms`), `$now` the pinned [`NOW_MS`], `$string` [`SAMPLE_STRING`], `$bool`
+/// false, `$array` `[]`, `$object` `{}`. A capture seen for the first time binds its sample, so every later sight of it, and a
 /// `${name}` in a frame the client must send back, is that same value; a bound capture writes
 /// its value. The result matches the pattern.
 pub fn sample(pattern: &Value, captures: &mut Captures) -> Result<Value, String> {
@@ -26,6 +26,7 @@ fn sample_of(kind: Kind, key: Option<&str>, name: Option<&str>) -> Value {
     let epoch = key.is_some_and(|key| key.ends_with("_ms"));
     match kind {
         Kind::Any => Value::Null,
+        Kind::Now => Value::from(NOW_MS),
         Kind::Int | Kind::Number if epoch => Value::from(NOW_MS),
         Kind::Int | Kind::Number => Value::from(0),
         Kind::String => Value::String(match name {
@@ -88,16 +89,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::clock::Window;
     use crate::pattern::{Mismatch, matches};
 
     fn check_match(pattern: Value, actual: Value) -> Result<Captures, Mismatch> {
         let mut captures = Captures::new();
-        matches(&pattern, &actual, &mut captures).map(|()| captures)
+        matches(&pattern, &actual, &mut captures, Window::ANY).map(|()| captures)
     }
 
     #[test]
     fn a_sample_fills_every_wildcard_with_a_fixed_value_of_its_type() {
-        let pattern = json!({"schema": 1, "id": "1", "t": "edge", "at_ms": "$int", "n": "$int",
+        let pattern = json!({"schema": 1, "id": "1", "t": "edge", "at_ms": "$int", "n": "$int", "seen": "$now",
                              "x": "$number", "s": "$string", "b": "$bool", "a": "$array",
                              "o": "$object", "any": "$any", "gone": "$absent", "cost": "$$5",
                              "$more": true});
@@ -105,7 +107,7 @@ mod tests {
         let sampled = sample(&pattern, &mut captures).unwrap();
         assert_eq!(
             sampled,
-            json!({"schema": 1, "id": "1", "t": "edge", "at_ms": NOW_MS, "n": 0, "x": 0,
+            json!({"schema": 1, "id": "1", "t": "edge", "at_ms": NOW_MS, "n": 0, "seen": NOW_MS, "x": 0,
                    "s": "replay", "b": false, "a": [], "o": {}, "any": null, "cost": "$5"})
         );
         assert!(captures.is_empty());

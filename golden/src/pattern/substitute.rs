@@ -50,6 +50,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::clock::Window;
     use crate::pattern::matches;
 
     #[test]
@@ -66,7 +67,15 @@ mod tests {
             sent,
             json!({"slot": "%1:1763780000000:approve", "n": 1763780000000u64})
         );
-        assert!(matches(&json!("${pane}:x"), &json!("%1:x"), &mut captures).is_ok());
+        assert!(
+            matches(
+                &json!("${pane}:x"),
+                &json!("%1:x"),
+                &mut captures,
+                Window::ANY
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -26,11 +26,15 @@ pub enum Kind {
     Array,
     /// `$object`: an object.
     Object,
+    /// `$now`: an epoch-ms integer inside the case's run, on the wall clock (a time the host
+    /// stamps itself). The type check is [`Kind::accepts`]; the span is checked by the matcher,
+    /// which knows it ([`crate::clock::Window`]).
+    Now,
 }
 
 impl Kind {
     /// Every kind, in the order the README lists them.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Any,
         Kind::Int,
         Kind::Number,
@@ -38,6 +42,7 @@ impl Kind {
         Kind::Bool,
         Kind::Array,
         Kind::Object,
+        Kind::Now,
     ];
 
     fn parse(name: &str) -> Option<Kind> {
@@ -54,10 +59,12 @@ impl Kind {
             Kind::Bool => "bool",
             Kind::Array => "array",
             Kind::Object => "object",
+            Kind::Now => "now",
         }
     }
 
-    /// Whether a received value is of this kind.
+    /// Whether a received value is of this kind (for `$now`, an integer that can be an epoch-ms
+    /// time; whether it is inside the case's run is the matcher's check).
     pub fn accepts(self, value: &Value) -> bool {
         match self {
             Kind::Any => true,
@@ -67,6 +74,7 @@ impl Kind {
             Kind::Bool => value.is_boolean(),
             Kind::Array => value.is_array(),
             Kind::Object => value.is_object(),
+            Kind::Now => value.is_u64(),
         }
     }
 }
@@ -139,7 +147,7 @@ pub fn parse_str(text: &str) -> Result<Str, String> {
         let Some(kind) = Kind::parse(kind) else {
             return Err(format!(
                 "`{text}` is not a directive (known: $any $int $number $string $bool $array \
-                 $object $absent, `$<kind>:<name>`, `${{name}}`); write `$$` for a literal `$`"
+                 $object $now $absent, `$<kind>:<name>`, `${{name}}`); write `$$` for a literal `$`"
             ));
         };
         return match name {
@@ -239,6 +247,11 @@ mod tests {
     #[test]
     fn directives_parse_into_what_they_mean() {
         assert_eq!(parse_str("$int"), Ok(Str::Wildcard(Kind::Int)));
+        assert_eq!(parse_str("$now"), Ok(Str::Wildcard(Kind::Now)));
+        assert_eq!(
+            parse_str("$now:paired"),
+            Ok(Str::Capture(Kind::Now, "paired".into()))
+        );
         assert_eq!(
             parse_str("$string:host"),
             Ok(Str::Capture(Kind::String, "host".into()))

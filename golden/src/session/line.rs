@@ -2,6 +2,8 @@
 //! a [`StepLine`]. The JSON Schema of a line (`golden-session.schema.json`) is generated from
 //! them, and a line is in canonical form when it re-encodes through them to the same bytes.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -118,6 +120,140 @@ pub enum Step {
     /// The host process exits with this code. Every frame it wrote before must have been
     /// expected.
     Exit(i32),
+    /// Runs a program of the kit (the host's own command line, or the simulator's) in the case's
+    /// environment and waits for it to end; its exit code, stdout and stderr must be as stated.
+    Run(Run),
+    /// Checks a path of the case: a file, a directory or nothing there, its mode, and what it
+    /// holds.
+    File(FileCheck),
+}
+
+/// A program a `run` step may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Program {
+    /// `corral`: the command line of the host under test (`corral ls`, `corral device ...`), in
+    /// the host processes' environment. A run against another host implementation skips the
+    /// case unless it names that host's own command line.
+    Corral,
+    /// `corral-sim`: the simulator, in its environment (the pinned clock included); for its
+    /// observers, whose output a step matches (a `sim` step only waits for success).
+    CorralSim,
+}
+
+impl Program {
+    /// The program's name, as a session writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Program::Corral => "corral",
+            Program::CorralSim => "corral-sim",
+        }
+    }
+}
+
+/// A `run` step: a program, its arguments and input, and what it must answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// The program.
+    pub program: Program,
+    /// Its arguments; `${name}` is replaced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Text written to its stdin, which is then closed (`${name}` is replaced); absent, its
+    /// stdin is empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+    /// Its exit code.
+    pub exit: i32,
+    /// The local document stdout holds, by the stem of its JSON Schema in `schema/json/`
+    /// (`ls` is `ls.schema.json`): every value the `stdout` expectation parses must be valid
+    /// against it. Only with a `stdout` of `json_lines`, `json_each` or `toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+    /// What stdout holds; absent, nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<Content>,
+    /// What stderr holds; absent, nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<Content>,
+}
+
+/// What a text must be: a command's stdout or stderr, a file's content, or a directory's
+/// listing. Exactly one key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Content {
+    /// Exactly this text (`${name}` replaced, `$$` a literal `$`).
+    Text(String),
+    /// Text that holds this text (`${name}` replaced, `$$` a literal `$`).
+    Contains(String),
+    /// One JSON value per line, as many lines as patterns, each line matching its pattern in
+    /// order (captures bind).
+    JsonLines(Vec<Value>),
+    /// One JSON value per line, at least one line, every line matching this one pattern (a log
+    /// whose length depends on timing, such as a tmux call per cycle).
+    JsonEach(Value),
+    /// The whole text is TOML, and as JSON it matches this pattern (the device store).
+    Toml(Value),
+}
+
+impl Content {
+    /// Whether it parses the text into values (which a `document` can then validate).
+    pub fn parses(&self) -> bool {
+        matches!(
+            self,
+            Content::JsonLines(_) | Content::JsonEach(_) | Content::Toml(_)
+        )
+    }
+}
+
+/// What a path must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Entry {
+    /// A regular file (symbolic links followed).
+    File,
+    /// A directory.
+    Dir,
+    /// Nothing.
+    Absent,
+}
+
+/// A `file` step: what a path of the case is, checked at once (or, with the step's
+/// `timeout_ms`, retried until it holds, for a file a process writes in its own time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileCheck {
+    /// The path, absolute after `${name}` is replaced, inside the case's dirs
+    /// (`${run_dir}/corral`, `${config_dir}/corral/devices.toml`, `${sim_dir}/...`).
+    pub path: String,
+    /// What is there.
+    pub is: Entry,
+    /// Its permission bits, four octal digits (`"0600"`, `"0700"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Whether the file is another file than the one an earlier `file` step on the same `path`
+    /// saw (a write that renames a new file over it), or the same one (written in place or not
+    /// at all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<bool>,
+    /// The `content` expectation applies only to what was appended since an earlier `file` step
+    /// on the same `path` (a log); the file must be the same one, not shorter.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub appended: bool,
+    /// The local document the file holds, by the stem of its JSON Schema in `schema/json/`
+    /// (`device-store`): every value the `content` expectation parses must be valid against it.
+    /// Only with a `content` of `json_lines`, `json_each` or `toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+    /// What a file holds, or a directory's entries: their names, sorted, each on its own line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Content>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// An empty object, for steps that need no argument.
@@ -143,6 +279,11 @@ pub struct Background {
 pub struct Spawn {
     /// The fingerprint passed as `--device`.
     pub device: String,
+    /// Changes to the case's environment for this host process only, by variable: set to a
+    /// text (`${name}` replaced), or removed (`null`). For rules about where a host looks
+    /// (`{"XDG_RUNTIME_DIR":null,"TMPDIR":"${home_dir}"}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Option<String>>,
 }
 
 #[cfg(test)]
@@ -155,6 +296,26 @@ mod tests {
         let parsed: StepLine = serde_json::from_str(line).unwrap();
         assert_eq!(parsed.conn.as_deref(), Some("b"));
         assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
+    }
+
+    #[test]
+    fn run_and_file_steps_round_trip_in_their_canonical_form() {
+        for line in [
+            r#"{"run":{"program":"corral","args":["ls","--json"],"exit":0,"document":"ls","stdout":{"json_lines":[{"schema":1,"agents":"$array"}]}}}"#,
+            r#"{"run":{"program":"corral-sim","args":["x"],"stdin":"hi\n","exit":2,"stderr":{"contains":"usage"}}}"#,
+            r#"{"file":{"path":"${run_dir}/corral","is":"dir","mode":"0700"}}"#,
+            r#"{"file":{"path":"${sim_dir}/log","is":"file","appended":true,"content":{"json_each":{"argv":"$array"}}},"timeout_ms":900}"#,
+            r#"{"file":{"path":"${config_dir}/corral/devices.toml","is":"file","replaced":true,"document":"device-store","content":{"toml":{"device":[]}}}}"#,
+        ] {
+            let parsed: StepLine = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
+        }
+        let parsed: StepLine =
+            serde_json::from_str(r#"{"run":{"program":"corral","exit":0}}"#).unwrap();
+        let Step::Run(run) = parsed.step else {
+            panic!("a run step");
+        };
+        assert_eq!((run.program.as_str(), run.stdout), ("corral", None));
     }
 
     #[test]

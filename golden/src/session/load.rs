@@ -2,7 +2,8 @@
 //! [`Session`] is proven: every line decodes and re-encodes byte-identically (canonical form),
 //! the case id is the file stem, the header's rules hold, every pattern parses, every `${name}` is
 //! used only after something binds it, every concrete frame round-trips through the wire types,
-//! and every `send_raw` is decoded into its bytes. Every error names the file and the line.
+//! every `send_raw` is decoded into its bytes, and every `run` and `file` step asks for something
+//! that can be checked. Every error names the file and the line.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -13,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::MAIN_CONN;
-use super::line::{SessionHeader, Step, StepLine};
-use super::names::{PANE_PREFIX, is_prebound};
+use super::line::{Content, Entry, FileCheck, Program, Run, SessionHeader, Step, StepLine};
+use super::names::{is_prebound, names_fixture_pane};
 use crate::backend::Backend;
 use crate::pattern::{self, Use};
 
@@ -29,7 +30,7 @@ pub struct Session {
     pub steps: Vec<Located>,
     /// The file's lines, for showing a step and for rewriting it (bless).
     pub lines: Vec<String>,
-    /// Whether some `${pane.<name>}` is used.
+    /// Whether some `${pane.<name>}` or `${transcript.<name>}` is used.
     names_panes: bool,
 }
 
@@ -81,10 +82,29 @@ impl Session {
             .join(format!("{}.toml", self.header.fixture))
     }
 
-    /// Whether the session uses a fixture pane's id (`${pane.<name>}`), so a player needs the
-    /// fixture's pane ids.
+    /// Whether the session uses a fixture pane's id or transcript (`${pane.<name>}`,
+    /// `${transcript.<name>}`), so a player needs the fixture's panes.
     pub fn names_panes(&self) -> bool {
         self.names_panes
+    }
+
+    /// Whether some `run` step starts this program.
+    pub fn runs(&self, program: Program) -> bool {
+        self.steps
+            .iter()
+            .any(|located| matches!(&located.step.step, Step::Run(run) if run.program == program))
+    }
+
+    /// The local documents its `run` and `file` steps name, by schema file stem.
+    pub fn documents(&self) -> BTreeSet<&str> {
+        self.steps
+            .iter()
+            .filter_map(|located| match &located.step.step {
+                Step::Run(run) => run.document.as_deref(),
+                Step::File(file) => file.document.as_deref(),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The text of a 1-based line.
@@ -207,11 +227,13 @@ fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The names bound so far, in session order, and whether a fixture pane's id was used.
+/// The names bound so far, in session order, whether a fixture pane's id was used, and the paths
+/// `file` steps have checked.
 #[derive(Debug, Default)]
 struct Names {
     bound: BTreeSet<String>,
     panes: bool,
+    paths: BTreeSet<String>,
 }
 
 impl Names {
@@ -221,7 +243,7 @@ impl Names {
             if !self.bound.contains(&name) && !is_prebound(&name) {
                 return Err(format!("`${{{name}}}` is used before any pattern binds it"));
             }
-            self.panes |= name.starts_with(PANE_PREFIX);
+            self.panes |= names_fixture_pane(&name);
         }
         Ok(())
     }
@@ -230,6 +252,14 @@ impl Names {
     fn send(&mut self, frame: &Value) -> Result<(), String> {
         let (_, refs) = pattern::check(frame, Use::Send).map_err(|e| e.to_string())?;
         self.used(refs)
+    }
+
+    /// A text with `${name}`s in it (an argument, a path, an expected text): no wildcard.
+    fn text(&mut self, text: &str, what: &str) -> Result<(), String> {
+        match pattern::check(&Value::from(text), Use::Send) {
+            Ok((_, refs)) => self.used(refs),
+            Err(err) => Err(format!("{what}: {}", err.message)),
+        }
     }
 
     /// A frame we expect: its references must be bound, and its captures are bound after it.
@@ -261,10 +291,21 @@ fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
         Step::Sim(args) => check_args(args, "sim", names)?,
         Step::SimBackground(background) => check_args(&background.args, "sim_background", names)?,
         Step::Barrier(id) if id.is_empty() => return Err("a barrier needs an id".into()),
+        Step::Run(run) => check_run(run, names)?,
+        Step::Spawn(spawn) => {
+            for (variable, value) in &spawn.env {
+                if variable.is_empty() || variable.contains('=') {
+                    return Err(format!("`{variable}` cannot be an environment variable"));
+                }
+                if let Some(value) = value {
+                    names.text(value, "an environment value")?;
+                }
+            }
+        }
+        Step::File(file) => check_file(file, names)?,
         // Decoded into its bytes when the line was read.
         Step::SendRaw(_)
         | Step::Comment(_)
-        | Step::Spawn(_)
         | Step::ExpectSilence(_)
         | Step::Barrier(_)
         | Step::Revoke(_)
@@ -291,6 +332,131 @@ fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), Stri
         names.send(&Value::String(arg.clone()))?;
     }
     Ok(())
+}
+
+fn check_run(run: &Run, names: &mut Names) -> Result<(), String> {
+    for arg in &run.args {
+        names.text(arg, "an argument")?;
+    }
+    if let Some(stdin) = &run.stdin {
+        names.text(stdin, "`stdin`")?;
+    }
+    if let Some(document) = &run.document {
+        check_document(document, run.stdout.as_ref(), "`stdout`")?;
+    }
+    for (stream, content) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        if let Some(content) = content {
+            check_content(content, names).map_err(|err| format!("`{stream}`: {err}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
+    names.text(&file.path, "`path`")?;
+    if !(file.path.starts_with('/') || file.path.starts_with("${")) {
+        return Err(format!(
+            "`path` {} is relative; start it with a place such as `${{run_dir}}`",
+            file.path
+        ));
+    }
+    if let Some(mode) = &file.mode
+        && !(mode.len() == 4 && mode.chars().all(|c| ('0'..='7').contains(&c)))
+    {
+        return Err(format!(
+            "`mode` is four octal digits (\"0600\"), not {mode:?}"
+        ));
+    }
+    let earlier = names.paths.contains(&file.path);
+    let mut refused = Vec::new();
+    match file.is {
+        Entry::Absent => {
+            for (key, given) in [
+                ("mode", file.mode.is_some()),
+                ("replaced", file.replaced.is_some()),
+                ("appended", file.appended),
+                ("document", file.document.is_some()),
+                ("content", file.content.is_some()),
+            ] {
+                if given {
+                    refused.push(key);
+                }
+            }
+        }
+        Entry::Dir => {
+            for (key, given) in [
+                ("replaced", file.replaced.is_some()),
+                ("appended", file.appended),
+                ("document", file.document.is_some()),
+                (
+                    "a parsed `content`",
+                    file.content.as_ref().is_some_and(Content::parses),
+                ),
+            ] {
+                if given {
+                    refused.push(key);
+                }
+            }
+        }
+        Entry::File => {}
+    }
+    if let Some(key) = refused.first() {
+        let is = match file.is {
+            Entry::Absent => "absent",
+            _ => "dir",
+        };
+        return Err(format!("{key} says nothing about a path that is {is}"));
+    }
+    if (file.replaced.is_some() || file.appended) && !earlier {
+        return Err(format!(
+            "`replaced` and `appended` compare with an earlier `file` step on {}, and there is none",
+            file.path
+        ));
+    }
+    if file.appended && file.content.is_none() {
+        return Err("`appended` needs a `content` to check what was appended".into());
+    }
+    if let Some(document) = &file.document {
+        check_document(document, file.content.as_ref(), "`content`")?;
+    }
+    if let Some(content) = &file.content {
+        check_content(content, names).map_err(|err| format!("`content`: {err}"))?;
+    }
+    names.paths.insert(file.path.clone());
+    Ok(())
+}
+
+/// A document is named like its schema file (`device-store`) and validates parsed values only.
+fn check_document(document: &str, content: Option<&Content>, key: &str) -> Result<(), String> {
+    let named = !document.is_empty()
+        && document.split('-').all(|word| {
+            !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        });
+    if !named {
+        return Err(format!(
+            "`document` is the stem of a schema file (`device-store`), not {document:?}"
+        ));
+    }
+    if !content.is_some_and(Content::parses) {
+        return Err(format!(
+            "`document` validates parsed values: it needs a {key} of `json_lines`, `json_each` or `toml`"
+        ));
+    }
+    Ok(())
+}
+
+fn check_content(content: &Content, names: &mut Names) -> Result<(), String> {
+    match content {
+        Content::Text(text) | Content::Contains(text) => names.text(text, "the text"),
+        Content::JsonLines(patterns) if patterns.is_empty() => Err(
+            "`json_lines` takes one pattern per line; for no output write `{\"text\":\"\"}`".into(),
+        ),
+        Content::JsonLines(patterns) => patterns.iter().try_for_each(|p| names.expect(p)),
+        Content::JsonEach(pattern) | Content::Toml(pattern) => names.expect(pattern),
+    }
 }
 
 /// A concrete frame must decode through the wire types and re-encode to the same bytes.
@@ -459,6 +625,71 @@ mod tests {
             err.contains(":2: not a step: hex `abc` has an odd"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn run_and_file_steps_bind_and_use_names_in_order() {
+        let text = format!(
+            "{HEADER}\n{}\n{}\n{}\n",
+            r#"{"run":{"program":"corral","args":["device","list","--json"],"exit":0,"document":"device-list","stdout":{"json_lines":[{"schema":1,"devices":[{"id":"$string:id","$more":true}]}]}}}"#,
+            r#"{"file":{"path":"${config_dir}/corral/devices.toml","is":"file","mode":"0600","content":{"contains":"${id}"}}}"#,
+            r#"{"file":{"path":"${config_dir}/corral/devices.toml","is":"file","replaced":false}}"#,
+        );
+        parse_text(&text).unwrap();
+        let text = format!(
+            "{HEADER}\n{}\n",
+            r#"{"run":{"program":"corral","args":["x","${nobody}"],"exit":0}}"#
+        );
+        assert!(
+            parse_text(&text)
+                .unwrap_err()
+                .contains("`${nobody}` is used before")
+        );
+    }
+
+    #[test]
+    fn a_run_or_file_step_that_cannot_be_checked_is_refused() {
+        for (step, wanted) in [
+            (
+                r#"{"run":{"program":"corral","exit":0,"document":"ls","stdout":{"contains":"x"}}}"#,
+                "`document` validates parsed values",
+            ),
+            (
+                r#"{"run":{"program":"corral","exit":0,"document":"LS","stdout":{"json_each":{}}}}"#,
+                "stem of a schema file",
+            ),
+            (
+                r#"{"run":{"program":"corral","exit":0,"stdout":{"json_lines":[]}}}"#,
+                "one pattern per line",
+            ),
+            (
+                r#"{"run":{"program":"corral","exit":0,"stderr":{"text":"$int"}}}"#,
+                "`stderr`: the text:",
+            ),
+            (
+                r#"{"file":{"path":"run/corral","is":"dir"}}"#,
+                "is relative",
+            ),
+            (
+                r#"{"file":{"path":"${run_dir}","is":"dir","mode":"700"}}"#,
+                "four octal digits",
+            ),
+            (
+                r#"{"file":{"path":"${run_dir}/x","is":"absent","mode":"0700"}}"#,
+                "mode says nothing about a path that is absent",
+            ),
+            (
+                r#"{"file":{"path":"${run_dir}","is":"dir","content":{"toml":{}}}}"#,
+                "a parsed `content` says nothing about a path that is dir",
+            ),
+            (
+                r#"{"file":{"path":"${run_dir}/x","is":"file","replaced":true}}"#,
+                "there is none",
+            ),
+        ] {
+            let err = parse_text(&format!("{HEADER}\n{step}\n")).unwrap_err();
+            assert!(err.contains(wanted), "{step}: {err}");
+        }
     }
 
     #[test]

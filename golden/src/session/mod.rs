@@ -20,9 +20,12 @@ pub mod names;
 pub mod raw;
 
 pub use barrier::{BARRIER_SESSION, barrier_answer, barrier_request};
-pub use line::{Background, Empty, GoldenLine, SessionHeader, Spawn, Step, StepLine};
+pub use line::{
+    Background, Content, Empty, Entry, FileCheck, GoldenLine, Program, Run, SessionHeader, Spawn,
+    Step, StepLine,
+};
 pub use load::{LoadError, Located, Session, canonical, files, load, parse};
-pub use names::{PANE_PREFIX, prebound};
+pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX};
 pub use raw::{RawBytes, RawSegment};
 
 /// The connection a step acts on when it names none.
@@ -38,4 +41,6 @@ pub mod limits {
     pub const EXIT_MS: u64 = 5_000;
     /// `sim` and `sim_background`.
     pub const SIM_MS: u64 = 30_000;
+    /// `run`: the program's whole life.
+    pub const RUN_MS: u64 = 30_000;
 }

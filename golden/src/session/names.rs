@@ -1,6 +1,7 @@
 //! The names a session may use before anything in it binds them, and the captures a player binds
-//! for them before the first step: `socket_path` (the tmux socket's path, the rows' `server`),
-//! `sim_dir` (`$CORRAL_SIM_DIR`) and `pane.<name>` (each fixture pane's id).
+//! for them before the first step: the machine's (`host_name`, `uid`) and the case's places
+//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), `pane.<name>` (each fixture
+//! pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture pane).
 
 use std::collections::BTreeMap;
 
@@ -8,31 +9,92 @@ use serde_json::Value;
 
 use crate::pattern::Captures;
 
-/// The tmux socket's path.
-const SOCKET_PATH: &str = "socket_path";
-
-/// The simulator's state directory.
-const SIM_DIR: &str = "sim_dir";
+/// The names of [`Prebound`]'s values but the fixture panes', as a session writes them
+/// (`${run_dir}`).
+pub const NAMES: [&str; 7] = [
+    "host_name",
+    "uid",
+    "socket_path",
+    "sim_dir",
+    "run_dir",
+    "config_dir",
+    "home_dir",
+];
 
 /// Prefix of the names of fixture panes' ids (`pane.worker` = `%1`).
 pub const PANE_PREFIX: &str = "pane.";
 
-/// Whether a name is bound before the first step. Any `pane.` name is: which panes exist is the
-/// fixture's business, known when the session is played.
+/// Prefix of the names of the transcripts the simulator wrote for fixture panes
+/// (`transcript.worker`, an absolute path).
+pub const TRANSCRIPT_PREFIX: &str = "transcript.";
+
+/// Whether a name is bound before the first step. Any `pane.` and `transcript.` name is: which
+/// panes exist, and which have a transcript, is the fixture's business, known when the session is
+/// played.
 pub fn is_prebound(name: &str) -> bool {
-    name == SOCKET_PATH || name == SIM_DIR || name.starts_with(PANE_PREFIX)
+    NAMES.contains(&name) || names_fixture_pane(name)
 }
 
-/// The captures bound before the first step, from the socket path, the simulator directory and
-/// each fixture pane's id by its name.
-pub fn prebound(socket_path: &str, sim_dir: &str, panes: &BTreeMap<String, String>) -> Captures {
-    let mut captures = Captures::new();
-    captures.insert(SOCKET_PATH.into(), Value::from(socket_path));
-    captures.insert(SIM_DIR.into(), Value::from(sim_dir));
-    for (name, id) in panes {
-        captures.insert(format!("{PANE_PREFIX}{name}"), Value::from(id.as_str()));
+/// Whether a name stands for something of a fixture pane (its id, its transcript).
+pub fn names_fixture_pane(name: &str) -> bool {
+    name.starts_with(PANE_PREFIX) || name.starts_with(TRANSCRIPT_PREFIX)
+}
+
+/// What a player binds before the first step. The runner binds the case's own; the replayer,
+/// which has no case, fixed stand-ins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prebound {
+    /// `host_name`: this machine's name, which a host reports in `hello` and in every row.
+    pub host_name: String,
+    /// `uid`: the user id the hosts run as (a runtime dir outside `$XDG_RUNTIME_DIR` is
+    /// `$TMPDIR/corral-${uid}`).
+    pub uid: String,
+    /// `socket_path`: the tmux socket's path, the rows' `server`.
+    pub socket_path: String,
+    /// `sim_dir`: the simulator's state, `$CORRAL_SIM_DIR`.
+    pub sim_dir: String,
+    /// `run_dir`: the hosts' `$XDG_RUNTIME_DIR` (their runtime dir is `${run_dir}/corral`).
+    pub run_dir: String,
+    /// `config_dir`: the hosts' `$XDG_CONFIG_HOME` (the device store is
+    /// `${config_dir}/corral/devices.toml`).
+    pub config_dir: String,
+    /// `home_dir`: the hosts' `$HOME`.
+    pub home_dir: String,
+    /// `pane.<name>`: each fixture pane's id by its name.
+    pub panes: BTreeMap<String, String>,
+    /// `transcript.<name>`: the path of the transcript the simulator wrote for a fixture pane,
+    /// by the pane's name (the `@agent_transcript` it stamped, or the file a store walk finds).
+    pub transcripts: BTreeMap<String, String>,
+}
+
+impl Prebound {
+    /// The captures, each place under its name and each pane under `pane.<name>`.
+    pub fn captures(&self) -> Captures {
+        let values = [
+            &self.host_name,
+            &self.uid,
+            &self.socket_path,
+            &self.sim_dir,
+            &self.run_dir,
+            &self.config_dir,
+            &self.home_dir,
+        ];
+        let mut captures: Captures = NAMES
+            .iter()
+            .zip(values)
+            .map(|(name, value)| ((*name).to_owned(), Value::from(value.as_str())))
+            .collect();
+        for (name, id) in &self.panes {
+            captures.insert(format!("{PANE_PREFIX}{name}"), Value::from(id.as_str()));
+        }
+        for (name, path) in &self.transcripts {
+            captures.insert(
+                format!("{TRANSCRIPT_PREFIX}{name}"),
+                Value::from(path.as_str()),
+            );
+        }
+        captures
     }
-    captures
 }
 
 #[cfg(test)]
@@ -41,9 +103,23 @@ mod tests {
 
     #[test]
     fn what_is_prebound_is_what_prebound_binds() {
-        let panes = BTreeMap::from([("worker".to_owned(), "%1".to_owned())]);
-        let captures = prebound("/tmp/tmux-1/s", "/sim", &panes);
+        let prebound = Prebound {
+            host_name: "studio".into(),
+            uid: "1000".into(),
+            socket_path: "/tmp/tmux-1/s".into(),
+            sim_dir: "/case/sim".into(),
+            run_dir: "/case/run".into(),
+            config_dir: "/case/config".into(),
+            home_dir: "/case/home".into(),
+            panes: BTreeMap::from([("worker".to_owned(), "%1".to_owned())]),
+            transcripts: BTreeMap::from([("worker".to_owned(), "/case/t.jsonl".to_owned())]),
+        };
+        let captures = prebound.captures();
         assert_eq!(captures["pane.worker"], Value::from("%1"));
+        assert_eq!(captures["transcript.worker"], Value::from("/case/t.jsonl"));
+        assert_eq!(captures["run_dir"], Value::from("/case/run"));
+        assert_eq!(captures["host_name"], Value::from("studio"));
+        assert_eq!(captures.len(), NAMES.len() + 2);
         assert!(captures.keys().all(|name| is_prebound(name)));
         assert!(is_prebound("pane.anything"));
         assert!(!is_prebound("host"));

@@ -8,6 +8,7 @@
 //! what the request means, and so nothing in the answer; every value the wire types carry must be
 //! the session's.
 
+use golden::clock::Window;
 use golden::pattern::{self, Captures};
 use golden::validate::FrameSchema;
 use schema::{Frames as _, Request, decode_line, encode_line};
@@ -37,7 +38,7 @@ impl Judgement {
 /// Judges one line (without its `\n`).
 pub fn judge(bytes: &[u8], receive: &Receive, requests: &FrameSchema) -> Judgement {
     let expected = |actual: Option<&Value>| {
-        pattern::render_expected(&receive.pattern, actual, &Captures::new())
+        pattern::render_expected(&receive.pattern, actual, &Captures::new(), Window::ANY)
     };
     let fail = |app_id: Option<String>, failure: String, actual: Option<&Value>| Judgement {
         app_id,
@@ -78,7 +79,13 @@ pub fn judge(bytes: &[u8], receive: &Receive, requests: &FrameSchema) -> Judgeme
     };
     let canonical: Value =
         serde_json::from_str(&encode_line(&decoded)).expect("encoded frames are JSON");
-    match pattern::matches(&receive.pattern, &canonical, &mut Captures::new()) {
+    // A frame an app sends holds no wildcard, so no `$now` either.
+    match pattern::matches(
+        &receive.pattern,
+        &canonical,
+        &mut Captures::new(),
+        Window::ANY,
+    ) {
         Ok(()) => Judgement {
             app_id,
             failure: None,

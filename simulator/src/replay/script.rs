@@ -15,11 +15,12 @@
 //! | `expect_silence` | nothing is written for that long |
 //! | `barrier` | the app sends the barrier's `snapshot`; the empty answer is written |
 //! | `sim`, `sim_background`, `revoke`, `terminate` | nothing: host-side causes whose effect on the app is the frames (or the end) the session expects next |
+//! | `run`, `file` | nothing: host-side commands and files, which no app sees |
 //! | `close` | the app closes its end (end of input) |
 //! | `exit` | the replayer stops: its stdout ends, as the host's would |
 //!
 //! Steps of other connections are not played; their `expect` patterns are still sampled in order,
-//! so a capture one of them binds (`$string:host`) has the same value on every connection.
+//! so a capture one of them binds (`$string:name`) has the same value on every connection.
 //!
 //! The session itself comes from the kit's one loader ([`golden::session::load`]), so a session
 //! the replayer reads is exactly one the host runner reads.
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 use golden::pattern::{self, Captures};
 use golden::session::limits::EXPECT_MS;
 use golden::session::{
-    LoadError, RawBytes, Session, Step, barrier_answer, barrier_request, prebound,
+    LoadError, Prebound, RawBytes, Session, Step, barrier_answer, barrier_request,
 };
 use golden::validate::FrameSchema;
 use schema::{Envelope, Frames as _, Request, Response, decode_line, encode_line};
@@ -42,6 +43,32 @@ pub const SIM_DIR: &str = "/home/replay/corral-sim";
 
 /// What `${socket_path}` stands for (the runner binds the tmux socket's path).
 pub const SOCKET_PATH: &str = "/tmp/tmux-1000/corral-replay";
+
+/// What `${host_name}` stands for (the runner binds the machine's name).
+pub const HOST_NAME: &str = "replay-host";
+
+/// The stand-ins of every prebound name, and the given fixture panes' ids: `${uid}` is `1000`,
+/// `${run_dir}`,
+/// `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config` and
+/// `/home/replay` (only host-side steps, `run` and `file`, use them, and those are not replayed),
+/// and every pane's `${transcript.<name>}` is `<sim_dir>/transcripts/<name>.jsonl`.
+pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
+    let transcripts = panes
+        .keys()
+        .map(|name| (name.clone(), format!("{SIM_DIR}/transcripts/{name}.jsonl")))
+        .collect();
+    Prebound {
+        transcripts,
+        host_name: HOST_NAME.to_owned(),
+        uid: "1000".to_owned(),
+        socket_path: SOCKET_PATH.to_owned(),
+        sim_dir: SIM_DIR.to_owned(),
+        run_dir: "/run/user/1000".to_owned(),
+        config_dir: "/home/replay/.config".to_owned(),
+        home_dir: "/home/replay".to_owned(),
+        panes,
+    }
+}
 
 /// Frame keys whose value a real app chooses itself: the envelope `id` of every frame, and these
 /// keys of a `hello`.
@@ -164,7 +191,7 @@ fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
             ))
         })?;
     }
-    Ok(prebound(SOCKET_PATH, SIM_DIR, &panes))
+    Ok(prebound(panes).captures())
 }
 
 /// The host's half of a session's connection, or why it cannot be played.
@@ -252,7 +279,9 @@ pub fn script(
             | Step::Sim(_)
             | Step::SimBackground(_)
             | Step::Revoke(_)
-            | Step::Terminate(_) => {}
+            | Step::Terminate(_)
+            | Step::Run(_)
+            | Step::File(_) => {}
         }
     }
     Ok(Script {
@@ -470,6 +499,8 @@ mod tests {
                 r#"{"comment":"x"}"#,
                 r#"{"sim":["step","--pane","a","--state","idle"]}"#,
                 r#"{"revoke":"d"}"#,
+                r#"{"run":{"program":"corral","args":["device","revoke","d"],"exit":0}}"#,
+                r#"{"file":{"path":"${config_dir}/corral/devices.toml","is":"file","mode":"0600"}}"#,
                 r#"{"terminate":{}}"#,
                 r#"{"expect_silence":600}"#,
                 r#"{"close":{},"timeout_ms":100}"#,
@@ -482,12 +513,12 @@ mod tests {
         assert!(matches!(
             script.actions.as_slice(),
             [
-                Action::Silence { line: 7, ms: 600 },
+                Action::Silence { line: 9, ms: 600 },
                 Action::Close {
-                    line: 8,
+                    line: 10,
                     wait_ms: 100
                 },
-                Action::Exit { line: 9 }
+                Action::Exit { line: 11 }
             ]
         ));
     }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use golden::clock::Window;
 use golden::pattern::{self, Captures, Mismatch};
 
 /// Why no assignment exists, with the pairing a reader should look at.
@@ -17,113 +18,129 @@ pub struct NoAssignment {
 }
 
 /// Finds `assignment[pattern] = frame` such that every frame matches its pattern under one set
-/// of captures. On success the captures hold the bindings of that assignment.
+/// of captures (a `$now` inside `now`). On success the captures hold the bindings of that
+/// assignment.
 pub fn assign(
     patterns: &[Value],
     frames: &[Value],
     captures: &mut Captures,
+    now: Window,
 ) -> Result<Vec<usize>, NoAssignment> {
     let mut used = vec![false; frames.len()];
     let mut chosen = Vec::with_capacity(patterns.len());
-    if patterns.len() == frames.len() && search(patterns, frames, &mut used, &mut chosen, captures)
-    {
+    let mut search = Search {
+        patterns,
+        frames,
+        now,
+    };
+    if patterns.len() == frames.len() && search.search(&mut used, &mut chosen, captures) {
         return Ok(chosen);
     }
-    Err(explain(patterns, frames, captures))
+    Err(search.explain(captures))
 }
 
-fn search(
-    patterns: &[Value],
-    frames: &[Value],
-    used: &mut [bool],
-    chosen: &mut Vec<usize>,
-    captures: &mut Captures,
-) -> bool {
-    let Some(pattern) = patterns.get(chosen.len()) else {
-        return true;
-    };
-    for frame in 0..frames.len() {
-        if used[frame] {
-            continue;
-        }
-        let mut trial = captures.clone();
-        if pattern::matches(pattern, &frames[frame], &mut trial).is_err() {
-            continue;
-        }
-        used[frame] = true;
-        chosen.push(frame);
-        if search(patterns, frames, used, chosen, &mut trial) {
-            *captures = trial;
+/// One assignment problem.
+struct Search<'a> {
+    patterns: &'a [Value],
+    frames: &'a [Value],
+    now: Window,
+}
+
+impl Search<'_> {
+    fn search(
+        &mut self,
+        used: &mut [bool],
+        chosen: &mut Vec<usize>,
+        captures: &mut Captures,
+    ) -> bool {
+        let (patterns, frames) = (self.patterns, self.frames);
+        let Some(pattern) = patterns.get(chosen.len()) else {
             return true;
-        }
-        chosen.pop();
-        used[frame] = false;
-    }
-    false
-}
-
-/// Similarity of a frame to a pattern: the number of top-level members they agree on.
-fn score(pattern: &Value, frame: &Value, captures: &Captures) -> usize {
-    let (Some(pattern), Some(frame)) = (pattern.as_object(), frame.as_object()) else {
-        return 0;
-    };
-    pattern
-        .iter()
-        .filter(|(key, want)| {
-            frame
-                .get(key.as_str())
-                .is_some_and(|got| pattern::matches(want, got, &mut captures.clone()).is_ok())
-        })
-        .count()
-}
-
-fn explain(patterns: &[Value], frames: &[Value], captures: &Captures) -> NoAssignment {
-    // Pair greedily by similarity, for display only; the search above already proved that no
-    // assignment exists.
-    let mut taken = vec![false; frames.len()];
-    let mut pairing = Vec::new();
-    for pattern in patterns {
-        let best = (0..frames.len())
-            .filter(|f| !taken[*f])
-            .max_by_key(|f| (score(pattern, &frames[*f], captures), usize::MAX - f));
-        if let Some(best) = best {
-            taken[best] = true;
-        }
-        pairing.push(best.unwrap_or(usize::MAX));
-    }
-    let mut bound = captures.clone();
-    for (index, pattern) in patterns.iter().enumerate() {
-        let Some(frame) = frames.get(pairing[index]) else {
-            return NoAssignment {
-                pairing,
-                pattern: index,
-                mismatch: Mismatch {
-                    path: String::new(),
-                    reason: format!(
-                        "{} patterns but {} frames were received",
-                        patterns.len(),
-                        frames.len()
-                    ),
-                },
-            };
         };
-        if let Err(mismatch) = pattern::matches(pattern, frame, &mut bound) {
-            return NoAssignment {
-                pairing,
-                pattern: index,
-                mismatch,
-            };
+        for frame in 0..frames.len() {
+            if used[frame] {
+                continue;
+            }
+            let mut trial = captures.clone();
+            if pattern::matches(pattern, &frames[frame], &mut trial, self.now).is_err() {
+                continue;
+            }
+            used[frame] = true;
+            chosen.push(frame);
+            if self.search(used, chosen, &mut trial) {
+                *captures = trial;
+                return true;
+            }
+            chosen.pop();
+            used[frame] = false;
         }
+        false
     }
-    NoAssignment {
-        pattern: 0,
-        mismatch: Mismatch {
-            path: String::new(),
-            reason: "each frame matches some pattern, but the captures cannot agree on one \
+
+    /// Similarity of a frame to a pattern: the number of top-level members they agree on.
+    fn score(&self, pattern: &Value, frame: &Value, captures: &Captures) -> usize {
+        let (Some(pattern), Some(frame)) = (pattern.as_object(), frame.as_object()) else {
+            return 0;
+        };
+        pattern
+            .iter()
+            .filter(|(key, want)| {
+                frame.get(key.as_str()).is_some_and(|got| {
+                    pattern::matches(want, got, &mut captures.clone(), self.now).is_ok()
+                })
+            })
+            .count()
+    }
+
+    fn explain(&self, captures: &Captures) -> NoAssignment {
+        let (patterns, frames) = (self.patterns, self.frames);
+        // Pair greedily by similarity, for display only; the search above already proved that no
+        // assignment exists.
+        let mut taken = vec![false; frames.len()];
+        let mut pairing = Vec::new();
+        for pattern in patterns {
+            let best = (0..frames.len())
+                .filter(|f| !taken[*f])
+                .max_by_key(|f| (self.score(pattern, &frames[*f], captures), usize::MAX - f));
+            if let Some(best) = best {
+                taken[best] = true;
+            }
+            pairing.push(best.unwrap_or(usize::MAX));
+        }
+        let mut bound = captures.clone();
+        for (index, pattern) in patterns.iter().enumerate() {
+            let Some(frame) = frames.get(pairing[index]) else {
+                return NoAssignment {
+                    pairing,
+                    pattern: index,
+                    mismatch: Mismatch {
+                        path: String::new(),
+                        reason: format!(
+                            "{} patterns but {} frames were received",
+                            patterns.len(),
+                            frames.len()
+                        ),
+                    },
+                };
+            };
+            if let Err(mismatch) = pattern::matches(pattern, frame, &mut bound, self.now) {
+                return NoAssignment {
+                    pairing,
+                    pattern: index,
+                    mismatch,
+                };
+            }
+        }
+        NoAssignment {
+            pattern: 0,
+            mismatch: Mismatch {
+                path: String::new(),
+                reason: "each frame matches some pattern, but the captures cannot agree on one \
                      assignment"
-                .into(),
-        },
-        pairing,
+                    .into(),
+            },
+            pairing,
+        }
     }
 }
 
@@ -138,7 +155,7 @@ mod tests {
         let patterns = [json!({"id": "1"}), json!({"id": "2"})];
         let frames = [json!({"id": "2"}), json!({"id": "1"})];
         assert_eq!(
-            assign(&patterns, &frames, &mut Captures::new()).unwrap(),
+            assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap(),
             [1, 0]
         );
     }
@@ -150,7 +167,7 @@ mod tests {
         let patterns = [json!({"to": "$string"}), json!({"to": "idle"})];
         let frames = [json!({"to": "idle"}), json!({"to": "blocked"})];
         assert_eq!(
-            assign(&patterns, &frames, &mut Captures::new()).unwrap(),
+            assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap(),
             [1, 0]
         );
     }
@@ -163,7 +180,10 @@ mod tests {
         ];
         let frames = [json!({"pane": "%2"}), json!({"pane": "%2", "to": "idle"})];
         let mut captures = Captures::new();
-        assert_eq!(assign(&patterns, &frames, &mut captures).unwrap(), [1, 0]);
+        assert_eq!(
+            assign(&patterns, &frames, &mut captures, Window::ANY).unwrap(),
+            [1, 0]
+        );
         assert_eq!(captures["p"], json!("%2"));
     }
 
@@ -171,7 +191,7 @@ mod tests {
     fn captures_that_cannot_agree_fail_the_set() {
         let patterns = [json!({"a": "$int:x"}), json!({"b": "$int:x"})];
         let frames = [json!({"a": 1}), json!({"b": 2})];
-        let err = assign(&patterns, &frames, &mut Captures::new()).unwrap_err();
+        let err = assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap_err();
         assert_eq!(err.pattern, 1);
         assert!(err.mismatch.reason.contains("bound to 1"), "{err:?}");
     }
@@ -186,7 +206,7 @@ mod tests {
             json!({"id": "2", "t": "snapshot"}),
             json!({"id": "1", "t": "ack"}),
         ];
-        let err = assign(&patterns, &frames, &mut Captures::new()).unwrap_err();
+        let err = assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap_err();
         assert_eq!(err.pairing, [1, 0]);
         assert_eq!(err.pattern, 1);
         assert_eq!(err.mismatch.path, "/t");

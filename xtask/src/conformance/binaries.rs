@@ -49,23 +49,35 @@ pub fn default_host(target: &Path) -> String {
     )
 }
 
-/// What a run starts: the host command template and `corral-sim`.
+/// What a run starts: the host command template, the host's own command line and `corral-sim`.
 #[derive(Debug)]
 pub struct Binaries {
     /// The host command template (`{device}` is replaced).
     pub host_template: String,
+    /// The host's own command line (`corral`), when known: the built one for the reference
+    /// host, else the one given.
+    pub host_cli: Option<PathBuf>,
     /// The built `corral-sim`.
     pub sim_bin: PathBuf,
 }
 
 impl Binaries {
     /// Builds what is needed (unless told not to) and finds it.
-    pub fn prepare(host: Option<&str>, build_first: bool) -> anyhow::Result<Binaries> {
+    pub fn prepare(
+        host: Option<&str>,
+        host_cli: Option<&Path>,
+        build_first: bool,
+    ) -> anyhow::Result<Binaries> {
         let target = target_dir();
         if build_first {
             build(host.is_none())?;
         }
         let host_template = host.map_or_else(|| default_host(&target), str::to_owned);
+        let host_cli = match (host, host_cli) {
+            (_, Some(cli)) => Some(cli.to_owned()),
+            (None, None) => Some(target.join("debug/corral")),
+            (Some(_), None) => None,
+        };
         let sim_bin = target.join("debug/corral-sim");
         if !sim_bin.exists() {
             bail!(
@@ -75,6 +87,7 @@ impl Binaries {
         }
         Ok(Binaries {
             host_template,
+            host_cli,
             sim_bin,
         })
     }

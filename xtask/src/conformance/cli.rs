@@ -21,6 +21,11 @@ struct Args {
     /// the built `corral serve --stdio --device {device}`.
     #[arg(long)]
     host: Option<String>,
+    /// The host's own command line (its `corral`), which `run` steps with program `corral` start.
+    /// Default: the built `corral` when --host is absent; with --host and without it, the cases
+    /// that run `corral` are skipped.
+    #[arg(long, value_name = "PATH")]
+    host_cli: Option<PathBuf>,
     /// Only cases whose id matches this glob (`*`, `?`); repeatable.
     #[arg(long = "case", value_name = "GLOB")]
     cases: Vec<String>,
@@ -71,6 +76,8 @@ pub struct Options {
     pub backend: Backend,
     /// The host command template, when not the built `corral`.
     pub host: Option<String>,
+    /// The host's own command line, when not the built `corral`.
+    pub host_cli: Option<PathBuf>,
     /// Case id globs; every case when empty.
     pub cases: Vec<String>,
     /// Rewrite failing expectations from what was received.
@@ -134,6 +141,7 @@ pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
     let options = Options {
         backend: args.backend,
         host: args.host,
+        host_cli: args.host_cli,
         cases: args.cases,
         bless: args.bless,
         baseline: args.baseline,

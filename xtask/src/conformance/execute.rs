@@ -43,9 +43,14 @@ pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         sessions,
         requests,
         responses,
+        documents,
     } = kit;
     let selected = select(&sessions, &options.cases)?;
-    let binaries = Binaries::prepare(options.host.as_deref(), options.build)?;
+    let binaries = Binaries::prepare(
+        options.host.as_deref(),
+        options.host_cli.as_deref(),
+        options.build,
+    )?;
     let work = tempfile::Builder::new()
         .prefix("corral-kit-")
         .tempdir()
@@ -58,6 +63,7 @@ pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
     let ctx = RunContext {
         backend: options.backend,
         host_template: binaries.host_template,
+        host_cli: binaries.host_cli,
         sim_bin: binaries.sim_bin,
         scale: options.scale,
         golden: root.join("golden"),
@@ -67,7 +73,9 @@ pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         responses,
         config: DocumentSchema::load(&root.join("schema/json"), "config.schema.json")
             .map_err(anyhow::Error::msg)?,
+        documents,
         rerun: rerun_prefix(options),
+        host_name: host_name(),
     };
     let console = Console::new(echo);
     let results = run_cases(&ctx, &ledger, &selected, options, &console);
@@ -128,6 +136,14 @@ fn glob(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|c| *c == '*')
 }
 
+/// This machine's name (uname's nodename), as a host running here reports it.
+fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The command that reruns one case of this run, without its `--case <id>`.
 fn rerun_prefix(options: &Options) -> String {
     let mut rerun = format!(
@@ -136,6 +152,12 @@ fn rerun_prefix(options: &Options) -> String {
     );
     if let Some(host) = &options.host {
         rerun.push_str(&format!(" --host {}", host::shell_quote(host)));
+    }
+    if let Some(cli) = &options.host_cli {
+        rerun.push_str(&format!(
+            " --host-cli {}",
+            host::shell_quote(&cli.display().to_string())
+        ));
     }
     if options.scale != 1.0 {
         rerun.push_str(&format!(" --timeout-scale {}", options.scale));

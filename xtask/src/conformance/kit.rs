@@ -1,13 +1,15 @@
 //! The kit's committed data a run reads: the requirement ledger, every golden session (through
-//! the kit's one loader) and the two frame schemas; a session naming a requirement the ledger
-//! lacks is refused, and every other disagreement between them is a warning.
+//! the kit's one loader), the two frame schemas and the schemas of the local documents the
+//! sessions name; a session naming a requirement the ledger lacks, or a document with no schema,
+//! is refused, and every other disagreement between them is a warning.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use golden::Ledger;
 use golden::session::{self, Session};
-use golden::validate::FrameSchema;
+use golden::validate::{DocumentSchema, FrameSchema};
 
 use super::ledger;
 
@@ -22,6 +24,8 @@ pub struct Kit {
     pub requests: FrameSchema,
     /// `schema/json/responses.schema.json`.
     pub responses: FrameSchema,
+    /// `schema/json/<name>.schema.json` for every document a `run` or `file` step names.
+    pub documents: BTreeMap<String, DocumentSchema>,
 }
 
 impl Kit {
@@ -30,12 +34,27 @@ impl Kit {
         let golden = root.join("golden");
         let schemas = root.join("schema/json");
         let frames = |file| FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
+        let sessions = load_sessions(&golden.join("sessions"))?;
+        let mut documents = BTreeMap::new();
+        for session in &sessions {
+            for name in session.documents() {
+                if !documents.contains_key(name) {
+                    let schema = DocumentSchema::load(&schemas, &format!("{name}.schema.json"))
+                        .map_err(anyhow::Error::msg)
+                        .with_context(|| {
+                            format!("{} names the document `{name}`", session.path.display())
+                        })?;
+                    documents.insert(name.to_owned(), schema);
+                }
+            }
+        }
         Ok(Kit {
             ledger: golden::ledger::load(&golden.join("requirements.toml"))
                 .map_err(anyhow::Error::msg)?,
-            sessions: load_sessions(&golden.join("sessions"))?,
+            sessions,
             requests: frames("requests.schema.json")?,
             responses: frames("responses.schema.json")?,
+            documents,
         })
     }
 

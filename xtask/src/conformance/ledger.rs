@@ -186,8 +186,8 @@ mod tests {
     fn requirement(id: &str, level: Level, status: Status) -> Requirement {
         Requirement {
             id: id.into(),
-            spec: "wire-details".into(),
-            section: "Framing".into(),
+            spec: "protocol".into(),
+            section: "Lines".into(),
             level,
             text: "t".into(),
             status,

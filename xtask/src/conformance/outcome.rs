@@ -34,7 +34,7 @@ pub struct Failure {
     /// The golden line.
     pub step: String,
     pub message: String,
-    /// A unified diff of the expected frame against the received one.
+    /// A unified diff of what was expected (a frame, a text, a document) against what was received.
     pub diff: Option<String>,
     /// The connection's lines, `→` sent and `←` received, last ones last.
     pub transcript: Vec<String>,

@@ -1,8 +1,11 @@
 //! The conformance kit's only way to start a child process (host processes, `corral-sim`, the
-//! build, `kill`), and a bounded wait for one to finish.
+//! build, `kill`, a `run` step's program), a bounded wait for one to finish, and a run to the end
+//! with its output kept.
 
 use std::ffi::OsStr;
-use std::process::{Child, Command, ExitStatus};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `Command` for a program; every child process of the kit is built here.
@@ -25,6 +28,73 @@ pub fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Optio
     }
 }
 
+/// A child that ran to its end.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Everything it wrote to stdout.
+    pub stdout: Vec<u8>,
+    /// Everything it wrote to stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// Runs a command to its end: `stdin` written to it (then closed; absent, its stdin is empty),
+/// its stdout and stderr kept in the files `out` and `err` (so a chatty child never blocks on a
+/// full pipe, and the case's logs keep them). A child still running at the deadline is killed
+/// and is an error.
+pub fn run_to_end(
+    cmd: &mut Command,
+    stdin: Option<&[u8]>,
+    out: &Path,
+    err: &Path,
+    timeout: Duration,
+) -> Result<Finished, String> {
+    let create = |path: &Path| {
+        std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
+    };
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(create(out)?)
+    .stderr(create(err)?);
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("starting {program}: {e}"))?;
+    let writer = match (stdin, child.stdin.take()) {
+        (Some(bytes), Some(mut pipe)) => {
+            let bytes = bytes.to_vec();
+            // A child that exits without reading its input closes the pipe: not our failure.
+            Some(std::thread::spawn(move || {
+                let _ = pipe.write_all(&bytes);
+            }))
+        }
+        _ => None,
+    };
+    let status = wait_until(&mut child, Instant::now() + timeout)
+        .map_err(|e| format!("waiting for {program}: {e}"))?;
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!(
+            "{program} did not finish within {} ms",
+            timeout.as_millis()
+        ));
+    };
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    let read = |path: &Path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    Ok(Finished {
+        status,
+        stdout: read(out)?,
+        stderr: read(err)?,
+    })
+}
+
 /// Sends a signal (`KILL`, `TERM`) to a process, or to a process group when `group` is set.
 pub fn signal(pid: u32, name: &str, group: bool) {
     let target = if group {
@@ -34,8 +104,8 @@ pub fn signal(pid: u32, name: &str, group: bool) {
     };
     let _ = command("kill")
         .args(["-s", name, "--", &target])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status();
 }

@@ -91,7 +91,7 @@ pub fn failure_block(failure: &Failure) -> String {
         }
     }
     if let Some(diff) = &failure.diff {
-        out.push_str("    diff of the expected frame against the received one:\n");
+        out.push_str("    diff of what was expected against what was received:\n");
         out.push_str(&indent(diff, "      "));
     }
     if !failure.stderr.trim().is_empty() {

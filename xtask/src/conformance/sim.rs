@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use golden::{Backend, SimFile};
 
-use super::process;
+use super::process::{self, Finished};
 
 /// A simulator standing up one case's fleet.
 #[derive(Debug)]
@@ -37,47 +37,40 @@ pub struct Ran {
     pub stderr: String,
 }
 
+/// Runs `corral-sim <args>` to its end, its output kept in `logs/sim-<tag>.out` and `.err`.
 fn run(
     bin: &Path,
     args: &[String],
     env: &[(String, String)],
     logs: &Path,
     tag: &str,
+    stdin: Option<&[u8]>,
     timeout: Duration,
-) -> Result<Ran, String> {
-    let out_path = logs.join(format!("sim-{tag}.out"));
-    let err_path = logs.join(format!("sim-{tag}.err"));
-    let create = |path: &Path| {
-        std::fs::File::create(path).map_err(|err| format!("creating {}: {err}", path.display()))
-    };
+) -> Result<Finished, String> {
     let mut cmd = process::command(bin);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(create(&out_path)?)
-        .stderr(create(&err_path)?);
+    cmd.args(args);
     for (name, value) in env {
         cmd.env(name, value);
     }
     cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    let mut child = cmd
-        .spawn()
-        .map_err(|err| format!("starting {}: {err}", bin.display()))?;
-    let status = process::wait_until(&mut child, Instant::now() + timeout)
-        .map_err(|err| format!("waiting for corral-sim: {err}"))?;
-    let Some(status) = status else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(format!(
-            "`corral-sim {}` did not finish within {} ms",
-            args.join(" "),
-            timeout.as_millis()
-        ));
-    };
-    Ok(Ran {
-        ok: status.success(),
-        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
-        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
-    })
+    process::run_to_end(
+        &mut cmd,
+        stdin,
+        &logs.join(format!("sim-{tag}.out")),
+        &logs.join(format!("sim-{tag}.err")),
+        timeout,
+    )
+    .map_err(|err| format!("`corral-sim {}`: {err}", args.join(" ")))
+}
+
+impl Ran {
+    fn of(finished: Finished) -> Ran {
+        Ran {
+            ok: finished.status.success(),
+            stdout: String::from_utf8_lossy(&finished.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&finished.stderr).into_owned(),
+        }
+    }
 }
 
 impl Sim {
@@ -108,7 +101,7 @@ impl Sim {
             down: false,
             background: Vec::new(),
         };
-        let ran = run(bin, &args, &driver.env, logs, "up", timeout)?;
+        let ran = Ran::of(run(bin, &args, &driver.env, logs, "up", None, timeout)?);
         if !ran.ok {
             return Err(format!(
                 "`corral-sim {}` failed: {}",
@@ -127,7 +120,18 @@ impl Sim {
 
     /// Runs `corral-sim <args>`.
     pub fn step(&mut self, args: &[String], timeout: Duration) -> Result<Ran, String> {
-        self.driver.step(args, timeout)
+        self.driver.run(args, None, timeout).map(Ran::of)
+    }
+
+    /// Runs `corral-sim <args>` with `stdin`, for a `run` step that judges its exit code and
+    /// output.
+    pub fn run(
+        &mut self,
+        args: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Finished, String> {
+        self.driver.run(args, stdin, timeout)
     }
 
     /// Starts `corral-sim <args>` in the background and waits until `ready` (a path under the
@@ -149,10 +153,15 @@ impl Sim {
 
 impl Driver {
     /// Runs `corral-sim <args>`.
-    fn step(&mut self, args: &[String], timeout: Duration) -> Result<Ran, String> {
+    fn run(
+        &mut self,
+        args: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Finished, String> {
         self.runs += 1;
         let tag = format!("step{}", self.runs);
-        run(&self.bin, args, &self.env, &self.logs, &tag, timeout)
+        run(&self.bin, args, &self.env, &self.logs, &tag, stdin, timeout)
     }
 
     /// Starts `corral-sim <args>` in the background and waits until `ready` (a path under the
@@ -216,14 +225,15 @@ impl Driver {
             return Ok(());
         }
         self.down = true;
-        let ran = run(
+        let ran = Ran::of(run(
             &self.bin,
             &["down".to_owned()],
             &self.env,
             &self.logs,
             "down",
+            None,
             Duration::from_secs(30),
-        )?;
+        )?);
         if ran.ok {
             Ok(())
         } else {

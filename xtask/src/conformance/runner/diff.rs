@@ -1,5 +1,6 @@
 //! Unified diffs of what a step expected against what it received.
 
+use golden::clock::Window;
 use golden::pattern::{self, Captures};
 use serde_json::Value;
 use similar::TextDiff;
@@ -20,8 +21,8 @@ pub fn pretty(value: &Value) -> String {
 }
 
 /// The diff of a pattern against a received frame, wildcards that matched filled in.
-pub fn frame_diff(pattern: &Value, actual: &Value, captures: &Captures) -> String {
-    let expected = pattern::render_expected(pattern, Some(actual), captures);
+pub fn frame_diff(pattern: &Value, actual: &Value, captures: &Captures, now: Window) -> String {
+    let expected = pattern::render_expected(pattern, Some(actual), captures, now);
     diff(&pretty(&expected), &pretty(actual))
 }
 
@@ -35,7 +36,7 @@ mod tests {
     fn a_frame_diff_shows_only_real_differences() {
         let pattern = json!({"id": "1", "at_ms": "$int", "to": "idle"});
         let actual = json!({"at_ms": 17, "to": "idle"});
-        let shown = frame_diff(&pattern, &actual, &Captures::new());
+        let shown = frame_diff(&pattern, &actual, &Captures::new(), Window::ANY);
         assert!(shown.contains("-  \"id\": \"1\","), "{shown}");
         assert!(!shown.contains("-  \"at_ms\""), "{shown}");
     }

@@ -61,8 +61,9 @@ impl Case<'_> {
                 self.timeout(&located.step, EXPECT_MS).as_millis()
             )));
         };
+        let now = self.window();
         let Some(frame) = &received.frame else {
-            let expected = pattern::render_expected(pattern, None, &self.captures);
+            let expected = pattern::render_expected(pattern, None, &self.captures, now);
             return Err(StepError {
                 message: received.problems.join("\n"),
                 diff: Some(diff(&pretty(&expected), &format!("{}\n", received.text))),
@@ -70,14 +71,14 @@ impl Case<'_> {
             });
         };
         let mut trial = self.captures.clone();
-        match pattern::matches(pattern, frame, &mut trial) {
+        match pattern::matches(pattern, frame, &mut trial, now) {
             Ok(()) => {
                 self.captures = trial;
                 received.fail_on_problems()
             }
             Err(_) if self.ctx.bless && matches!(located.step.step, Step::Expect(_)) => {
                 let blessed = pattern::bless(pattern, frame);
-                let _ = pattern::matches(&blessed, frame, &mut self.captures);
+                let _ = pattern::matches(&blessed, frame, &mut self.captures, now);
                 self.record_bless(located, Step::Expect(blessed));
                 received.fail_on_problems()
             }
@@ -88,7 +89,7 @@ impl Case<'_> {
                 }
                 Err(StepError {
                     message,
-                    diff: Some(frame_diff(pattern, frame, &self.captures)),
+                    diff: Some(frame_diff(pattern, frame, &self.captures, now)),
                     conn: None,
                 })
             }
@@ -134,9 +135,10 @@ impl Case<'_> {
                 }
             }
         }
+        let now = self.window();
         let frames: Vec<Value> = received.iter().filter_map(|r| r.frame.clone()).collect();
         let mut trial = self.captures.clone();
-        match assign::assign(patterns, &frames, &mut trial) {
+        match assign::assign(patterns, &frames, &mut trial, now) {
             Ok(_) => {
                 self.captures = trial;
             }
@@ -149,7 +151,7 @@ impl Case<'_> {
                         None => pattern.clone(),
                     })
                     .collect();
-                let _ = assign::assign(&blessed, &frames, &mut self.captures);
+                let _ = assign::assign(&blessed, &frames, &mut self.captures, now);
                 self.record_bless(located, Step::ExpectUnordered(blessed));
             }
             Err(none) => {
@@ -169,7 +171,12 @@ impl Case<'_> {
                 }
                 return Err(StepError {
                     message,
-                    diff: Some(frame_diff(&patterns[none.pattern], &shown, &self.captures)),
+                    diff: Some(frame_diff(
+                        &patterns[none.pattern],
+                        &shown,
+                        &self.captures,
+                        now,
+                    )),
                     conn: None,
                 });
             }

@@ -6,23 +6,28 @@
 //! A case is a [`Case`], whose work is split by stage, in reading order: [`setup`] (the work dir,
 //! config, device store and fleet; the teardown), [`steps`] (the steps in order, each
 //! dispatched), [`expect`] (reading and judging what the host sends, and its exit),
-//! [`received`] (the checks every received line goes through), [`failure`] (a failure as a reader
-//! sees it) and [`diff`].
+//! [`received`] (the checks every received line goes through), [`program`] (the `run` step),
+//! [`file`] (the `file` step), [`content`] (what their texts are judged against), [`failure`] (a
+//! failure as a reader sees it) and [`diff`].
 
+mod content;
 mod diff;
 mod expect;
 mod failure;
+mod file;
+mod program;
 mod received;
 mod setup;
 mod steps;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use golden::session::StepLine;
+use golden::session::{Program, StepLine};
 
 use golden::Backend;
+use golden::clock::Window;
 use golden::pattern::Captures;
 use golden::session::Session;
 use golden::validate::{DocumentSchema, FrameSchema};
@@ -38,6 +43,9 @@ pub struct RunContext {
     pub backend: Backend,
     /// The host command template (`{device}` is replaced).
     pub host_template: String,
+    /// The host's own command line, which `run` steps with program `corral` start; a case with
+    /// such a step is skipped without it.
+    pub host_cli: Option<PathBuf>,
     pub sim_bin: PathBuf,
     pub scale: f64,
     pub golden: PathBuf,
@@ -47,8 +55,12 @@ pub struct RunContext {
     pub requests: FrameSchema,
     pub responses: FrameSchema,
     pub config: DocumentSchema,
+    /// The local documents `run` and `file` steps name, by schema file stem.
+    pub documents: BTreeMap<String, DocumentSchema>,
     /// Prefix of the command that reruns one case (`--case <id>` is appended).
     pub rerun: String,
+    /// This machine's name, bound as `${host_name}`: what a host on it reports.
+    pub host_name: String,
 }
 
 impl RunContext {
@@ -83,6 +95,15 @@ impl RunContext {
                 }));
             return result;
         }
+        if self.host_cli.is_none() && session.runs(Program::Corral) {
+            result.grade = Grade::Skipped;
+            result.skip_reason = Some(
+                "the case runs `corral`, the host's own command line, and --host was given \
+                 without --host-cli"
+                    .to_owned(),
+            );
+            return result;
+        }
         let mut case = Case::new(self, session, dir);
         let outcome = case.run(socket);
         result.blessed = std::mem::take(&mut case.blessed);
@@ -114,9 +135,20 @@ struct Case<'a> {
     conns: BTreeMap<String, HostProcess>,
     captures: Captures,
     blessed: Vec<(usize, String)>,
+    /// When the case began, on the wall clock: where a `$now` window starts.
+    started: SystemTime,
+    /// How many `run corral` steps ran (names their logs).
+    programs: usize,
+    /// What `file` steps saw of files, for `replaced` and `appended`.
+    seen: file::SeenFiles,
 }
 
 impl Case<'_> {
+    /// The span a `$now` received at this moment must fall in: from the case's start to now.
+    fn window(&self) -> Window {
+        Window::since(self.started)
+    }
+
     /// A step's time limit: its own or its kind's default, times the run's multiplier.
     fn timeout(&self, step: &StepLine, default_ms: u64) -> Duration {
         self.ctx.scaled(step.timeout_ms.unwrap_or(default_ms))

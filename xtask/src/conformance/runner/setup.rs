@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::SystemTime;
 
 use golden::Backend;
 use golden::pattern::Captures;
-use golden::session::{Session, prebound};
+use golden::session::{Prebound, Session};
 use schema::DeviceStore;
 use serde_json::Value;
 
@@ -62,6 +63,9 @@ impl<'a> Case<'a> {
             conns: BTreeMap::new(),
             captures: Captures::new(),
             blessed: Vec::new(),
+            started: SystemTime::now(),
+            programs: 0,
+            seen: Default::default(),
         }
     }
 
@@ -104,11 +108,27 @@ impl<'a> Case<'a> {
             self.ctx.scaled(UP_MS),
         )
         .map_err(StepError::new)?;
-        self.captures = prebound(
-            &sim.up.socket_path,
-            &self.dir.join("sim").display().to_string(),
-            &sim.up.panes,
-        );
+        let place = |sub: &str| self.dir.join(sub).display().to_string();
+        self.captures = Prebound {
+            host_name: self.ctx.host_name.clone(),
+            uid: rustix::process::getuid().as_raw().to_string(),
+            socket_path: sim.up.socket_path.clone(),
+            sim_dir: place("sim"),
+            run_dir: place("run"),
+            config_dir: place("config"),
+            home_dir: place("home"),
+            panes: sim.up.panes.clone(),
+            transcripts: sim
+                .up
+                .details
+                .iter()
+                .filter_map(|(name, detail)| {
+                    let (path, _) = detail.transcript.as_ref()?;
+                    Some((name.clone(), path.clone()))
+                })
+                .collect(),
+        }
+        .captures();
         self.env
             .push(("CORRAL_TMUX_BIN".into(), sim.up.tmux_bin.clone()));
         self.env

@@ -1,13 +1,13 @@
 //! Playing a session's steps in order on a case: each step dispatched by kind (frames sent,
 //! expectations judged, the simulator stepped, the store rewritten, connections spawned, closed,
-//! terminated), then the end of the session, where every connection still open is closed and
+//! terminated, programs run, files checked), then the end of the session, where every connection still open is closed and
 //! must exit 0 without another frame.
 
 use std::time::{Duration, Instant};
 
 use golden::pattern;
-use golden::session::limits::{EXIT_MS, SIM_MS};
-use golden::session::{Background, Located, Step, barrier_answer, barrier_request};
+use golden::session::limits::{EXIT_MS, RUN_MS, SIM_MS};
+use golden::session::{Background, Located, Spawn, Step, barrier_answer, barrier_request};
 use serde_json::Value;
 
 use super::{Case, CaseError, StepError, StepResult};
@@ -39,7 +39,7 @@ impl Case<'_> {
         let conn = located.conn().to_owned();
         match &line.step {
             Step::Comment(_) => Ok(()),
-            Step::Spawn(spawn) => self.spawn(&conn, &spawn.device),
+            Step::Spawn(spawn) => self.spawn(&conn, spawn),
             Step::Send(frame) => self.send(&conn, frame),
             Step::SendRaw(raw) => self.conn(&conn)?.send(raw.bytes()).map_err(StepError::new),
             Step::Expect(pattern) => self.expect(&conn, pattern, located),
@@ -65,6 +65,11 @@ impl Case<'_> {
             Step::Exit(code) => {
                 let deadline = Instant::now() + self.timeout(line, EXIT_MS);
                 self.exit(&conn, *code, deadline)
+            }
+            Step::Run(run) => self.run_program(run, self.timeout(line, RUN_MS)),
+            Step::File(check) => {
+                let timeout = line.timeout_ms.map(|ms| self.ctx.scaled(ms));
+                self.file(check, timeout)
             }
         }
     }
@@ -98,8 +103,8 @@ impl Case<'_> {
         }
     }
 
-    /// A step's `corral-sim` arguments with every `${name}` replaced.
-    fn sim_args(&self, args: &[String]) -> Result<Vec<String>, StepError> {
+    /// A step's arguments with every `${name}` replaced.
+    pub(super) fn texts(&self, args: &[String]) -> Result<Vec<String>, StepError> {
         args.iter()
             .map(|arg| pattern::instantiate_text(arg, &self.captures))
             .collect::<Result<_, _>>()
@@ -108,7 +113,7 @@ impl Case<'_> {
 
     /// `sim`: runs `corral-sim` and waits for its success.
     fn sim(&mut self, args: &[String], timeout: Duration) -> StepResult {
-        let args = self.sim_args(args)?;
+        let args = self.texts(args)?;
         let sim = self.sim.as_mut().expect("the simulator is up");
         let ran = sim.step(&args, timeout).map_err(StepError::new)?;
         if ran.ok {
@@ -124,7 +129,7 @@ impl Case<'_> {
 
     /// `sim_background`: starts `corral-sim` for the rest of the case and waits until it is ready.
     fn sim_background(&mut self, background: &Background, timeout: Duration) -> StepResult {
-        let args = self.sim_args(&background.args)?;
+        let args = self.texts(&background.args)?;
         let ready = background
             .ready_file
             .as_ref()
@@ -146,8 +151,9 @@ impl Case<'_> {
         self.write_store()
     }
 
-    /// `spawn`: a host process for the connection, which must not be running.
-    fn spawn(&mut self, conn: &str, device: &str) -> StepResult {
+    /// `spawn`: a host process for the connection, which must not be running, in the case's
+    /// environment changed as the step says.
+    fn spawn(&mut self, conn: &str, spawn: &Spawn) -> StepResult {
         if let Some(existing) = self.conns.get_mut(conn)
             && existing.wait(Instant::now()).is_none()
         {
@@ -158,9 +164,25 @@ impl Case<'_> {
         let command = self
             .ctx
             .host_template
-            .replace("{device}", &host::shell_quote(device));
+            .replace("{device}", &host::shell_quote(&spawn.device));
+        let mut env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .filter(|(name, _)| !spawn.env.contains_key(name))
+            .cloned()
+            .collect();
+        let mut remove = self.remove.clone();
+        for (name, value) in &spawn.env {
+            match value {
+                Some(value) => env.push((
+                    name.clone(),
+                    pattern::instantiate_text(value, &self.captures).map_err(StepError::new)?,
+                )),
+                None => remove.push(name.clone()),
+            }
+        }
         let stderr = self.dir.join("logs").join(format!("host-{conn}.err"));
-        let process = HostProcess::spawn(&command, &self.env, &self.remove, &self.dir, stderr)
+        let process = HostProcess::spawn(&command, &env, &remove, &self.dir, stderr)
             .map_err(StepError::new)?;
         self.conns.insert(conn.to_owned(), process);
         Ok(())

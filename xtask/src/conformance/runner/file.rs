@@ -1,0 +1,201 @@
+//! The `file` step: a path inside the case's dirs, checked for what is there (a file, a
+//! directory, nothing), its permission bits, whether it is the same file an earlier `file` step
+//! on that path saw, and what it holds (a directory: its entries' names), at once or, with the
+//! step's `timeout_ms`, until it holds.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use golden::pattern::{self, Captures};
+use golden::session::{Entry, FileCheck};
+
+use super::content::Judge;
+use super::{Case, StepError, StepResult};
+
+/// What a `file` step saw of a file, for a later step on the same path to compare with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seen {
+    /// Its inode: another one after a write that renamed a new file over it.
+    ino: u64,
+    /// Its length: where what is appended to it begins.
+    len: u64,
+}
+
+/// The files earlier `file` steps saw, by path.
+pub(super) type SeenFiles = BTreeMap<PathBuf, Seen>;
+
+impl Case<'_> {
+    /// `file`: the check, once or until `timeout` passes.
+    pub(super) fn file(&mut self, check: &FileCheck, timeout: Option<Duration>) -> StepResult {
+        let text =
+            pattern::instantiate_text(&check.path, &self.captures).map_err(StepError::new)?;
+        let path = PathBuf::from(&text);
+        let inside = path.is_absolute()
+            && path.starts_with(&self.dir)
+            && !path.components().any(|c| c == Component::ParentDir);
+        if !inside {
+            return Err(StepError::new(format!(
+                "{text} is not a path inside the case's dirs ({})",
+                self.dir.display()
+            )));
+        }
+        let deadline = timeout.map(|timeout| Instant::now() + timeout);
+        loop {
+            let mut trial = self.captures.clone();
+            match self.check_path(check, &path, &mut trial) {
+                Ok(seen) => {
+                    self.captures = trial;
+                    if let Some(seen) = seen {
+                        self.seen.insert(path, seen);
+                    }
+                    return Ok(());
+                }
+                Err(err) if deadline.is_some_and(|d| Instant::now() < d) => {
+                    drop(err);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// One look at the path; what it saw of a file.
+    fn check_path(
+        &self,
+        check: &FileCheck,
+        path: &Path,
+        captures: &mut Captures,
+    ) -> Result<Option<Seen>, StepError> {
+        let shown = path.display();
+        let metadata = match std::fs::metadata(path) {
+            Ok(metadata) => Some(metadata),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => return Err(StepError::new(format!("{shown}: {err}"))),
+        };
+        let found = match &metadata {
+            None => "nothing",
+            Some(m) if m.is_dir() => "a directory",
+            Some(m) if m.is_file() => "a file",
+            Some(_) => "something other than a file or a directory",
+        };
+        let metadata = match (check.is, metadata) {
+            (Entry::Absent, None) => return Ok(None),
+            (Entry::File, Some(m)) if m.is_file() => m,
+            (Entry::Dir, Some(m)) if m.is_dir() => m,
+            (is, _) => {
+                let wanted = match is {
+                    Entry::File => "a file",
+                    Entry::Dir => "a directory",
+                    Entry::Absent => "nothing",
+                };
+                return Err(StepError::new(format!(
+                    "expected {wanted} at {shown}, found {found}"
+                )));
+            }
+        };
+        if let Some(mode) = &check.mode {
+            let got = metadata.permissions().mode() & 0o7777;
+            if format!("{got:04o}") != *mode {
+                return Err(StepError::new(format!(
+                    "{shown} has mode {got:04o}, expected {mode}"
+                )));
+            }
+        }
+        let seen = Seen {
+            ino: metadata.ino(),
+            len: metadata.len(),
+        };
+        let earlier = self.seen.get(path).copied();
+        if let Some(replaced) = check.replaced {
+            let Some(earlier) = earlier else {
+                return Err(StepError::new(format!(
+                    "no earlier `file` step saw a file at {shown}"
+                )));
+            };
+            if (seen.ino != earlier.ino) != replaced {
+                return Err(StepError::new(if replaced {
+                    format!(
+                        "{shown} is still the file an earlier step saw (inode {}): it was \
+                         written in place, or not at all, instead of being replaced",
+                        seen.ino
+                    )
+                } else {
+                    format!(
+                        "{shown} was replaced (inode {} is now {})",
+                        earlier.ino, seen.ino
+                    )
+                }));
+            }
+        }
+        let Some(content) = &check.content else {
+            return Ok(check.is.eq(&Entry::File).then_some(seen));
+        };
+        let text = if check.is == Entry::Dir {
+            listing(path)?
+        } else {
+            let bytes =
+                std::fs::read(path).map_err(|err| StepError::new(format!("{shown}: {err}")))?;
+            let from = match (check.appended, earlier) {
+                (false, _) => 0,
+                (true, Some(earlier)) if earlier.ino == seen.ino && earlier.len <= seen.len => {
+                    usize::try_from(earlier.len).unwrap_or(usize::MAX)
+                }
+                (true, Some(earlier)) => {
+                    return Err(StepError::new(format!(
+                        "{shown} was not appended to: it was {} ({} bytes, inode {}), it is now \
+                         {} bytes, inode {}",
+                        if earlier.ino == seen.ino {
+                            "shortened"
+                        } else {
+                            "replaced"
+                        },
+                        earlier.len,
+                        earlier.ino,
+                        seen.len,
+                        seen.ino
+                    )));
+                }
+                (true, None) => {
+                    return Err(StepError::new(format!(
+                        "no earlier `file` step saw a file at {shown}"
+                    )));
+                }
+            };
+            let tail = bytes.get(from..).unwrap_or_default();
+            String::from_utf8(tail.to_vec())
+                .map_err(|_| StepError::new(format!("{shown} is not UTF-8")))?
+        };
+        let document = match &check.document {
+            Some(name) => Some(self.ctx.documents.get(name).ok_or_else(|| {
+                StepError::new(format!("no schema of the document `{name}` was loaded"))
+            })?),
+            None => None,
+        };
+        let what = if check.appended {
+            format!("what was appended to {shown}")
+        } else {
+            shown.to_string()
+        };
+        let judge = Judge {
+            what: &what,
+            document,
+            now: self.window(),
+        };
+        judge.judge(Some(content), &text, captures)?;
+        Ok(check.is.eq(&Entry::File).then_some(seen))
+    }
+}
+
+/// A directory's entries: their names, sorted, each on its own line.
+fn listing(dir: &Path) -> Result<String, StepError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|err| StepError::new(format!("{}: {err}", dir.display())))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names.iter().map(|name| format!("{name}\n")).collect())
+}
