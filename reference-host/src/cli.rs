@@ -234,7 +234,7 @@ pub struct MuteArgs {
     #[arg(
         long = "for",
         value_name = "DURATION",
-        value_parser = crate::commands::mute::parse_duration,
+        value_parser = parse_duration,
         conflicts_with = "clear"
     )]
     pub duration: Option<std::time::Duration>,
@@ -321,4 +321,35 @@ pub struct ExecActionArgs {
     pub branch: String,
     #[command(flatten)]
     pub tmux: TmuxArgs,
+}
+
+/// A duration as `--for` takes it: one or more `<number><unit>` parts, unit `s`, `m`, `h` or
+/// `d` (`45s`, `30m`, `2h`, `1d`, `1h30m`), more than zero in all.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("`{text}` is not a duration such as 45s, 30m, 2h or 1d");
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(bad()),
+        };
+        let n: u64 = digits.parse().map_err(|_| bad())?;
+        digits.clear();
+        total = n
+            .checked_mul(unit)
+            .and_then(|s| total.checked_add(s))
+            .ok_or_else(bad)?;
+    }
+    if !digits.is_empty() || total == 0 {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs(total))
 }

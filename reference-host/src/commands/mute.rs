@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 
 use crate::cli::MuteArgs;
+#[cfg(test)]
+use crate::cli::parse_duration;
 use crate::clock::now_ms;
 use crate::fleet::{FleetReader, FleetSource};
 use crate::tmux::Tmux;
@@ -17,37 +19,6 @@ use crate::tmux::write::OptionWrite;
 pub const UNTIL_CLEARED: u64 = 99_999_999_999_999;
 
 const OPTION: &str = "@agent_mute_until";
-
-/// A duration as `--for` takes it: one or more `<number><unit>` parts, unit `s`, `m`, `h` or
-/// `d` (`45s`, `30m`, `2h`, `1d`, `1h30m`), more than zero in all.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("`{text}` is not a duration such as 45s, 30m, 2h or 1d");
-    let mut total: u64 = 0;
-    let mut digits = String::new();
-    for c in text.trim().chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            _ => return Err(bad()),
-        };
-        let n: u64 = digits.parse().map_err(|_| bad())?;
-        digits.clear();
-        total = n
-            .checked_mul(unit)
-            .and_then(|s| total.checked_add(s))
-            .ok_or_else(bad)?;
-    }
-    if !digits.is_empty() || total == 0 {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs(total))
-}
 
 pub fn run(args: MuteArgs, tmux: Tmux, host: String) -> anyhow::Result<u8> {
     let panes = match (&args.session, &args.pane) {
