@@ -197,6 +197,57 @@ fn the_fake_matches_real_tmux() {
     pair.same(&["show-options", "-p", "-v", "-t", "%99", "@x"]);
     pair.same(&["show-options", "-p", "-v", "-t", "%0", "@nope"]);
     pair.same(&["show-options", "-p", "-q", "-v", "-t", "%0", "@nope"]);
+    // `-q` also silences a target that does not exist: nothing happens, exit 0, and the next
+    // chained command runs (what `corral event` relies on when its pane is gone).
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "%99", "@x"]);
+    pair.same(&["show-options", "-p", "-q", "-t", "%99"]);
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "ops:9.9", "@x"]);
+    pair.same(&[
+        "set-option",
+        "-p",
+        "-q",
+        "-t",
+        "%99",
+        "@x",
+        "1",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        "%5",
+        "@after",
+        "2",
+        ";",
+        "set-option",
+        "-p",
+        "-q",
+        "-u",
+        "-t",
+        "%98",
+        "@x",
+    ]);
+    pair.same(&["show-options", "-p", "-v", "-t", "%5", "@after"]);
+    pair.same(&["set-option", "-p", "-q", "-t", "%5", "@empty"]);
+    pair.same(&["set-option", "-p", "-u", "-t", "%5", "@after", "ignored"]);
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "%5", "@after"]);
+    pair.same(&[
+        "send-keys",
+        "-t",
+        "%5",
+        "Escape",
+        ";",
+        "send-keys",
+        "-t",
+        "%5",
+        "-l",
+        "--",
+        "-rf a\\;",
+        ";",
+        "send-keys",
+        "-t",
+        "%5",
+        "Enter",
+    ]);
     pair.same(&["kill-pane", "-t", "%99"]);
     pair.same(&["send-keys", "-t", "%99", "y"]);
     pair.same(&["has-session", "-t", "nosuch"]);
