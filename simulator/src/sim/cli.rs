@@ -9,6 +9,7 @@ use golden::fixture::TranscriptFormat;
 use golden::{Backend, SimFile};
 
 use super::api;
+use super::input;
 use super::print_line;
 use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
@@ -115,6 +116,16 @@ pub enum PaneAction {
         /// Fixture name or %N.
         #[arg(long)]
         pane: String,
+    },
+    /// Print what reached a pane since the fleet came up (or the last --clear), in order: one
+    /// JSON line per run of keys (`{"keys":["Escape","Enter"]}`) or of text (`{"text":"yes"}`).
+    Input {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
+        /// Then start afresh: the next read prints only what arrives after this one.
+        #[arg(long)]
+        clear: bool,
     },
 }
 
@@ -400,6 +411,13 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         Command::Pane {
             action: PaneAction::Kill { pane },
         } => step::kill(sim_dir, &pane)?,
+        Command::Pane {
+            action: PaneAction::Input { pane, clear },
+        } => {
+            for item in input::received(sim_dir, &pane, clear)? {
+                print_line(&serde_json::to_string(&item)?);
+            }
+        }
         Command::Transcript { action } => transcript_command(sim_dir, action)?,
         Command::Api { action } => match action {
             ApiAction::Serve {

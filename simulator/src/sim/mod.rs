@@ -5,6 +5,8 @@
 pub mod api;
 pub mod cli;
 pub mod git;
+pub mod input;
+pub mod keys;
 pub mod park;
 pub mod simfile;
 pub mod step;

@@ -14,9 +14,10 @@ use golden::sim_file::{PaneDetail, SimFile};
 
 use super::api;
 use super::git;
+use super::input;
 use super::park::park;
 use super::simfile;
-use super::tmux::{Cmd, PROGRAM, Tmux, cmd};
+use super::tmux::{Cmd, Tmux, cmd};
 use super::transcript::{self, Generator, Style};
 use crate::plan::{self, PlannedPane, PlannedSession};
 
@@ -76,8 +77,16 @@ fn pane_cwd(sim_dir: &Path, pane: &PlannedPane) -> anyhow::Result<String> {
     Ok(dir.display().to_string())
 }
 
-/// The creation commands of a fleet, identical for both backends.
-fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec<Cmd> {
+/// The creation commands of a fleet, identical for both backends; every pane runs `program`.
+fn creation(
+    sessions: &[PlannedSession],
+    cwds: &BTreeMap<String, String>,
+    program: &[String],
+) -> Vec<Cmd> {
+    let with_program = |mut command: Cmd| {
+        command.extend(program.iter().cloned());
+        command
+    };
     let mut out = Vec::new();
     let mut first = true;
     for session in sessions {
@@ -87,7 +96,7 @@ fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec
                 let cwd = cwds[&pane.name].as_str();
                 match previous {
                     None if w == 0 => {
-                        out.push(cmd(&[
+                        out.push(with_program(cmd(&[
                             "new-session",
                             "-d",
                             "-s",
@@ -98,33 +107,30 @@ fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec
                             SIZE.1,
                             "-c",
                             cwd,
-                            PROGRAM,
-                        ]));
+                        ])));
                         if first {
                             out.push(cmd(&["set-option", "-g", "default-size", "400x200"]));
                             first = false;
                         }
                     }
-                    None => out.push(cmd(&[
+                    None => out.push(with_program(cmd(&[
                         "new-window",
                         "-d",
                         "-t",
                         &format!("{}:", session.name),
                         "-c",
                         cwd,
-                        PROGRAM,
-                    ])),
+                    ]))),
                     Some(prev) => {
                         let prev = format!("%{prev}");
-                        out.push(cmd(&[
+                        out.push(with_program(cmd(&[
                             "split-window",
                             "-d",
                             "-t",
                             &prev,
                             "-c",
                             cwd,
-                            PROGRAM,
-                        ]));
+                        ])));
                         out.push(cmd(&["select-layout", "-t", &prev, "tiled"]));
                     }
                 }
@@ -165,7 +171,11 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     for pane in plan::panes(&sessions) {
         cwds.insert(pane.name.clone(), pane_cwd(sim_dir, pane)?);
     }
-    tmux.batch(&creation(&sessions, &cwds), sim_dir)?;
+    input::reset(sim_dir)?;
+    tmux.batch(
+        &creation(&sessions, &cwds, &input::program(sim_dir)),
+        sim_dir,
+    )?;
     let listed = tmux.ok(
         &[cmd(&[
             "list-panes",
@@ -190,6 +200,10 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             "the server assigned other pane ids than a fresh tmux would:\nexpected {expected:?}\ngot {got:?}"
         );
     }
+    let ids: Vec<String> = plan::panes(&sessions)
+        .map(|p| format!("%{}", p.id))
+        .collect();
+    input::wait_ready(sim_dir, options.backend, &ids)?;
     let runtime = options
         .runtime_dir
         .clone()
