@@ -13,7 +13,7 @@ use super::input;
 use super::print_line;
 use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
-use super::transcript::{self, Generator, Style};
+use super::transcript::{self, Generator, Recipe};
 use super::up::{self, Up};
 use crate::fake::faults::{self, Effect, Fault};
 use crate::fake::state::{Client, ServerDir};
@@ -151,9 +151,13 @@ pub enum TranscriptAction {
         /// Store format: claude or codex.
         #[arg(long, value_parser = parse_format)]
         format: TranscriptFormat,
-        /// Records to write.
-        #[arg(long, default_value_t = 40)]
-        events: u64,
+        /// Start with the store's corpus: every event kind of the reader, with its edge cases
+        /// (golden/fixtures/README.md lists it record by record).
+        #[arg(long)]
+        corpus: bool,
+        /// Records of the cycle to write (after the corpus, if any; default 40, 0 with --corpus).
+        #[arg(long)]
+        events: Option<u64>,
         /// One record of an unknown type every N.
         #[arg(long, default_value_t = 0)]
         unknown_every: u32,
@@ -184,7 +188,8 @@ pub enum TranscriptAction {
         #[arg(long)]
         pending_call: bool,
     },
-    /// Grow a transcript to at least a size with ~4 KiB records (benchmarks); prints its path.
+    /// Grow a transcript to at least a size with ~4 KiB records, streamed (benchmarks: `--bytes
+    /// 1G` takes seconds); prints its path.
     Big {
         #[command(flatten)]
         which: Which,
@@ -218,6 +223,15 @@ pub enum TranscriptAction {
         /// Regenerate with this many records instead of copying.
         #[arg(long)]
         events: Option<u64>,
+    },
+    /// Rotate: move the file to `<path>.1` (or the next free number) and start a new one at the
+    /// same path with N records of the same session; prints where the old file went.
+    Rotate {
+        #[command(flatten)]
+        which: Which,
+        /// Records in the new file.
+        #[arg(long, default_value_t = 10)]
+        events: u64,
     },
 }
 
@@ -492,14 +506,11 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
 }
 
 fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Result<()> {
-    let style = |unknown_every| Style {
-        unknown_every,
-        pad: 0,
-    };
     match action {
         TranscriptAction::Write {
             pane,
             format,
+            corpus,
             events,
             unknown_every,
             pending_call,
@@ -523,15 +534,13 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                 transcript::store_path(&sim_dir.join("home"), format, &cwd, &session, now)
             });
             let branch = super::git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
-            let _ = std::fs::remove_file(&path);
-            Generator::new(
-                format,
-                &session,
-                &cwd,
-                &branch,
-                now.saturating_sub(events * 1000),
-            )
-            .append(&path, events, &style(unknown_every), pending_call)?;
+            let recipe = Recipe {
+                corpus,
+                events: events.unwrap_or(if corpus { 0 } else { 40 }),
+                unknown_every,
+                pending_call,
+            };
+            transcript::write(&path, format, &session, (&cwd, &branch), now, &recipe)?;
             let entry = sim.details.entry(name.clone()).or_default();
             entry.transcript = Some((path.display().to_string(), format));
             entry.session_id = Some(session.clone());
@@ -557,7 +566,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             pending_call,
         } => {
             let (path, _) = resolve(sim_dir, &which)?;
-            Generator::resume(&path)?.append(&path, events, &style(unknown_every), pending_call)?;
+            Generator::resume(&path)?.append(&path, events, unknown_every, pending_call)?;
         }
         TranscriptAction::Big {
             which,
@@ -580,14 +589,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                     time::now(None)?,
                 )
             };
-            generator.fill_to(
-                &path,
-                target,
-                &Style {
-                    unknown_every: 0,
-                    pad: 4000,
-                },
-            )?;
+            generator.fill_to(&path, target)?;
             print_line(&path.display().to_string());
         }
         TranscriptAction::Rewrite { which } => transcript::rewrite(&resolve(sim_dir, &which)?.0)?,
@@ -600,27 +602,14 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
         }
         TranscriptAction::Replace { which, events } => {
             let (path, _) = resolve(sim_dir, &which)?;
-            let content = match events {
-                Some(n) => {
-                    let old = Generator::resume(&path)?;
-                    let scratch = path.with_extension("jsonl.regenerating");
-                    let _ = std::fs::remove_file(&scratch);
-                    let mut fresh = Generator::new(
-                        old.format,
-                        &old.session_id,
-                        &old.cwd,
-                        &old.branch,
-                        old.start_ms + 7_000,
-                    );
-                    fresh.session_id = old.session_id.clone();
-                    fresh.append(&scratch, n, &style(0), false)?;
-                    let bytes = std::fs::read(&scratch)?;
-                    std::fs::remove_file(&scratch)?;
-                    Some(bytes)
-                }
-                None => None,
-            };
+            let content = events
+                .map(|n| transcript::regenerated(&path, n))
+                .transpose()?;
             transcript::replace(&path, content)?;
+        }
+        TranscriptAction::Rotate { which, events } => {
+            let (path, _) = resolve(sim_dir, &which)?;
+            print_line(&transcript::rotate(&path, events)?.display().to_string());
         }
     }
     Ok(())

@@ -18,7 +18,7 @@ use super::input;
 use super::park::park;
 use super::simfile;
 use super::tmux::{Cmd, Tmux, cmd};
-use super::transcript::{self, Generator, Style};
+use super::transcript::{self, Recipe};
 use crate::plan::{self, PlannedPane, PlannedSession};
 
 /// Size of each session's windows on a real server, so many panes fit.
@@ -234,17 +234,18 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
                 .unwrap_or_else(|| plan::session_id_for(&pane.name));
             let path = transcript::store_path(&home, spec.format, &cwd, &session, options.now_ms);
             let branch = git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
-            let events = u64::from(spec.events);
-            let start = options.now_ms.saturating_sub(events * 1000);
-            let _ = std::fs::remove_file(&path);
-            Generator::new(spec.format, &session, &cwd, &branch, start).append(
+            transcript::write(
                 &path,
-                events,
-                &Style {
+                spec.format,
+                &session,
+                (&cwd, &branch),
+                options.now_ms,
+                &Recipe {
+                    corpus: spec.corpus,
+                    events: u64::from(spec.events),
                     unknown_every: spec.unknown_every.unwrap_or(0),
-                    pad: 0,
+                    pending_call: spec.pending_call,
                 },
-                spec.pending_call,
             )?;
             if spec.stamp && pane.agent.is_some() {
                 pane_options.push(("@agent_transcript".into(), path.display().to_string()));
