@@ -9,12 +9,13 @@ use golden::fixture::TranscriptFormat;
 use golden::{Backend, SimFile};
 
 use super::api;
+use super::hook::{self, HookArgs};
 use super::input;
-use super::print_line;
 use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
 use super::transcript::{self, Generator, Recipe};
 use super::up::{self, Up};
+use super::{print_bytes, print_line};
 use crate::fake::faults::{self, Effect, Fault};
 use crate::fake::state::{Client, ServerDir};
 use crate::time;
@@ -81,7 +82,22 @@ pub enum Command {
         #[command(subcommand)]
         action: ClientAction,
     },
-    /// Kill the fleet's server (that socket only); idempotent.
+    /// Run the host's `corral event <agent> <event>` in a pane's environment with a hook payload
+    /// on stdin; prints what it printed (a permission request's decision), or with --background
+    /// the run's name.
+    Hook(Box<HookArgs>),
+    /// Print what a hook run printed, once it has finished.
+    HookOutput {
+        /// The run's name (`hook --name`, or the number `hook --background` printed).
+        name: String,
+        /// Wait this long for it to finish, ms.
+        #[arg(long, default_value_t = 10_000)]
+        wait_ms: u64,
+        /// Its stderr instead.
+        #[arg(long)]
+        stderr: bool,
+    },
+    /// Kill the fleet's server (that socket only) after stopping running hooks; idempotent.
     Down,
     /// Play the host's half of a golden session over stdio, judging a client app's frames.
     ///
@@ -417,6 +433,25 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
             bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
         }
         Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
+        Command::Hook(args) => match hook::run(sim_dir, &args)? {
+            hook::Run::Background(name) => print_line(&name),
+            hook::Run::Finished(name) => print_bytes(&hook::output(
+                sim_dir,
+                &name,
+                std::time::Duration::ZERO,
+                false,
+            )?)?,
+        },
+        Command::HookOutput {
+            name,
+            wait_ms,
+            stderr,
+        } => print_bytes(&hook::output(
+            sim_dir,
+            &name,
+            std::time::Duration::from_millis(wait_ms),
+            stderr,
+        )?)?,
         Command::Pane {
             action: PaneAction::Add { add, args },
         } => {

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod cli;
 pub mod git;
+pub mod hook;
 pub mod input;
 pub mod keys;
 pub mod park;
@@ -20,6 +21,14 @@ use std::path::Path;
 #[allow(clippy::print_stdout, reason = "corral-sim's results go to stdout")]
 pub fn print_line(line: &str) {
     println!("{line}");
+}
+
+/// Writes bytes on stdout as they are: output relayed from another program.
+pub fn print_bytes(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
 }
 
 /// Runs `corral-sim` with the process's arguments; returns the exit code.

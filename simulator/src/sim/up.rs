@@ -14,6 +14,7 @@ use golden::sim_file::{PaneDetail, SimFile};
 
 use super::api;
 use super::git;
+use super::hook;
 use super::input;
 use super::park::park;
 use super::simfile;
@@ -172,6 +173,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         cwds.insert(pane.name.clone(), pane_cwd(sim_dir, pane)?);
     }
     input::reset(sim_dir)?;
+    hook::reset(sim_dir, &options.fixture)?;
     tmux.batch(
         &creation(&sessions, &cwds, &input::program(sim_dir)),
         sim_dir,
@@ -339,6 +341,8 @@ pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
         Err(_) if !simfile::path(sim_dir).exists() => return Ok(false),
         Err(e) => return Err(e),
     };
+    // Hooks first: a waiting `corral event` cleans up after itself while its pane still exists.
+    hook::stop_all(sim_dir)?;
     let tmux = Tmux::of(&sim);
     let ran = tmux.run(&[cmd(&["kill-server"])], sim_dir)?;
     // A real server exits a moment after kill-server returns; wait until it is gone so the next
