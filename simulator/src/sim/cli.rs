@@ -86,6 +86,13 @@ pub enum Command {
     /// on stdin; prints what it printed (a permission request's decision), or with --background
     /// the run's name.
     Hook(Box<HookArgs>),
+    /// Print the verdicts dispatches wrote for parked requests and nothing consumed yet, one JSON
+    /// line each: `{"request":ID,"verdict":{...}}`, by request id.
+    Verdicts {
+        /// The host's runtime dir (default: sim.json's).
+        #[arg(long)]
+        runtime_dir: Option<PathBuf>,
+    },
     /// Print what a hook run printed, once it has finished.
     HookOutput {
         /// The run's name (`hook --name`, or the number `hook --background` printed).
@@ -262,6 +269,9 @@ pub enum ApiAction {
         /// Delay before answering GET /question, ms.
         #[arg(long)]
         question_delay_ms: Option<u64>,
+        /// Delay before answering a POST (recorded at once), ms.
+        #[arg(long)]
+        post_delay_ms: Option<u64>,
     },
     /// Add (or replace) a pending question request.
     Question {
@@ -275,10 +285,14 @@ pub enum ApiAction {
         #[arg(long)]
         session_id: Option<String>,
     },
-    /// Change the GET /question delay of a running server.
+    /// Change the GET /question delay (or with --post, the POST delay) of a running server.
     Delay {
         /// Milliseconds.
         ms: u64,
+        /// The delay of POST answers (a reply, a reject) instead: over 2000 provokes a
+        /// dispatch's api-lane time-out.
+        #[arg(long)]
+        post: bool,
     },
     /// Forget every pending question.
     Clear,
@@ -442,6 +456,15 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                 false,
             )?)?,
         },
+        Command::Verdicts { runtime_dir } => {
+            let runtime = match runtime_dir {
+                Some(dir) => dir,
+                None => PathBuf::from(simfile::load(sim_dir)?.runtime_dir),
+            };
+            for verdict in super::park::verdicts(&runtime)? {
+                print_line(&verdict.to_string());
+            }
+        }
         Command::HookOutput {
             name,
             wait_ms,
@@ -472,7 +495,8 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
             ApiAction::Serve {
                 port,
                 question_delay_ms,
-            } => api::serve(sim_dir, port, question_delay_ms)?,
+                post_delay_ms,
+            } => api::serve(sim_dir, port, question_delay_ms, post_delay_ms)?,
             ApiAction::Question {
                 id,
                 questions,
@@ -489,7 +513,8 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     });
                 })?;
             }
-            ApiAction::Delay { ms } => api::edit(sim_dir, |s| s.delay_ms = ms)?,
+            ApiAction::Delay { ms, post: false } => api::edit(sim_dir, |s| s.delay_ms = ms)?,
+            ApiAction::Delay { ms, post: true } => api::edit(sim_dir, |s| s.post_delay_ms = ms)?,
             ApiAction::Clear => api::edit(sim_dir, |s| s.questions.clear())?,
         },
         Command::Fault { action } => {
