@@ -1,6 +1,7 @@
-//! `corral-sim`: fleet fixtures brought up on the fake or a real scratch tmux, steps, transcripts,
-//! fault injection, attached clients, and the agent HTTP API. Every subcommand finds the fleet
-//! through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
+//! `corral-sim`: fleet fixtures brought up on the fake or a real scratch tmux, steps, what panes
+//! received, transcripts, hook payloads replayed through the host's `corral event`, the verdicts
+//! dispatches left, fault injection, attached clients, and the agent HTTP API. Every subcommand
+//! finds the fleet through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
 
 pub mod api;
 pub mod cli;
