@@ -268,6 +268,43 @@ fn down_stops_a_hook_that_still_waits() {
         "--background",
     ]);
     assert_eq!(fleet.requests().len(), 2);
+    // As a `sim_background` step runs it: in the foreground with a ready file, then killed at
+    // teardown, its `corral event` left behind for `down`.
+    let home = fleet.sim.path().join("home");
+    let mut foreground = command(SIM)
+        .args([
+            "hook",
+            "--pane",
+            "claude-corpus",
+            "claude",
+            "PermissionRequest",
+            "--payload",
+            "@hooks/claude/permission-request.json",
+            "--ready",
+            "ready/r",
+            "--name",
+            "r",
+        ])
+        .env("CORRAL_SIM_DIR", fleet.sim.path())
+        .env("CORRAL_CONFIG", fleet.sim.path().join("config.toml"))
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .spawn()
+        .unwrap();
+    let ready = fleet.sim.path().join("ready/r");
+    for _ in 0..1000 {
+        if ready.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        ready.exists(),
+        "the ready file appears once the request is parked"
+    );
+    assert_eq!(fleet.requests().len(), 4);
+    foreground.kill().unwrap();
+    foreground.wait().unwrap();
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fleet.sim.path().join("hooks/1.json")).unwrap())
             .unwrap();
@@ -276,6 +313,7 @@ fn down_stops_a_hook_that_still_waits() {
     fleet.ok(&["down"]);
     assert_eq!(fleet.requests(), Vec::<String>::new());
     assert_eq!(fleet.ok(&["hook-output", "1", "--wait-ms", "0"]), "");
+    assert_eq!(fleet.ok(&["hook-output", "r", "--wait-ms", "0"]), "");
 }
 
 #[test]
