@@ -223,7 +223,13 @@ pub struct QuestionRequest {
 pub struct TranscriptSpec {
     /// The store format.
     pub format: TranscriptFormat,
-    /// Number of records (JSONL lines) to write.
+    /// Start with the corpus: a fixed sequence of records covering every event kind the host's
+    /// reader makes of the store, with its edge cases (listed record by record in
+    /// `golden/fixtures/README.md`); `events` more records follow it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub corpus: bool,
+    /// Number of records (JSONL lines) to write (after the corpus, when there is one).
+    #[serde(default)]
     pub events: u32,
     /// Every this many records, write one of a record type no reader knows (0 or absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]

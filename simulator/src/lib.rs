@@ -9,9 +9,10 @@
 //!   and moments relative to it.
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
 //! - [`plan`]: a fixture expanded into the fleet `up` creates, with the pane ids tmux will assign.
-//! - [`sim`]: `corral-sim` (backends, bring-up, steps, transcripts, the agent API).
+//! - [`sim`]: `corral-sim` (backends, bring-up, steps, what panes received, transcripts, hook
+//!   replay, the agent API).
 //! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app.
-//! - [`process`]: the one place that spawns child processes (tmux, git).
+//! - [`process`]: the one place that spawns child processes (tmux, git, `corral event`).
 
 pub mod env;
 pub mod fake;

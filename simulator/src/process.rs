@@ -1,5 +1,6 @@
-//! The one module that builds child processes (tmux and git); everything else asks it for a
-//! `Command`. Keeps clippy's `disallowed_methods` rule to a single exception in this crate.
+//! The one module that builds child processes (tmux, git, the host's `corral event`); everything
+//! else asks it for a `Command`. Keeps clippy's `disallowed_methods` rule to a single exception in
+//! this crate.
 
 use std::ffi::OsStr;
 use std::process::Command;

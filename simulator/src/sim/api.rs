@@ -6,10 +6,12 @@
 //!   answered after the configured delay (to provoke the host's 750 ms time-out);
 //! - `POST /question/<id>/reply`, `POST /question/<id>/reject`: settle a pending question (404 for
 //!   an unknown id), `POST /permission/<id>/reply`: always 200. Every POST is appended to
-//!   `$CORRAL_SIM_DIR/api-replies.ndjson` whatever its answer.
+//!   `$CORRAL_SIM_DIR/api-replies.ndjson` when it arrives, whatever its answer; the answer comes
+//!   after the POST delay (to provoke a dispatch's 2 s api-lane time-out: the agent got the
+//!   reply, the host never heard back).
 //!
-//! The pending set and the delay live in `$CORRAL_SIM_DIR/api-state.json`, re-read per request, so
-//! steps change them while the server runs. The bound address goes to `api.json`.
+//! The pending set and both delays live in `$CORRAL_SIM_DIR/api-state.json`, re-read per request,
+//! so steps change them while the server runs. The bound address goes to `api.json`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,6 +39,9 @@ pub struct ApiState {
     /// Delay before answering `GET /question`, ms.
     #[serde(default)]
     pub delay_ms: u64,
+    /// Delay before answering a POST (after recording it), ms.
+    #[serde(default)]
+    pub post_delay_ms: u64,
     /// Pending questions.
     #[serde(default)]
     pub questions: Vec<Pending>,
@@ -90,10 +95,18 @@ pub fn endpoint(sim_dir: &Path) -> anyhow::Result<String> {
         .context("api.json has no url")
 }
 
-/// Serves until killed.
-pub fn serve(sim_dir: &Path, port: u16, delay_ms: Option<u64>) -> anyhow::Result<()> {
-    if let Some(ms) = delay_ms {
-        edit(sim_dir, |s| s.delay_ms = ms)?;
+/// Serves until killed; the delays, when given, are stored first.
+pub fn serve(
+    sim_dir: &Path,
+    port: u16,
+    delay_ms: Option<u64>,
+    post_delay_ms: Option<u64>,
+) -> anyhow::Result<()> {
+    if delay_ms.is_some() || post_delay_ms.is_some() {
+        edit(sim_dir, |s| {
+            s.delay_ms = delay_ms.unwrap_or(s.delay_ms);
+            s.post_delay_ms = post_delay_ms.unwrap_or(s.post_delay_ms);
+        })?;
     }
     let server = tiny_http::Server::http(("127.0.0.1", port))
         .map_err(|e| anyhow::anyhow!("binding 127.0.0.1:{port}: {e}"))?;
@@ -160,6 +173,7 @@ fn handle(sim_dir: &Path, mut request: tiny_http::Request) -> anyhow::Result<()>
     };
     let line = json!({ "kind": kind, "id": id, "method": method, "path": path, "status": status, "body": parsed });
     crate::fake::state::append_lines(&replies_path(sim_dir), &[line.to_string()])?;
+    std::thread::sleep(Duration::from_millis(load(sim_dir)?.post_delay_ms));
     let answer = if status == 200 {
         json!(true)
     } else {

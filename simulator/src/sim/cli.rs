@@ -9,11 +9,13 @@ use golden::fixture::TranscriptFormat;
 use golden::{Backend, SimFile};
 
 use super::api;
-use super::print_line;
+use super::hook::{self, HookArgs};
+use super::input;
 use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
-use super::transcript::{self, Generator, Style};
+use super::transcript::{self, Generator, Recipe};
 use super::up::{self, Up};
+use super::{print_bytes, print_line};
 use crate::fake::faults::{self, Effect, Fault};
 use crate::fake::state::{Client, ServerDir};
 use crate::time;
@@ -80,7 +82,29 @@ pub enum Command {
         #[command(subcommand)]
         action: ClientAction,
     },
-    /// Kill the fleet's server (that socket only); idempotent.
+    /// Run the host's `corral event <agent> <event>` in a pane's environment with a hook payload
+    /// on stdin; prints what it printed (a permission request's decision), or with --background
+    /// the run's name.
+    Hook(Box<HookArgs>),
+    /// Print the verdicts dispatches wrote for parked requests and nothing consumed yet, one JSON
+    /// line each: `{"request":ID,"verdict":{...}}`, by request id.
+    Verdicts {
+        /// The host's runtime dir (default: sim.json's).
+        #[arg(long)]
+        runtime_dir: Option<PathBuf>,
+    },
+    /// Print what a hook run printed, once it has finished.
+    HookOutput {
+        /// The run's name (`hook --name`, or the number `hook --background` printed).
+        name: String,
+        /// Wait this long for it to finish, ms.
+        #[arg(long, default_value_t = 10_000)]
+        wait_ms: u64,
+        /// Its stderr instead.
+        #[arg(long)]
+        stderr: bool,
+    },
+    /// Kill the fleet's server (that socket only) after stopping running hooks; idempotent.
     Down,
     /// Play the host's half of a golden session over stdio, judging a client app's frames.
     ///
@@ -116,6 +140,16 @@ pub enum PaneAction {
         #[arg(long)]
         pane: String,
     },
+    /// Print what reached a pane since the fleet came up (or the last --clear), in order: one
+    /// JSON line per run of keys (`{"keys":["Escape","Enter"]}`) or of text (`{"text":"yes"}`).
+    Input {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
+        /// Then start afresh: the next read prints only what arrives after this one.
+        #[arg(long)]
+        clear: bool,
+    },
 }
 
 /// Which transcript file.
@@ -140,9 +174,13 @@ pub enum TranscriptAction {
         /// Store format: claude or codex.
         #[arg(long, value_parser = parse_format)]
         format: TranscriptFormat,
-        /// Records to write.
-        #[arg(long, default_value_t = 40)]
-        events: u64,
+        /// Start with the store's corpus: every event kind of the reader, with its edge cases
+        /// (golden/fixtures/README.md lists it record by record).
+        #[arg(long)]
+        corpus: bool,
+        /// Records of the cycle to write (after the corpus, if any; default 40, 0 with --corpus).
+        #[arg(long)]
+        events: Option<u64>,
         /// One record of an unknown type every N.
         #[arg(long, default_value_t = 0)]
         unknown_every: u32,
@@ -173,7 +211,8 @@ pub enum TranscriptAction {
         #[arg(long)]
         pending_call: bool,
     },
-    /// Grow a transcript to at least a size with ~4 KiB records (benchmarks); prints its path.
+    /// Grow a transcript to at least a size with ~4 KiB records, streamed (benchmarks: `--bytes
+    /// 1G` takes seconds); prints its path.
     Big {
         #[command(flatten)]
         which: Which,
@@ -208,6 +247,15 @@ pub enum TranscriptAction {
         #[arg(long)]
         events: Option<u64>,
     },
+    /// Rotate: move the file to `<path>.1` (or the next free number) and start a new one at the
+    /// same path with N records of the same session; prints where the old file went.
+    Rotate {
+        #[command(flatten)]
+        which: Which,
+        /// Records in the new file.
+        #[arg(long, default_value_t = 10)]
+        events: u64,
+    },
 }
 
 /// `api ...`.
@@ -221,6 +269,9 @@ pub enum ApiAction {
         /// Delay before answering GET /question, ms.
         #[arg(long)]
         question_delay_ms: Option<u64>,
+        /// Delay before answering a POST (recorded at once), ms.
+        #[arg(long)]
+        post_delay_ms: Option<u64>,
     },
     /// Add (or replace) a pending question request.
     Question {
@@ -234,10 +285,14 @@ pub enum ApiAction {
         #[arg(long)]
         session_id: Option<String>,
     },
-    /// Change the GET /question delay of a running server.
+    /// Change the GET /question delay (or with --post, the POST delay) of a running server.
     Delay {
         /// Milliseconds.
         ms: u64,
+        /// The delay of POST answers (a reply, a reject) instead: over 2000 provokes a
+        /// dispatch's api-lane time-out.
+        #[arg(long)]
+        post: bool,
     },
     /// Forget every pending question.
     Clear,
@@ -392,6 +447,34 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
             bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
         }
         Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
+        Command::Hook(args) => match hook::run(sim_dir, &args)? {
+            hook::Run::Background(name) => print_line(&name),
+            hook::Run::Finished(name) => print_bytes(&hook::output(
+                sim_dir,
+                &name,
+                std::time::Duration::ZERO,
+                false,
+            )?)?,
+        },
+        Command::Verdicts { runtime_dir } => {
+            let runtime = match runtime_dir {
+                Some(dir) => dir,
+                None => PathBuf::from(simfile::load(sim_dir)?.runtime_dir),
+            };
+            for verdict in super::park::verdicts(&runtime)? {
+                print_line(&verdict.to_string());
+            }
+        }
+        Command::HookOutput {
+            name,
+            wait_ms,
+            stderr,
+        } => print_bytes(&hook::output(
+            sim_dir,
+            &name,
+            std::time::Duration::from_millis(wait_ms),
+            stderr,
+        )?)?,
         Command::Pane {
             action: PaneAction::Add { add, args },
         } => {
@@ -400,12 +483,20 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         Command::Pane {
             action: PaneAction::Kill { pane },
         } => step::kill(sim_dir, &pane)?,
+        Command::Pane {
+            action: PaneAction::Input { pane, clear },
+        } => {
+            for item in input::received(sim_dir, &pane, clear)? {
+                print_line(&serde_json::to_string(&item)?);
+            }
+        }
         Command::Transcript { action } => transcript_command(sim_dir, action)?,
         Command::Api { action } => match action {
             ApiAction::Serve {
                 port,
                 question_delay_ms,
-            } => api::serve(sim_dir, port, question_delay_ms)?,
+                post_delay_ms,
+            } => api::serve(sim_dir, port, question_delay_ms, post_delay_ms)?,
             ApiAction::Question {
                 id,
                 questions,
@@ -422,7 +513,8 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     });
                 })?;
             }
-            ApiAction::Delay { ms } => api::edit(sim_dir, |s| s.delay_ms = ms)?,
+            ApiAction::Delay { ms, post: false } => api::edit(sim_dir, |s| s.delay_ms = ms)?,
+            ApiAction::Delay { ms, post: true } => api::edit(sim_dir, |s| s.post_delay_ms = ms)?,
             ApiAction::Clear => api::edit(sim_dir, |s| s.questions.clear())?,
         },
         Command::Fault { action } => {
@@ -474,14 +566,11 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
 }
 
 fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Result<()> {
-    let style = |unknown_every| Style {
-        unknown_every,
-        pad: 0,
-    };
     match action {
         TranscriptAction::Write {
             pane,
             format,
+            corpus,
             events,
             unknown_every,
             pending_call,
@@ -505,15 +594,13 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                 transcript::store_path(&sim_dir.join("home"), format, &cwd, &session, now)
             });
             let branch = super::git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
-            let _ = std::fs::remove_file(&path);
-            Generator::new(
-                format,
-                &session,
-                &cwd,
-                &branch,
-                now.saturating_sub(events * 1000),
-            )
-            .append(&path, events, &style(unknown_every), pending_call)?;
+            let recipe = Recipe {
+                corpus,
+                events: events.unwrap_or(if corpus { 0 } else { 40 }),
+                unknown_every,
+                pending_call,
+            };
+            transcript::write(&path, format, &session, (&cwd, &branch), now, &recipe)?;
             let entry = sim.details.entry(name.clone()).or_default();
             entry.transcript = Some((path.display().to_string(), format));
             entry.session_id = Some(session.clone());
@@ -539,7 +626,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             pending_call,
         } => {
             let (path, _) = resolve(sim_dir, &which)?;
-            Generator::resume(&path)?.append(&path, events, &style(unknown_every), pending_call)?;
+            Generator::resume(&path)?.append(&path, events, unknown_every, pending_call)?;
         }
         TranscriptAction::Big {
             which,
@@ -562,14 +649,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                     time::now(None)?,
                 )
             };
-            generator.fill_to(
-                &path,
-                target,
-                &Style {
-                    unknown_every: 0,
-                    pad: 4000,
-                },
-            )?;
+            generator.fill_to(&path, target)?;
             print_line(&path.display().to_string());
         }
         TranscriptAction::Rewrite { which } => transcript::rewrite(&resolve(sim_dir, &which)?.0)?,
@@ -582,27 +662,14 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
         }
         TranscriptAction::Replace { which, events } => {
             let (path, _) = resolve(sim_dir, &which)?;
-            let content = match events {
-                Some(n) => {
-                    let old = Generator::resume(&path)?;
-                    let scratch = path.with_extension("jsonl.regenerating");
-                    let _ = std::fs::remove_file(&scratch);
-                    let mut fresh = Generator::new(
-                        old.format,
-                        &old.session_id,
-                        &old.cwd,
-                        &old.branch,
-                        old.start_ms + 7_000,
-                    );
-                    fresh.session_id = old.session_id.clone();
-                    fresh.append(&scratch, n, &style(0), false)?;
-                    let bytes = std::fs::read(&scratch)?;
-                    std::fs::remove_file(&scratch)?;
-                    Some(bytes)
-                }
-                None => None,
-            };
+            let content = events
+                .map(|n| transcript::regenerated(&path, n))
+                .transpose()?;
             transcript::replace(&path, content)?;
+        }
+        TranscriptAction::Rotate { which, events } => {
+            let (path, _) = resolve(sim_dir, &which)?;
+            print_line(&transcript::rotate(&path, events)?.display().to_string());
         }
     }
     Ok(())

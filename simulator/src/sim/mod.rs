@@ -1,10 +1,14 @@
-//! `corral-sim`: fleet fixtures brought up on the fake or a real scratch tmux, steps, transcripts,
-//! fault injection, attached clients, and the agent HTTP API. Every subcommand finds the fleet
-//! through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
+//! `corral-sim`: fleet fixtures brought up on the fake or a real scratch tmux, steps, what panes
+//! received, transcripts, hook payloads replayed through the host's `corral event`, the verdicts
+//! dispatches left, fault injection, attached clients, and the agent HTTP API. Every subcommand
+//! finds the fleet through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
 
 pub mod api;
 pub mod cli;
 pub mod git;
+pub mod hook;
+pub mod input;
+pub mod keys;
 pub mod park;
 pub mod simfile;
 pub mod step;
@@ -18,6 +22,14 @@ use std::path::Path;
 #[allow(clippy::print_stdout, reason = "corral-sim's results go to stdout")]
 pub fn print_line(line: &str) {
     println!("{line}");
+}
+
+/// Writes bytes on stdout as they are: output relayed from another program.
+pub fn print_bytes(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
 }
 
 /// Runs `corral-sim` with the process's arguments; returns the exit code.

@@ -13,9 +13,10 @@ use serde_json::{Map, Value};
 
 use super::api;
 use super::git;
+use super::input;
 use super::park::park;
 use super::simfile;
-use super::tmux::{Cmd, PROGRAM, Tmux, cmd};
+use super::tmux::{Cmd, Tmux, cmd};
 use crate::time;
 
 /// Everything a step can change on a pane.
@@ -301,6 +302,7 @@ pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> 
     }
 
     let mut commands: Vec<Cmd> = Vec::new();
+    let mut respawned = false;
     let detail = sim.details.entry(name.clone()).or_default();
     let new_cwd = match (&args.cwd, &args.repo) {
         (Some(dir), _) => Some(dir.clone()),
@@ -315,7 +317,10 @@ pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> 
     if let Some(dir) = new_cwd {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let dir = dir.display().to_string();
-        commands.push(cmd(&["respawn-pane", "-k", "-t", &id, "-c", &dir, PROGRAM]));
+        let mut respawn = cmd(&["respawn-pane", "-k", "-t", &id, "-c", &dir]);
+        respawn.extend(input::program(sim_dir));
+        commands.push(respawn);
+        respawned = true;
         detail.cwd = dir;
     }
     if let Some(branch) = &args.checkout {
@@ -336,8 +341,14 @@ pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> 
     if let Some(session) = &args.session_id {
         detail.session_id = Some(session.clone());
     }
+    if respawned {
+        input::unready(sim_dir, &id)?;
+    }
     if !commands.is_empty() {
         tmux.batch(&commands, sim_dir)?;
+    }
+    if respawned {
+        input::wait_ready(sim_dir, sim.backend, std::slice::from_ref(&id))?;
     }
     simfile::store(&sim, sim_dir)?;
     Ok(())
@@ -413,12 +424,14 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
         (Some(last), false) => cmd(&["split-window", "-d", "-t", last]),
     };
     create.extend(cmd(&print));
-    create.extend(cmd(&["-c", &cwd, PROGRAM]));
+    create.extend(cmd(&["-c", &cwd]));
+    create.extend(input::program(sim_dir));
     let out = tmux.ok(&[create], sim_dir)?;
     let id = out.trim().to_owned();
     if !id.starts_with('%') {
         bail!("tmux printed {out:?} for the new pane's id");
     }
+    input::wait_ready(sim_dir, sim.backend, std::slice::from_ref(&id))?;
     if let (Some(_), false) = (&last, add.new_window) {
         tmux.ok(&[cmd(&["select-layout", "-t", &id, "tiled"])], sim_dir)?;
     }

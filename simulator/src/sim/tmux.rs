@@ -8,9 +8,6 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use golden::{Backend, SimFile};
 
-/// What every pane runs: harmless, long-lived, ignores its input.
-pub const PROGRAM: &str = "sleep 100000";
-
 /// One tmux command (its argv without the program).
 pub type Cmd = Vec<String>;
 

@@ -14,10 +14,12 @@ use golden::sim_file::{PaneDetail, SimFile};
 
 use super::api;
 use super::git;
+use super::hook;
+use super::input;
 use super::park::park;
 use super::simfile;
-use super::tmux::{Cmd, PROGRAM, Tmux, cmd};
-use super::transcript::{self, Generator, Style};
+use super::tmux::{Cmd, Tmux, cmd};
+use super::transcript::{self, Recipe};
 use crate::plan::{self, PlannedPane, PlannedSession};
 
 /// Size of each session's windows on a real server, so many panes fit.
@@ -76,8 +78,16 @@ fn pane_cwd(sim_dir: &Path, pane: &PlannedPane) -> anyhow::Result<String> {
     Ok(dir.display().to_string())
 }
 
-/// The creation commands of a fleet, identical for both backends.
-fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec<Cmd> {
+/// The creation commands of a fleet, identical for both backends; every pane runs `program`.
+fn creation(
+    sessions: &[PlannedSession],
+    cwds: &BTreeMap<String, String>,
+    program: &[String],
+) -> Vec<Cmd> {
+    let with_program = |mut command: Cmd| {
+        command.extend(program.iter().cloned());
+        command
+    };
     let mut out = Vec::new();
     let mut first = true;
     for session in sessions {
@@ -87,7 +97,7 @@ fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec
                 let cwd = cwds[&pane.name].as_str();
                 match previous {
                     None if w == 0 => {
-                        out.push(cmd(&[
+                        out.push(with_program(cmd(&[
                             "new-session",
                             "-d",
                             "-s",
@@ -98,33 +108,30 @@ fn creation(sessions: &[PlannedSession], cwds: &BTreeMap<String, String>) -> Vec
                             SIZE.1,
                             "-c",
                             cwd,
-                            PROGRAM,
-                        ]));
+                        ])));
                         if first {
                             out.push(cmd(&["set-option", "-g", "default-size", "400x200"]));
                             first = false;
                         }
                     }
-                    None => out.push(cmd(&[
+                    None => out.push(with_program(cmd(&[
                         "new-window",
                         "-d",
                         "-t",
                         &format!("{}:", session.name),
                         "-c",
                         cwd,
-                        PROGRAM,
-                    ])),
+                    ]))),
                     Some(prev) => {
                         let prev = format!("%{prev}");
-                        out.push(cmd(&[
+                        out.push(with_program(cmd(&[
                             "split-window",
                             "-d",
                             "-t",
                             &prev,
                             "-c",
                             cwd,
-                            PROGRAM,
-                        ]));
+                        ])));
                         out.push(cmd(&["select-layout", "-t", &prev, "tiled"]));
                     }
                 }
@@ -165,7 +172,12 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     for pane in plan::panes(&sessions) {
         cwds.insert(pane.name.clone(), pane_cwd(sim_dir, pane)?);
     }
-    tmux.batch(&creation(&sessions, &cwds), sim_dir)?;
+    input::reset(sim_dir)?;
+    hook::reset(sim_dir, &options.fixture)?;
+    tmux.batch(
+        &creation(&sessions, &cwds, &input::program(sim_dir)),
+        sim_dir,
+    )?;
     let listed = tmux.ok(
         &[cmd(&[
             "list-panes",
@@ -190,6 +202,10 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             "the server assigned other pane ids than a fresh tmux would:\nexpected {expected:?}\ngot {got:?}"
         );
     }
+    let ids: Vec<String> = plan::panes(&sessions)
+        .map(|p| format!("%{}", p.id))
+        .collect();
+    input::wait_ready(sim_dir, options.backend, &ids)?;
     let runtime = options
         .runtime_dir
         .clone()
@@ -220,17 +236,18 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
                 .unwrap_or_else(|| plan::session_id_for(&pane.name));
             let path = transcript::store_path(&home, spec.format, &cwd, &session, options.now_ms);
             let branch = git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
-            let events = u64::from(spec.events);
-            let start = options.now_ms.saturating_sub(events * 1000);
-            let _ = std::fs::remove_file(&path);
-            Generator::new(spec.format, &session, &cwd, &branch, start).append(
+            transcript::write(
                 &path,
-                events,
-                &Style {
+                spec.format,
+                &session,
+                (&cwd, &branch),
+                options.now_ms,
+                &Recipe {
+                    corpus: spec.corpus,
+                    events: u64::from(spec.events),
                     unknown_every: spec.unknown_every.unwrap_or(0),
-                    pad: 0,
+                    pending_call: spec.pending_call,
                 },
-                spec.pending_call,
             )?;
             if spec.stamp && pane.agent.is_some() {
                 pane_options.push(("@agent_transcript".into(), path.display().to_string()));
@@ -324,6 +341,8 @@ pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
         Err(_) if !simfile::path(sim_dir).exists() => return Ok(false),
         Err(e) => return Err(e),
     };
+    // Hooks first: a waiting `corral event` cleans up after itself while its pane still exists.
+    hook::stop_all(sim_dir)?;
     let tmux = Tmux::of(&sim);
     let ran = tmux.run(&[cmd(&["kill-server"])], sim_dir)?;
     // A real server exits a moment after kill-server returns; wait until it is gone so the next

@@ -125,6 +125,35 @@ fn questions_replies_and_delay() {
     let (_, body) = http(&addr, "GET", "/question", "", long).unwrap();
     assert_eq!(body, "[]");
 
+    // A POST answered late: recorded at once, answered after the delay (a dispatch's api lane
+    // gives up after 2 s).
+    sim.sim(&["api", "delay", "--post", "1500"]);
+    let started = std::time::Instant::now();
+    let err = http(
+        &addr,
+        "POST",
+        "/permission/per-8/reply",
+        r#"{"reply":"once"}"#,
+        Duration::from_millis(300),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{err}"
+    );
+    let replies = std::fs::read_to_string(sim.path().join("api-replies.ndjson")).unwrap();
+    assert!(
+        replies.contains("per-8"),
+        "recorded before the answer: {replies}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    sim.sim(&["api", "delay", "--post", "0"]);
+    let (status, _) = http(&addr, "POST", "/permission/per-9/reply", "{}", long).unwrap();
+    assert_eq!(status, 200);
+
     sim.sim(&["api", "delay", "60000"]);
     let err = http(&addr, "GET", "/question", "", Duration::from_millis(300)).unwrap_err();
     assert!(

@@ -4,6 +4,7 @@
 mod api;
 mod common;
 mod fake_tmux;
+mod hooks;
 mod parity;
 mod replay;
 mod sim;

@@ -197,6 +197,57 @@ fn the_fake_matches_real_tmux() {
     pair.same(&["show-options", "-p", "-v", "-t", "%99", "@x"]);
     pair.same(&["show-options", "-p", "-v", "-t", "%0", "@nope"]);
     pair.same(&["show-options", "-p", "-q", "-v", "-t", "%0", "@nope"]);
+    // `-q` also silences a target that does not exist: nothing happens, exit 0, and the next
+    // chained command runs (what `corral event` relies on when its pane is gone).
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "%99", "@x"]);
+    pair.same(&["show-options", "-p", "-q", "-t", "%99"]);
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "ops:9.9", "@x"]);
+    pair.same(&[
+        "set-option",
+        "-p",
+        "-q",
+        "-t",
+        "%99",
+        "@x",
+        "1",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        "%5",
+        "@after",
+        "2",
+        ";",
+        "set-option",
+        "-p",
+        "-q",
+        "-u",
+        "-t",
+        "%98",
+        "@x",
+    ]);
+    pair.same(&["show-options", "-p", "-v", "-t", "%5", "@after"]);
+    pair.same(&["set-option", "-p", "-q", "-t", "%5", "@empty"]);
+    pair.same(&["set-option", "-p", "-u", "-t", "%5", "@after", "ignored"]);
+    pair.same(&["show-options", "-p", "-q", "-v", "-t", "%5", "@after"]);
+    pair.same(&[
+        "send-keys",
+        "-t",
+        "%5",
+        "Escape",
+        ";",
+        "send-keys",
+        "-t",
+        "%5",
+        "-l",
+        "--",
+        "-rf a\\;",
+        ";",
+        "send-keys",
+        "-t",
+        "%5",
+        "Enter",
+    ]);
     pair.same(&["kill-pane", "-t", "%99"]);
     pair.same(&["send-keys", "-t", "%99", "y"]);
     pair.same(&["has-session", "-t", "nosuch"]);
@@ -281,5 +332,84 @@ fn steps_and_new_panes_agree_on_both_backends() {
     assert_eq!(
         pair.real_sim.sim_json().panes,
         pair.fake_sim.sim_json().panes
+    );
+}
+
+#[test]
+fn what_a_pane_received_reads_the_same_on_both_backends() {
+    let pair = Pair::up("small.toml");
+    let input = |args: &[&str]| {
+        let mut args = args.to_vec();
+        args.insert(0, "input");
+        args.insert(0, "pane");
+        let real = pair.real_sim.sim(&args);
+        let fake = pair.fake_sim.sim(&args);
+        assert_eq!(
+            real, fake,
+            "pane input {args:?}: real (left) and fake (right) differ"
+        );
+        real
+    };
+    assert_eq!(input(&["--pane", "%2"]), "", "nothing was sent yet");
+    // A text dispatch as the host fires it: keys, the text typed literally (a final `;` escaped),
+    // the submit keys, in one invocation.
+    pair.same(&[
+        "send-keys",
+        "-t",
+        "%2",
+        "Escape",
+        ";",
+        "send-keys",
+        "-t",
+        "%2",
+        "-l",
+        "--",
+        "-rf; é 日本 \\;",
+        ";",
+        "send-keys",
+        "-t",
+        "%2",
+        "Enter",
+    ]);
+    pair.same(&[
+        "send-keys",
+        "-t",
+        "%2",
+        "C-c",
+        "y",
+        "Up",
+        "M-x",
+        "hello world",
+    ]);
+    pair.same(&["send-keys", "-t", "%3", "1"]);
+    let want = [
+        r#"{"keys":["Escape"]}"#,
+        r#"{"text":"-rf; é 日本 ;"}"#,
+        r#"{"keys":["Enter","C-c"]}"#,
+        r#"{"text":"y"}"#,
+        r#"{"keys":["Escape"]}"#,
+        r#"{"text":"[A"}"#,
+        r#"{"keys":["Escape"]}"#,
+        r#"{"text":"xhello world"}"#,
+    ];
+    assert_eq!(input(&["--pane", "opencode-ask"]), want.join("\n") + "\n");
+    assert_eq!(input(&["--pane", "%3"]), "{\"text\":\"1\"}\n");
+    // --clear prints, then starts afresh.
+    assert_eq!(input(&["--pane", "%2", "--clear"]), want.join("\n") + "\n");
+    assert_eq!(input(&["--pane", "%2"]), "");
+    pair.same(&["send-keys", "-t", "%2", "Enter"]);
+    assert_eq!(input(&["--pane", "%2"]), "{\"keys\":[\"Enter\"]}\n");
+    // A pane added later records too, and so does one whose program was respawned elsewhere.
+    for sim in [&pair.real_sim, &pair.fake_sim] {
+        sim.sim(&["pane", "add", "--name", "late", "--session", "ops"]);
+        let elsewhere = sim.path().join("elsewhere");
+        sim.sim(&["step", "--pane", "%2", "--cwd", elsewhere.to_str().unwrap()]);
+    }
+    pair.same(&["send-keys", "-t", "%11", "-l", "ok"]);
+    pair.same(&["send-keys", "-t", "%2", "2"]);
+    assert_eq!(input(&["--pane", "late"]), "{\"text\":\"ok\"}\n");
+    assert_eq!(
+        input(&["--pane", "%2"]),
+        "{\"keys\":[\"Enter\"]}\n{\"text\":\"2\"}\n"
     );
 }

@@ -343,3 +343,27 @@ fn bad_input_is_one_readable_line() {
     ));
     assert_eq!(code, 1, "a second up on a live socket is refused");
 }
+
+#[test]
+fn verdicts_list_what_dispatches_wrote_for_parked_requests() {
+    let (sim, _) = fake_fleet("small.toml");
+    assert_eq!(sim.sim(&["verdicts"]), "", "no verdicts dir yet");
+    let verdicts = sim.path().join("run/verdicts");
+    std::fs::create_dir_all(&verdicts).unwrap();
+    std::fs::write(
+        verdicts.join("req-claude-perm"),
+        r#"{"decision":"allow","request":"req-claude-perm"}"#,
+    )
+    .unwrap();
+    std::fs::write(verdicts.join("req-a"), "half-written").unwrap();
+    assert_eq!(
+        sim.sim(&["verdicts"]),
+        "{\"request\":\"req-a\",\"verdict\":\"half-written\"}\n\
+         {\"request\":\"req-claude-perm\",\"verdict\":{\"decision\":\"allow\",\"request\":\"req-claude-perm\"}}\n"
+    );
+    let elsewhere = sim.path().join("elsewhere");
+    assert_eq!(
+        sim.sim(&["verdicts", "--runtime-dir", elsewhere.to_str().unwrap()]),
+        ""
+    );
+}

@@ -144,3 +144,99 @@ fn big_files_reach_their_size() {
         "pending_call = true ends on a call"
     );
 }
+
+#[test]
+fn a_fixture_asks_for_the_corpus_and_a_transcript_rotates() {
+    let (sim, socket) = fake_fleet("transcripts.toml");
+    let details = sim.sim_json().details;
+    let claude = details["claude-corpus"].transcript.clone().unwrap().0;
+    let codex = details["codex-corpus"].transcript.clone().unwrap().0;
+    let kinds = |path: &str| -> Vec<String> {
+        records(path)
+            .iter()
+            .map(|r| match r["payload"]["type"].as_str() {
+                Some(inner) => format!("{}:{inner}", r["type"].as_str().unwrap()),
+                None => r["type"].as_str().unwrap().to_owned(),
+            })
+            .collect()
+    };
+    let claude_kinds = kinds(&claude);
+    assert_eq!(claude_kinds.len(), 19);
+    assert_eq!(
+        claude_kinds[..3],
+        ["summary", "file-history-snapshot", "user"]
+    );
+    assert!(claude_kinds.contains(&"x-corral-drift".to_owned()));
+    let last = records(&claude).pop().unwrap();
+    assert_eq!(
+        last["message"]["content"][0]["input"]["command"],
+        "rm -rf build"
+    );
+    // The pinned clock: the last record is one second before "now".
+    assert_eq!(last["timestamp"], "2023-11-14T22:13:19.000Z");
+    let codex_kinds = kinds(&codex);
+    assert_eq!(codex_kinds.len(), 27);
+    assert_eq!(codex_kinds[0], "session_meta");
+    assert_eq!(codex_kinds[26], "event_msg:exec_approval_request");
+    assert!(std::fs::metadata(&claude).unwrap().len() > 1 << 20);
+    let (stamped, _, _) = sim.fake(&[
+        "-L",
+        &socket,
+        "display-message",
+        "-p",
+        "-t",
+        "%1",
+        "#{@agent_transcript}",
+    ]);
+    assert_eq!(stamped.trim_end(), codex);
+
+    // `write --corpus` gives the same bytes for the same pane and clock.
+    let again = sim.path().join("again.jsonl");
+    let written = sim.sim(&[
+        "transcript",
+        "write",
+        "--pane",
+        "claude-corpus",
+        "--format",
+        "claude",
+        "--corpus",
+        "--path",
+        again.to_str().unwrap(),
+        "--no-stamp",
+    ]);
+    assert_eq!(written.trim_end(), again.to_str().unwrap());
+    let untimed = |path: &str| -> Vec<Value> {
+        records(path)
+            .into_iter()
+            .map(|mut r| {
+                if let Some(map) = r.as_object_mut() {
+                    map.remove("timestamp");
+                    map.remove("snapshot");
+                }
+                r
+            })
+            .collect()
+    };
+    assert!(untimed(again.to_str().unwrap()) == untimed(&claude));
+
+    let inode = std::fs::metadata(&codex).unwrap().ino();
+    let before = std::fs::read(&codex).unwrap();
+    let moved = sim.sim(&[
+        "transcript",
+        "rotate",
+        "--pane",
+        "codex-corpus",
+        "--events",
+        "4",
+    ]);
+    assert_eq!(moved.trim_end(), format!("{codex}.1"));
+    assert_eq!(std::fs::read(format!("{codex}.1")).unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(format!("{codex}.1")).unwrap().ino(),
+        inode
+    );
+    let fresh = records(&codex);
+    assert_eq!(fresh.len(), 4);
+    assert_eq!(fresh[0]["type"], "session_meta");
+    assert_ne!(std::fs::metadata(&codex).unwrap().ino(), inode);
+}

@@ -1,9 +1,11 @@
 //! `show-options` and `set-option`: pane user options (`@name`) with tmux's quoting, and the
-//! server options the fake stores without interpreting them.
+//! server options the fake stores without interpreting them. With `-q`, tmux 3.3a is quiet about
+//! a pane that does not exist too: the command does nothing and succeeds.
 
 use super::{CmdError, Run, tmux, unsupported};
 use crate::fake::cli::Command;
 use crate::fake::escape;
+use crate::fake::state::PanePos;
 
 impl Run<'_> {
     pub(super) fn show_options(&mut self, command: &Command) -> Result<(), CmdError> {
@@ -31,7 +33,9 @@ impl Run<'_> {
         if !command.has('p') {
             return Err(unsupported("show-options needs -p (pane options)"));
         }
-        let pos = self.options_target(command)?;
+        let Some(pos) = self.quiet_target(command)? else {
+            return Ok(());
+        };
         let options = self.server.pane(pos).options.clone();
         let lines: Vec<String> = match command.args.first() {
             Some(name) => {
@@ -80,7 +84,9 @@ impl Run<'_> {
                 "set-option of a user option needs -p (only pane options are modelled)",
             ));
         }
-        let pos = self.options_target(command)?;
+        let Some(pos) = self.quiet_target(command)? else {
+            return Ok(());
+        };
         let pane = self.server.pane_mut(pos);
         if command.has('u') {
             pane.options.remove(&name);
@@ -90,6 +96,18 @@ impl Run<'_> {
         }
         self.dirty = true;
         Ok(())
+    }
+}
+
+impl Run<'_> {
+    /// The pane an options command targets; with `-q`, a target that does not exist is `None`:
+    /// tmux 3.3a then does nothing, prints nothing and succeeds (the next chained command runs).
+    fn quiet_target(&self, command: &Command) -> Result<Option<PanePos>, CmdError> {
+        match self.options_target(command) {
+            Ok(pos) => Ok(Some(pos)),
+            Err(CmdError::Tmux(_)) if command.has('q') => Ok(None),
+            Err(err) => Err(err),
+        }
     }
 }
 

@@ -1,0 +1,440 @@
+//! Agent transcripts in the stores' own JSONL shapes, and the file operations that invalidate a
+//! reader's cursor.
+//!
+//! Claude Code (`~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`): records with
+//! `type` `user` / `assistant` / `system` / `summary` / `file-history-snapshot`, `message.content`
+//! blocks `text` / `thinking` / `redacted_thinking` / `tool_use` / `tool_result` / `image`, and
+//! `uuid`, `parentUuid`, `timestamp`, `sessionId`, `cwd`, `version`, `gitBranch`. Codex
+//! (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`): `session_meta`,
+//! `turn_context`, `response_item`, `event_msg` and `compacted`, each `{timestamp, type,
+//! payload}`. Both can carry record types no reader knows. Content is deterministic: the same
+//! session id, working directory, branch, start time and record index always give the same bytes.
+//!
+//! Modules: [`cycle`] (the records of `write` and `grow`), [`corpus`] (every event kind of both
+//! stores, in a fixed order), [`big`] (benchmark files, streamed), [`resume`] (continuing a file),
+//! [`files`] (rewrite, truncate, replace, rotate).
+
+mod big;
+mod corpus;
+mod cycle;
+mod files;
+mod resume;
+
+pub use files::{regenerated, replace, rewrite, rotate, truncate};
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use anyhow::Context;
+use golden::fixture::TranscriptFormat;
+use serde_json::{Value, json};
+
+/// What a new transcript holds.
+#[derive(Debug, Clone, Default)]
+pub struct Recipe {
+    /// Start with the [`corpus`] of the store.
+    pub corpus: bool,
+    /// Records of the [`cycle`] after it.
+    pub events: u64,
+    /// One record of a type no reader knows every this many records of the cycle (0: none).
+    pub unknown_every: u32,
+    /// End on a tool call with no result.
+    pub pending_call: bool,
+}
+
+/// Writes a new transcript at `path` (replacing a file there) whose last record is one second
+/// before `now_ms`.
+pub fn write(
+    path: &Path,
+    format: TranscriptFormat,
+    session: &str,
+    (cwd, branch): (&str, &str),
+    now_ms: u64,
+    recipe: &Recipe,
+) -> anyhow::Result<()> {
+    let corpus = match (recipe.corpus, format) {
+        (false, _) => 0,
+        (true, TranscriptFormat::Claude) => corpus::CLAUDE_RECORDS as u64,
+        (true, TranscriptFormat::Codex) => corpus::CODEX_RECORDS as u64,
+    };
+    let start = now_ms.saturating_sub((corpus + recipe.events) * 1000);
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("removing {}", path.display()));
+        }
+        _ => {}
+    }
+    let mut generator = Generator::new(format, session, cwd, branch, start);
+    if recipe.corpus {
+        generator.append_corpus(path)?;
+    }
+    generator.append(
+        path,
+        recipe.events,
+        recipe.unknown_every,
+        recipe.pending_call,
+    )
+}
+
+/// The generator's position in a transcript.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    /// Store format.
+    pub format: TranscriptFormat,
+    /// Agent session id.
+    pub session_id: String,
+    /// Working directory recorded in the records.
+    pub cwd: String,
+    /// Branch recorded in the records.
+    pub branch: String,
+    /// Index of the next record (the line count so far).
+    pub index: u64,
+    /// Claude: uuid of the last record, the next one's `parentUuid`.
+    pub parent: Option<String>,
+    /// Timestamp of record 0, epoch ms; record i is one second later than record i-1.
+    pub start_ms: u64,
+}
+
+/// Where a store keeps a session's transcript under `home`.
+pub fn store_path(
+    home: &Path,
+    format: TranscriptFormat,
+    cwd: &str,
+    session: &str,
+    now_ms: u64,
+) -> PathBuf {
+    match format {
+        TranscriptFormat::Claude => {
+            let dir: String = cwd
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            home.join(".claude/projects")
+                .join(dir)
+                .join(format!("{session}.jsonl"))
+        }
+        TranscriptFormat::Codex => {
+            let stamp = rfc3339(now_ms);
+            let (date, time) = (&stamp[0..10], &stamp[11..19]);
+            home.join(".codex/sessions")
+                .join(&date[0..4])
+                .join(&date[5..7])
+                .join(&date[8..10])
+                .join(format!(
+                    "rollout-{date}T{}-{session}.jsonl",
+                    time.replace(':', "-")
+                ))
+        }
+    }
+}
+
+fn rfc3339(ms: u64) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+fn hash(parts: &[&str], n: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for part in parts {
+        for b in part.bytes().chain([0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn uuid(parts: &[&str], n: u64) -> String {
+    let hex = format!("{:016x}{:016x}", hash(parts, n), hash(parts, n ^ 0x5555));
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
+}
+
+const WORDS: &[&str] = &[
+    "the", "build", "fails", "on", "a", "missing", "import", "so", "I", "will", "check", "tests",
+    "and", "fix", "module", "parser", "returns", "error", "when", "input", "is", "empty", "now",
+];
+
+/// `words` words picked by `seed`, then a full stop, then filler up to `pad` bytes.
+fn sentence(seed: u64, words: usize, pad: usize) -> String {
+    let mut out = String::new();
+    let mut h = seed;
+    for i in 0..words {
+        h = h
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(WORDS[(h >> 33) as usize % WORDS.len()]);
+    }
+    out.push('.');
+    while out.len() < pad {
+        out.push_str(" lorem ipsum dolor sit amet");
+    }
+    out
+}
+
+impl Generator {
+    /// A generator at the start of a new transcript.
+    pub fn new(
+        format: TranscriptFormat,
+        session_id: &str,
+        cwd: &str,
+        branch: &str,
+        start_ms: u64,
+    ) -> Self {
+        Generator {
+            format,
+            session_id: session_id.to_owned(),
+            cwd: cwd.to_owned(),
+            branch: branch.to_owned(),
+            index: 0,
+            parent: None,
+            start_ms,
+        }
+    }
+
+    /// The timestamp of the next record.
+    fn ts(&self) -> String {
+        rfc3339(self.start_ms + self.index * 1000)
+    }
+
+    /// The fields every Claude Code conversation record starts with.
+    fn claude_base(&self, kind: &str) -> Value {
+        json!({
+            "parentUuid": self.parent,
+            "isSidechain": false,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": "2.0.14",
+            "gitBranch": self.branch,
+            "type": kind,
+        })
+    }
+
+    /// A Claude Code assistant record holding `content` blocks, with usage figures, and a stop
+    /// reason when the line ends the response.
+    fn claude_assistant(&self, content: Vec<Value>, stop_reason: Option<&str>) -> Value {
+        let n = self.index;
+        let mut record = self.claude_base("assistant");
+        record["message"] = json!({
+            "id": format!("msg_{:016x}", hash(&[&self.session_id, "msg"], n)),
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929",
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": null,
+            "usage": {
+                "input_tokens": 4 + n % 7,
+                "cache_creation_input_tokens": 1200 + n * 13 % 500,
+                "cache_read_input_tokens": 14000 + n * 97,
+                "output_tokens": 60 + n % 90,
+                "service_tier": "standard",
+            },
+        });
+        record["requestId"] = json!(format!("req_{:016x}", hash(&[&self.session_id, "req"], n)));
+        record
+    }
+
+    /// Gives a Claude Code conversation record (one with `parentUuid`) its `uuid` and
+    /// `timestamp`, and makes it the next record's parent.
+    fn chain(&mut self, record: &mut Value) {
+        if record.get("parentUuid").is_some() {
+            let id = uuid(&[&self.session_id], self.index);
+            record["uuid"] = json!(id);
+            record["timestamp"] = json!(self.ts());
+            self.parent = Some(id);
+        }
+    }
+
+    /// A Codex rollout line.
+    fn codex_item(&self, kind: &str, payload: Value) -> Value {
+        json!({ "timestamp": self.ts(), "type": kind, "payload": payload })
+    }
+
+    /// The payload of Codex's first record.
+    fn codex_session_meta(&self) -> Value {
+        json!({
+            "id": self.session_id,
+            "timestamp": self.ts(),
+            "cwd": self.cwd,
+            "originator": "codex_cli_rs",
+            "cli_version": "0.46.0",
+            "instructions": null,
+            "source": "cli",
+            "model_provider": "openai",
+            "git": {
+                "commit_hash": format!("{:016x}", hash(&[&self.session_id], 7)),
+                "branch": self.branch,
+                "repository_url": null,
+            },
+        })
+    }
+
+    /// The payload of Codex's `turn_context` (the model a window's session metadata names).
+    fn codex_turn_context(&self) -> Value {
+        json!({
+            "cwd": self.cwd,
+            "approval_policy": "on-request",
+            "sandbox_policy": { "mode": "workspace-write", "network_access": false },
+            "model": "gpt-5-codex",
+            "effort": "medium",
+            "summary": "auto",
+        })
+    }
+
+    /// Appends `events` records of the cycle to `path` (creating it and its directory); the last
+    /// is a dangling tool call when `pending`.
+    pub fn append(
+        &mut self,
+        path: &Path,
+        events: u64,
+        unknown_every: u32,
+        pending: bool,
+    ) -> anyhow::Result<()> {
+        let mut out = open_append(path)?;
+        for i in 0..events {
+            let record = self.next(unknown_every, pending && i + 1 == events);
+            write_record(&mut out, &record)?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Appends the corpus of the generator's store ([`corpus`]) to `path`.
+    pub fn append_corpus(&mut self, path: &Path) -> anyhow::Result<()> {
+        let mut out = open_append(path)?;
+        for record in self.corpus() {
+            write_record(&mut out, &record)?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+}
+
+/// `path` opened for appending (created with its directory), buffered.
+fn open_append(path: &Path) -> anyhow::Result<BufWriter<std::fs::File>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
+}
+
+fn write_record(out: &mut impl Write, record: &Value) -> anyhow::Result<()> {
+    serde_json::to_writer(&mut *out, record)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn claude_records_chain_and_classify() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut g = Generator::new(
+            TranscriptFormat::Claude,
+            "sess",
+            "/r",
+            "main",
+            1_700_000_000_000,
+        );
+        g.append(&path, 20, 5, true).unwrap();
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 20);
+        assert_eq!(lines[0]["type"], "user");
+        assert_eq!(lines[0]["parentUuid"], Value::Null);
+        assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+        assert!(lines.iter().any(|l| l["type"] == "x-corral-future-record"));
+        assert!(lines.iter().any(|l| l["type"] == "file-history-snapshot"));
+        assert_eq!(lines[19]["message"]["content"][0]["type"], "tool_use");
+        let mut resumed = Generator::resume(&path).unwrap();
+        assert_eq!(resumed.index, 20);
+        assert_eq!(resumed.parent.as_deref(), lines[19]["uuid"].as_str());
+        let next = resumed.next(5, false);
+        assert_eq!(next["parentUuid"], lines[19]["uuid"]);
+    }
+
+    #[test]
+    fn codex_starts_with_session_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let mut g = Generator::new(TranscriptFormat::Codex, "sess", "/r", "dev", 0);
+        g.append(&path, 12, 5, false).unwrap();
+        let lines = lines(&path);
+        assert_eq!(lines[0]["type"], "session_meta");
+        assert_eq!(lines[0]["payload"]["git"]["branch"], "dev");
+        assert_eq!(lines[1]["type"], "turn_context");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["payload"]["type"] == "function_call")
+        );
+        assert!(lines.iter().any(|l| l["type"] == "x_corral_future_item"));
+        assert_eq!(
+            Generator::resume(&path).unwrap().format,
+            TranscriptFormat::Codex
+        );
+    }
+
+    /// Golden sessions state previews and sizes of the cycle's records, so its bytes must not
+    /// drift: these are the hashes of what it wrote when the generator was split into modules.
+    #[test]
+    fn the_cycle_keeps_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        for (format, want) in [
+            (TranscriptFormat::Claude, 15_912_228_190_793_666_402_u64),
+            (TranscriptFormat::Codex, 6_171_520_786_199_000_084_u64),
+        ] {
+            let path = dir.path().join(format!("{format:?}.jsonl"));
+            Generator::new(format, "sess", "/r", "main", 1_700_000_000_000)
+                .append(&path, 50, 9, true)
+                .unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(hash(&[&text], 0), want, "{format:?}");
+        }
+    }
+
+    #[test]
+    fn store_paths_look_like_the_stores() {
+        let home = Path::new("/h");
+        assert_eq!(
+            store_path(home, TranscriptFormat::Claude, "/work/my.repo", "abc", 0),
+            Path::new("/h/.claude/projects/-work-my-repo/abc.jsonl")
+        );
+        assert_eq!(
+            store_path(
+                home,
+                TranscriptFormat::Codex,
+                "/x",
+                "abc",
+                1_700_000_000_000
+            ),
+            Path::new("/h/.codex/sessions/2023/11/14/rollout-2023-11-14T22-13-20-abc.jsonl")
+        );
+    }
+}
