@@ -4,6 +4,8 @@
 mod device;
 mod ls;
 
+use std::time::Duration;
+
 use crate::cli::{Command, TmuxArgs};
 use crate::paths::Paths;
 use crate::serve::{self, ServeOptions};
@@ -16,6 +18,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Serve(args) => Ok(serve::run(ServeOptions {
             device: args.device,
             tmux: tmux(&args.tmux),
+            tmux_timeout: args.tmux.tmux_timeout_ms.map(Duration::from_millis),
             paths,
             host: host_name(),
         })),
@@ -30,7 +33,11 @@ fn tmux(args: &TmuxArgs) -> Tmux {
         .as_deref()
         .filter(|s| !s.is_empty())
         .map(Socket::parse);
-    Tmux::new(args.tmux_bin.clone(), socket)
+    let tmux = Tmux::new(args.tmux_bin.clone(), socket);
+    match args.tmux_timeout_ms {
+        Some(ms) => tmux.with_timeout(Duration::from_millis(ms)),
+        None => tmux,
+    }
 }
 
 /// This machine's host name.

@@ -36,6 +36,8 @@ pub struct ServeOptions {
     pub device: String,
     /// How to reach tmux.
     pub tmux: Tmux,
+    /// How long one tmux invocation may take; `None`: the cycle, clamped to 1-5 s.
+    pub tmux_timeout: Option<Duration>,
     /// Where the host's files are.
     pub paths: Paths,
     /// This host's name.
@@ -95,9 +97,10 @@ pub fn run(options: ServeOptions) -> u8 {
     };
     let interval = Duration::from_millis(config.serve.reconcile_interval_ms);
     // A hung tmux must not hold the session longer than about a cycle.
-    let tmux = options
-        .tmux
-        .with_timeout(interval.clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let tmux_timeout = options
+        .tmux_timeout
+        .unwrap_or_else(|| interval.clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let tmux = options.tmux.with_timeout(tmux_timeout);
     let session = Session::new(
         SessionConfig {
             device: options.device,

@@ -201,7 +201,8 @@ impl<S: FleetSource, W: Write> Session<S, W> {
             Ok(rows) => rows,
             Err(err) => {
                 // A transient tmux failure skips one publish; the stream and its baseline live on.
-                tracing::warn!(%err, "reading the fleet failed; skipping this cycle");
+                // The fleet reader logged the failure, once for a run of them.
+                tracing::debug!(%err, "reading the fleet failed; skipping this cycle");
                 return Ok(Flow::Continue);
             }
         };

@@ -4,5 +4,6 @@
 mod support;
 
 mod devices;
+mod faults;
 mod ls;
 mod serve;

@@ -199,6 +199,25 @@ impl Fleet {
             .collect()
     }
 
+    /// The process id of the real backend's tmux server.
+    pub fn server_pid(&self) -> u32 {
+        let out = command(&self.tmux_bin)
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .args(["-L", &self.socket, "display-message", "-p", "#{pid}"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     /// Kills a pane.
     pub fn kill(&self, pane: &str) {
         self.sim(&["pane", "kill", "--pane", pane]);
@@ -343,7 +362,11 @@ pub struct Host {
 
 impl Host {
     /// Starts `command` (a `corral serve`) with its stdin, stdout and stderr on pipes.
-    pub fn start(mut command: Command) -> Host {
+    pub fn start(command: Command) -> Host {
+        Host::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> Host {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -451,6 +474,11 @@ impl Host {
         }
     }
 
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM.
     pub fn terminate(&self) {
         let pid = self.child.id().to_string();
@@ -478,4 +506,44 @@ impl Drop for Host {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// How many threads process `pid` runs now.
+pub fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count)
+}
+
+/// How many file descriptors process `pid` holds now.
+pub fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+/// The live processes (zombies excluded) whose environment carries `CORRAL_IT_MARK=<mark>`: a
+/// host started with the mark and everything it started, orphans included.
+pub fn marked_processes(mark: &str) -> Vec<u32> {
+    let needle = format!("CORRAL_IT_MARK={mark}");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let live = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| Some(!stat.rsplit_once(") ")?.1.starts_with('Z')))
+                .unwrap_or(false);
+            live && environ
+                .split(|b| *b == 0)
+                .any(|var| var == needle.as_bytes())
+        })
+        .collect()
+}
+
+/// Writes an executable shell script at `path`.
+pub fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
