@@ -1,8 +1,11 @@
 //! `corral serve` under what a bad night does to it, on a scratch real tmux server: a tmux that
-//! hangs (a stopped server behind a wrapper script), a tmux that is missing.
+//! hangs (a stopped server behind a wrapper script), a client that closes its read end, a client
+//! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use serde_json::json;
 
 use crate::support::{
     Backend, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
@@ -202,4 +205,90 @@ fn a_missing_tmux_is_warned_about_once() {
         1,
         "{stderr}"
     );
+}
+
+/// A client that closes its read end but keeps stdin open, on a quiet fleet (nothing to write,
+/// so no broken pipe to notice): the host sees it within a cycle, exits 0 and frees its slot.
+#[test]
+fn a_client_that_closes_its_read_end_frees_its_slot() {
+    let (fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = counting_wrapper(&fleet, &mut home);
+    home.write_config("[serve]\nreconcile_interval_ms = 100\nmax_connections = 1\n");
+    let mut host = Host::start_unread(home.serve_command("fp-phone"));
+    host.send(
+        r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
+    );
+    host.send(SUBSCRIBE_EDGES);
+    // The first cycle's read comes after the ack was written: nothing is left to write.
+    wait_for("the stream's first cycle", || invocations(&count) >= 1);
+    host.close_stdout();
+    assert_eq!(host.exit_within(PATIENCE), Some(0), "{}", host.stderr());
+
+    let mut next = home.serve("fp-phone");
+    next.hello();
+}
+
+/// Starts a host whose stdout nobody reads, says hello and asks for 400 snapshots (they fill the
+/// pipe, then wait in the host).
+fn blocked_host() -> (Fleet, Home, Host) {
+    let (fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = counting_wrapper(&fleet, &mut home);
+    let mut host = Host::start_unread(home.serve_command("fp-phone"));
+    host.send(
+        r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
+    );
+    for i in 0..400 {
+        host.send(&json!({"schema":1,"id":format!("s{i}"),"t":"snapshot"}).to_string());
+    }
+    // Were the host to stop at a full pipe, it would read tmux no more: give it a while.
+    let start = Instant::now();
+    while invocations(&count) < 400 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (fleet, home, host)
+}
+
+#[test]
+fn sigterm_ends_a_host_whose_stdout_is_blocked() {
+    let (_fleet, _home, mut host) = blocked_host();
+    let sent = Instant::now();
+    host.terminate();
+    let code = host.exit_within(Duration::from_secs(5));
+    eprintln!(
+        "SIGTERM to exit with a blocked stdout: {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(code, Some(0), "{}", host.stderr());
+}
+
+#[test]
+fn end_of_input_ends_a_host_whose_stdout_is_blocked() {
+    let (_fleet, _home, mut host) = blocked_host();
+    host.close();
+    assert_eq!(
+        host.exit_within(Duration::from_secs(5)),
+        Some(0),
+        "{}",
+        host.stderr()
+    );
+}
+
+/// A client that stops reading while its answers pile up: past the host's budget of unread
+/// frames the host ends the connection (exit 0) instead of holding them, and says why.
+#[test]
+fn a_client_that_stops_reading_is_let_go_past_the_budget() {
+    let home = Home::new(&unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let mut host = Host::start_unread(home.serve_command("fp-phone"));
+    host.send(
+        r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
+    );
+    // Each is answered with an error quoting the 60 KB string: 12 MB of answers in all.
+    let big =
+        json!({"schema":1,"id":"w","t":"window","pane":"%1","last":"A".repeat(60_000)}).to_string();
+    let feeder = host.feed(vec![big; 200]);
+    assert_eq!(host.exit_within(PATIENCE), Some(0));
+    drop(feeder.join());
+    let stderr = host.stderr();
+    assert!(stderr.contains("stopped reading"), "{stderr}");
 }

@@ -354,6 +354,8 @@ impl Home {
 pub struct Host {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// The host's stdout when the test does not read it ([`Host::start_unread`]).
+    unread: Option<std::process::ChildStdout>,
     lines: Receiver<String>,
     stderr_lines: Receiver<String>,
     /// Every stdout line received so far, verbatim.
@@ -363,10 +365,16 @@ pub struct Host {
 impl Host {
     /// Starts `command` (a `corral serve`) with its stdin, stdout and stderr on pipes.
     pub fn start(command: Command) -> Host {
-        Host::spawn(command)
+        Host::spawn(command, true)
     }
 
-    fn spawn(mut command: Command) -> Host {
+    /// Starts `command` with its stdout on a pipe nobody reads: a client that stopped reading.
+    /// [`Host::close_stdout`] closes the pipe's read end.
+    pub fn start_unread(command: Command) -> Host {
+        Host::spawn(command, false)
+    }
+
+    fn spawn(mut command: Command, read: bool) -> Host {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -375,20 +383,25 @@ impl Host {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match reader.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
-                            break;
+        let unread = if read {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stdout);
+                loop {
+                    let mut line = String::new();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {
+                            if tx.send(line).is_err() {
+                                break;
+                            }
                         }
                     }
                 }
-            }
-        });
+            });
+            None
+        } else {
+            Some(stdout)
+        };
         let stderr = child.stderr.take().unwrap();
         let (etx, stderr_lines) = channel();
         std::thread::spawn(move || {
@@ -399,6 +412,7 @@ impl Host {
         Host {
             stdin: child.stdin.take(),
             child,
+            unread,
             lines,
             stderr_lines,
             raw: Vec::new(),
@@ -410,6 +424,21 @@ impl Host {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Writes `lines` from a thread of their own, so a host that stops reading cannot block the
+    /// test, and stops at the first failed write. The thread hands stdin back when done: until
+    /// the handle is dropped, the host sees no end of input.
+    pub fn feed(&mut self, lines: Vec<String>) -> std::thread::JoinHandle<ChildStdin> {
+        let mut stdin = self.stdin.take().expect("stdin is open");
+        std::thread::spawn(move || {
+            for line in lines {
+                if stdin.write_all(format!("{line}\n").as_bytes()).is_err() {
+                    break;
+                }
+            }
+            stdin
+        })
     }
 
     /// Writes one line.
@@ -472,6 +501,25 @@ impl Host {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits up to `wait` for the process to exit; its code, or `None` while it runs.
+    pub fn exit_within(&mut self, wait: Duration) -> Option<i32> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status.code().unwrap_or(-1));
+            }
+            if start.elapsed() >= wait {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes the read end of the host's stdout (started with [`Host::start_unread`]).
+    pub fn close_stdout(&mut self) {
+        assert!(self.unread.take().is_some(), "stdout is read by the test");
     }
 
     /// The host's process id.
