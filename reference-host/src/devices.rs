@@ -1,9 +1,10 @@
 //! The device store (`devices.toml`): reading, whole-file updates under a lock, and the stat memo
 //! a live connection polls on every request and publish.
 //!
-//! Rules (wire-details "Host files"): an absent file is an empty store; a malformed one is a hard
-//! error; the file is mode 0600 and written whole (`files::write_atomic`), so a reader never sees
-//! half a store.
+//! Rules (docs/protocol.md "Device store"): an absent file is an empty store; a malformed one,
+//! including one that repeats a device's id or name, is a hard error; the file is mode 0600 and
+//! written whole (`files::write_atomic`), so a reader never sees half a store; a rewrite keeps the
+//! keys it does not know.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -62,11 +63,16 @@ impl DeviceFile {
 
     /// Reads the store; an absent file is an empty store.
     pub fn load(&self) -> Result<DeviceStore, StoreError> {
+        Ok(self
+            .load_text()?
+            .map_or_else(DeviceStore::default, |(store, _)| store))
+    }
+
+    /// The store and the text it was read from; `None` when there is no file.
+    fn load_text(&self) -> Result<Option<(DeviceStore, String)>, StoreError> {
         match std::fs::read_to_string(&self.path) {
-            Ok(text) => parse(&self.path, &text),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                Ok(DeviceStore::default())
-            }
+            Ok(text) => Ok(Some((parse(&self.path, &text)?, text))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(self.io(error)),
         }
     }
@@ -80,18 +86,54 @@ impl DeviceFile {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
         let _lock = files::lock(&self.path.with_extension("toml.lock")).map_err(|e| self.io(e))?;
-        let mut store = self.load()?;
+        let (mut store, before) = self.load_text()?.unwrap_or_default();
         let out = change(&mut store)?;
-        self.save(&store)?;
+        self.save(&store, &before)?;
         Ok(out)
     }
 
-    /// Writes the store whole.
-    fn save(&self, store: &DeviceStore) -> Result<(), StoreError> {
-        let text = toml::to_string(store).map_err(|e| StoreError::Malformed {
+    /// Writes the store whole, keeping what `before` (the text it was read from) holds beyond
+    /// the known keys: top-level keys, and each remaining record's own (matched by id, which is
+    /// unique).
+    fn save(&self, store: &DeviceStore, before: &str) -> Result<(), StoreError> {
+        let unwritable = |message: String| StoreError::Malformed {
             path: self.path.clone(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // `before` parsed as a store, so it is TOML.
+        let mut document: toml::Table = before.parse().unwrap_or_default();
+        let mut old: Vec<toml::Table> = match document.remove("device") {
+            Some(toml::Value::Array(records)) => records
+                .into_iter()
+                .filter_map(|record| match record {
+                    toml::Value::Table(table) => Some(table),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let records = store
+            .devices
+            .iter()
+            .map(|record| {
+                let known = toml::Table::try_from(record).map_err(|e| unwritable(e.to_string()))?;
+                let at = old.iter().position(|table| {
+                    table.get("id").and_then(toml::Value::as_str) == Some(&record.id)
+                });
+                let mut table = at.map(|at| old.swap_remove(at)).unwrap_or_default();
+                table.extend(known);
+                Ok(toml::Value::Table(table))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        document.insert("device".into(), toml::Value::Array(records));
+        let known = toml::Table::try_from(store).map_err(|e| unwritable(e.to_string()))?;
+        // Written from the types when nothing unknown is kept, so the keys keep their order.
+        let text = if document == known {
+            toml::to_string(store)
+        } else {
+            toml::to_string(&document)
+        }
+        .map_err(|e| unwritable(e.to_string()))?;
         files::write_atomic(&self.path, text.as_bytes(), 0o600).map_err(|e| self.io(e))
     }
 
@@ -104,10 +146,51 @@ impl DeviceFile {
 }
 
 fn parse(path: &Path, text: &str) -> Result<DeviceStore, StoreError> {
-    toml::from_str(text).map_err(|e| StoreError::Malformed {
+    let malformed = |message| StoreError::Malformed {
         path: path.to_owned(),
-        message: crate::config::one_line(text, &e),
-    })
+        message,
+    };
+    let store: DeviceStore =
+        toml::from_str(text).map_err(|e| malformed(crate::config::one_line(text, &e)))?;
+    unique(&store, text).map_err(malformed)?;
+    Ok(store)
+}
+
+/// Refuses two records with one id (the second would outlive a revocation of the first) or one
+/// name (a command naming it could not tell them apart), pointing at both: their positions, names
+/// and, when every record has its own `[[device]]` line, their lines.
+fn unique(store: &DeviceStore, text: &str) -> Result<(), String> {
+    let headers: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("[[device]]"))
+        .map(|(at, _)| at + 1)
+        .collect();
+    let lines_known = headers.len() == store.devices.len();
+    let record = |at: usize| {
+        let name = &store.devices[at].name;
+        match lines_known {
+            true => format!("{} ({name:?}, line {})", at + 1, headers[at]),
+            false => format!("{} ({name:?})", at + 1),
+        }
+    };
+    for (i, a) in store.devices.iter().enumerate() {
+        for (j, b) in store.devices.iter().enumerate().skip(i + 1) {
+            let shared = if a.id == b.id {
+                format!("the id {:?}", a.id)
+            } else if a.name == b.name {
+                format!("the name {:?}", a.name)
+            } else {
+                continue;
+            };
+            return Err(format!(
+                "[[device]] records {} and {} share {shared}; ids and names are unique in the store: remove or rename one of them by hand",
+                record(i),
+                record(j)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The identity of the store file on disk; `None` when there is no file.
@@ -203,6 +286,90 @@ mod tests {
         let err = DeviceFile::new(path).load().unwrap_err();
         assert!(matches!(err, StoreError::Malformed { .. }), "{err}");
         assert!(err.to_string().contains("is malformed"), "{err}");
+    }
+
+    /// Two records of one device would answer `by_id` with the first and leave the second
+    /// connectable after the first is revoked: a store that repeats an id or a name is malformed,
+    /// and the error points at both records.
+    #[test]
+    fn a_repeated_id_or_name_makes_the_store_malformed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("devices.toml");
+        let record = |id: &str, name: &str| {
+            format!(
+                "[[device]]\nid = \"{id}\"\nname = \"{name}\"\nscopes = [\"read\"]\npaired_at_ms = 1\n\n"
+            )
+        };
+        for (text, needle) in [
+            (
+                record("fp1", "phone") + &record("fp2", "tablet") + &record("fp1", "old"),
+                "records 1 (\"phone\", line 1) and 3 (\"old\", line 13) share the id \"fp1\"",
+            ),
+            (
+                record("fp1", "phone") + &record("fp2", "phone"),
+                "records 1 (\"phone\", line 1) and 2 (\"phone\", line 7) share the name \"phone\"",
+            ),
+        ] {
+            std::fs::write(&path, &text).unwrap();
+            let err = DeviceFile::new(path.clone()).load().unwrap_err();
+            assert!(matches!(err, StoreError::Malformed { .. }), "{err}");
+            let message = err.to_string();
+            assert!(message.contains(needle), "{message}");
+            assert_eq!(message.lines().count(), 1, "{message}");
+        }
+    }
+
+    /// A key this build does not know, a newer corral's or a person's note, survives a rewrite;
+    /// a removed record takes its keys with it.
+    #[test]
+    fn an_update_keeps_keys_it_does_not_know() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = DeviceFile::new(tmp.path().join("devices.toml"));
+        std::fs::write(
+            file.path(),
+            "owner = \"ana\"\n\n[[device]]\nid = \"fp1\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 1\nnote = \"the blue one\"\nexpires_at = 1979-05-27T07:32:00Z\n\n[device.limits]\npanes = 3\n\n[[device]]\nid = \"fp2\"\nname = \"tablet\"\nscopes = []\npaired_at_ms = 2\nnote = \"gone soon\"\n",
+        )
+        .unwrap();
+        file.update(|s| {
+            s.devices[0].scopes.push(Scope::ActSteer);
+            s.devices.retain(|d| d.name != "tablet");
+            s.devices.push(DeviceRecord {
+                id: "fp3".into(),
+                name: "watch".into(),
+                scopes: vec![Scope::Read],
+                paired_at_ms: 3,
+            });
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        let raw: toml::Table = text.parse().unwrap();
+        assert_eq!(raw["owner"].as_str(), Some("ana"), "{text}");
+        let records = raw["device"].as_array().unwrap();
+        assert_eq!(records.len(), 2, "{text}");
+        let phone = records[0].as_table().unwrap();
+        assert_eq!(phone["note"].as_str(), Some("the blue one"), "{text}");
+        assert_eq!(
+            phone["expires_at"].as_datetime().map(ToString::to_string),
+            Some("1979-05-27T07:32:00Z".into()),
+            "{text}"
+        );
+        assert_eq!(phone["limits"]["panes"].as_integer(), Some(3), "{text}");
+        assert_eq!(
+            phone["scopes"].as_array().unwrap().len(),
+            2,
+            "known keys take the new values"
+        );
+        assert!(!text.contains("gone soon"), "{text}");
+        let watch = records[1].as_table().unwrap();
+        assert_eq!(
+            watch.len(),
+            4,
+            "a new record has the known keys only: {text}"
+        );
+        let store = file.load().unwrap();
+        assert_eq!(store.devices.len(), 2);
+        assert_eq!(store.devices[1].id, "fp3");
     }
 
     #[test]

@@ -111,3 +111,77 @@ fn a_malformed_store_is_a_hard_error() {
     assert!(is_error(&frame, "0", "internal"), "{frame}");
     assert_eq!(host.exit_code(), 1);
 }
+
+/// A hand-edited store with two records of one device (the old code answered every lookup with
+/// the first, so revoking it left the device connectable with the second's scopes): every device
+/// command refuses it, pointing at both records, and changes nothing; serve cannot start.
+#[test]
+fn a_store_that_repeats_an_id_or_a_name_is_refused_everywhere() {
+    let home = Home::new("unused");
+    let store = home.dir.path().join("config/corral/devices.toml");
+    let repeated_id = "[[device]]\nid = \"fp1\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 1\n\n[[device]]\nid = \"fp2\"\nname = \"tablet\"\nscopes = [\"read\"]\npaired_at_ms = 2\n\n[[device]]\nid = \"fp1\"\nname = \"old\"\nscopes = [\"read\", \"act:answer\"]\npaired_at_ms = 3\n";
+    let repeated_name = "[[device]]\nid = \"fp1\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 1\n\n[[device]]\nid = \"fp2\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 2\n";
+    for (text, needle) in [
+        (
+            repeated_id,
+            "records 1 (\"phone\", line 1) and 3 (\"old\", line 13) share the id \"fp1\"",
+        ),
+        (
+            repeated_name,
+            "records 1 (\"phone\", line 1) and 2 (\"phone\", line 7) share the name \"phone\"",
+        ),
+    ] {
+        std::fs::write(&store, text).unwrap();
+        for args in [
+            &["device", "list"][..],
+            &["device", "list", "--json"],
+            &["device", "add", "watch", "--id", "fp9"],
+            &["device", "grant", "phone", "act:steer"],
+            &["device", "revoke", "phone"],
+        ] {
+            fails(&home, args, needle);
+        }
+        assert_eq!(
+            std::fs::read_to_string(&store).unwrap(),
+            text,
+            "nothing changed"
+        );
+        let mut host = home.serve("fp1");
+        let frame = host.recv();
+        assert!(is_error(&frame, "0", "internal"), "{frame}");
+        assert_eq!(host.exit_code(), 1);
+        let stderr = host.stderr();
+        assert!(stderr.contains(needle), "the log points at both: {stderr}");
+    }
+}
+
+/// A key this build does not know (a newer corral's, a person's note) survives every device
+/// command that rewrites the store.
+#[test]
+fn keys_the_host_does_not_know_survive_device_commands() {
+    let home = Home::new("unused");
+    let store = home.dir.path().join("config/corral/devices.toml");
+    std::fs::write(
+        &store,
+        "owner = \"ana\"\n\n[[device]]\nid = \"fp1\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 1\nnote = \"the blue one\"\n\n[[device]]\nid = \"fp2\"\nname = \"tablet\"\nscopes = [\"read\"]\npaired_at_ms = 2\nnote = \"lost\"\n",
+    )
+    .unwrap();
+    home.ok(&["device", "add", "watch", "--id", "fp3"]);
+    home.ok(&["device", "grant", "phone", "act:answer"]);
+    home.ok(&["device", "revoke", "tablet"]);
+    let text = std::fs::read_to_string(&store).unwrap();
+    assert!(
+        text.contains("owner = \"ana\"") && text.contains("note = \"the blue one\""),
+        "{text}"
+    );
+    assert!(
+        !text.contains("lost"),
+        "the revoked record's keys went with it: {text}"
+    );
+    let list: Value = serde_json::from_str(&home.ok(&["device", "list", "--json"])).unwrap();
+    assert_eq!(
+        list["devices"][0],
+        serde_json::json!({"id":"fp1","name":"phone","scopes":["read","act:answer"],"paired_at_ms":1}),
+        "unknown keys stay out of the listing"
+    );
+}
