@@ -4,7 +4,9 @@
 //! Rules (docs/protocol.md "Device store"): an absent file is an empty store; a malformed one,
 //! including one that repeats a device's id or name, is a hard error; the file is mode 0600 and
 //! written whole (`files::write_atomic`), so a reader never sees half a store; a rewrite keeps the
-//! keys it does not know.
+//! keys it does not know. A store that another user could change (the file, or the directory it
+//! is in) is refused like a malformed one: whoever can write it can enrol a device. Its directory
+//! is made 0700 whatever the umask.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,8 @@ pub enum StoreError {
     },
     /// The file is not a valid device store.
     Malformed { path: PathBuf, message: String },
+    /// Another user could change the store: `why` names the file or directory and the fix.
+    Exposed { path: PathBuf, why: String },
 }
 
 impl std::fmt::Display for StoreError {
@@ -37,6 +41,11 @@ impl std::fmt::Display for StoreError {
                     message.trim()
                 )
             }
+            StoreError::Exposed { path, why } => write!(
+                f,
+                "device store {} refused: {why}; whoever can change it can enrol a device",
+                path.display()
+            ),
         }
     }
 }
@@ -68,12 +77,49 @@ impl DeviceFile {
             .map_or_else(DeviceStore::default, |(store, _)| store))
     }
 
-    /// The store and the text it was read from; `None` when there is no file.
+    /// The store and the text it was read from; `None` when there is no file. The file read is
+    /// the file checked: refused when another user could change it or its directory, and
+    /// warned about when others can read it.
     fn load_text(&self) -> Result<Option<(DeviceStore, String)>, StoreError> {
-        match std::fs::read_to_string(&self.path) {
-            Ok(text) => Ok(Some((parse(&self.path, &text)?, text))),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(self.io(error)),
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(self.io(error)),
+        };
+        let meta = file.metadata().map_err(|e| self.io(e))?;
+        if let Some(why) = files::writable_by_others(&self.path, &meta) {
+            return Err(self.exposed(why));
+        }
+        self.check_dir()?;
+        if let Some(why) = files::readable_by_others(&self.path, &meta) {
+            tracing::warn!("the device store: {why}");
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| self.io(e))?;
+        Ok(Some((parse(&self.path, &text)?, text)))
+    }
+
+    /// The directory the store is in: whoever can write it can replace the store.
+    fn check_dir(&self) -> Result<(), StoreError> {
+        let dir = self.dir();
+        let meta = std::fs::metadata(dir).map_err(|e| self.io(e))?;
+        match files::lets_others_replace_entries(dir, &meta) {
+            Some(why) => Err(self.exposed(why)),
+            None => Ok(()),
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    }
+
+    fn exposed(&self, why: String) -> StoreError {
+        StoreError::Exposed {
+            path: self.path.clone(),
+            why,
         }
     }
 
@@ -83,8 +129,8 @@ impl DeviceFile {
         &self,
         change: impl FnOnce(&mut DeviceStore) -> Result<T, E>,
     ) -> Result<T, E> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
+        files::create_dirs(self.dir(), 0o700).map_err(|e| self.io(e))?;
+        self.check_dir()?;
         let _lock = files::lock(&self.path.with_extension("toml.lock")).map_err(|e| self.io(e))?;
         let (mut store, before) = self.load_text()?.unwrap_or_default();
         let out = change(&mut store)?;
@@ -370,6 +416,53 @@ mod tests {
         let store = file.load().unwrap();
         assert_eq!(store.devices.len(), 2);
         assert_eq!(store.devices[1].id, "fp3");
+    }
+
+    /// Whoever can change the store can enrol a device: a store file or directory that group or
+    /// others may write is refused with the fix; one they may only read is used.
+    #[test]
+    fn a_store_others_could_change_is_refused_and_its_dir_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("config/corral");
+        let file = DeviceFile::new(dir.join("devices.toml"));
+        enrol(&file, "phone", "fp1");
+        for made in [tmp.path().join("config"), dir.clone()] {
+            let mode = std::fs::metadata(&made).unwrap().mode() & 0o7777;
+            assert_eq!(mode, 0o700, "{}", made.display());
+        }
+        let chmod = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+
+        chmod(file.path(), 0o644);
+        assert_eq!(
+            file.load().unwrap().devices.len(),
+            1,
+            "readable is a warning"
+        );
+        chmod(file.path(), 0o666);
+        let err = file.load().unwrap_err();
+        assert!(matches!(err, StoreError::Exposed { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains(&format!("chmod go-w {}", file.path().display())),
+            "{err}"
+        );
+        chmod(file.path(), 0o600);
+
+        chmod(&dir, 0o777);
+        let err = file.load().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("chmod go-w {}", dir.display())),
+            "{err}"
+        );
+        let err = file.update(|_| Ok::<_, StoreError>(())).unwrap_err();
+        assert!(matches!(err, StoreError::Exposed { .. }), "{err}");
+        chmod(&dir, 0o755);
+        assert_eq!(file.load().unwrap().devices.len(), 1);
     }
 
     #[test]

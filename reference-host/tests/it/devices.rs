@@ -48,6 +48,13 @@ fn devices_are_enrolled_listed_granted_and_revoked() {
     );
 }
 
+/// Writes a store by hand, private as `corral device` would leave it (one others could read would
+/// add a warning to every command's stderr).
+fn write_store(path: &std::path::Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
 fn fails(home: &Home, args: &[&str], needle: &str) {
     let out = home.corral().args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -100,11 +107,10 @@ fn mistakes_are_one_readable_line_and_change_nothing() {
 #[test]
 fn a_malformed_store_is_a_hard_error() {
     let home = Home::new("unused");
-    std::fs::write(
-        home.dir.path().join("config/corral/devices.toml"),
+    write_store(
+        &home.dir.path().join("config/corral/devices.toml"),
         "[[device]\n",
-    )
-    .unwrap();
+    );
     fails(&home, &["device", "list"], "is malformed");
     let mut host = home.serve("fp1");
     let frame = host.recv();
@@ -131,7 +137,7 @@ fn a_store_that_repeats_an_id_or_a_name_is_refused_everywhere() {
             "records 1 (\"phone\", line 1) and 2 (\"phone\", line 7) share the name \"phone\"",
         ),
     ] {
-        std::fs::write(&store, text).unwrap();
+        write_store(&store, text);
         for args in [
             &["device", "list"][..],
             &["device", "list", "--json"],
@@ -161,11 +167,10 @@ fn a_store_that_repeats_an_id_or_a_name_is_refused_everywhere() {
 fn keys_the_host_does_not_know_survive_device_commands() {
     let home = Home::new("unused");
     let store = home.dir.path().join("config/corral/devices.toml");
-    std::fs::write(
+    write_store(
         &store,
         "owner = \"ana\"\n\n[[device]]\nid = \"fp1\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 1\nnote = \"the blue one\"\n\n[[device]]\nid = \"fp2\"\nname = \"tablet\"\nscopes = [\"read\"]\npaired_at_ms = 2\nnote = \"lost\"\n",
-    )
-    .unwrap();
+    );
     home.ok(&["device", "add", "watch", "--id", "fp3"]);
     home.ok(&["device", "grant", "phone", "act:answer"]);
     home.ok(&["device", "revoke", "tablet"]);

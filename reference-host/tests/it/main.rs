@@ -6,4 +6,5 @@ mod support;
 mod devices;
 mod faults;
 mod ls;
+mod permissions;
 mod serve;

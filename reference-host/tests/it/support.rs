@@ -300,7 +300,20 @@ impl Home {
 
     /// A `corral` command with this home's environment.
     pub fn corral(&self) -> Command {
-        let mut cmd = command(env!("CARGO_BIN_EXE_corral"));
+        self.environment(command(env!("CARGO_BIN_EXE_corral")))
+    }
+
+    /// A `corral` command with this home's environment, run under `umask` (octal, as `sh` takes
+    /// it): `corral <args>` becomes `sh -c 'umask <umask>; exec "$0" "$@"' corral <args>`.
+    pub fn corral_under_umask(&self, umask: &str) -> Command {
+        let mut cmd = command("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_corral"));
+        self.environment(cmd)
+    }
+
+    fn environment(&self, mut cmd: Command) -> Command {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
