@@ -2,15 +2,16 @@
 //!
 //! A line is one compact JSON object: `schema`, `id`, `t`, then the frame's body inline. Decoding
 //! runs in stages so the host can answer every line correctly: a line that is not a JSON object or
-//! has no string `id` is answered with id `"0"`; a `schema` other than 1 is recognised before the
-//! body is parsed (`unsupported-schema`); an unknown `t` or a malformed body is answered with the
-//! caller's own id (`bad-request`).
+//! has no string `id` is answered with id `"0"`; a `schema` that is an integer other than 1, of
+//! any size, is recognised before the body is parsed (`unsupported-schema`); an unknown `t` or a
+//! malformed body is answered with the caller's own id (`bad-request`).
 
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::vocab::ErrorCode;
 
@@ -100,8 +101,8 @@ pub enum DecodeError {
     UnsupportedSchema {
         /// The caller's id when one was recoverable.
         id: Option<String>,
-        /// The schema the line named.
-        schema: i64,
+        /// The schema the line named: an integer, as written (it may not fit any Rust integer).
+        schema: String,
     },
     /// An object with a string id whose envelope, frame name or body is wrong.
     BadFrame {
@@ -148,12 +149,21 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// The envelope keys, read without touching the body.
+/// The envelope keys, read without touching the body. `schema` is kept as written.
 #[derive(Deserialize)]
-struct Head {
-    schema: Option<Value>,
+struct Head<'a> {
+    #[serde(borrow)]
+    schema: Option<&'a RawValue>,
     id: Option<Value>,
     t: Option<Value>,
+}
+
+/// The text of a JSON integer (`-?(0|[1-9][0-9]*)`: no fraction, no exponent), of any size.
+fn integer(raw: &RawValue) -> Option<&str> {
+    let text = raw.get();
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let whole = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    whole.then_some(text)
 }
 
 /// Decodes one line (with or without its `\n`) of the direction `F`.
@@ -163,17 +173,22 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
     if !line.trim_start().starts_with('{') {
         return Err(unaddressed("the line is not a JSON object".into()));
     }
-    let head: Head = serde_json::from_str(line)
+    let head: Head<'_> = serde_json::from_str(line)
         .map_err(|err| unaddressed(format!("the line is not valid JSON: {err}")))?;
     let id = match head.id {
         Some(Value::String(id)) => Some(id),
         _ => None,
     };
     // The schema is recognised before anything else, so a newer client always learns to downgrade.
-    let schema = match head.schema.as_ref().map(Value::as_i64) {
-        Some(Some(schema)) if schema == i64::from(SCHEMA_VERSION) => SCHEMA_VERSION,
-        Some(Some(schema)) => return Err(DecodeError::UnsupportedSchema { id, schema }),
-        Some(None) | None => {
+    let schema = match head.schema.and_then(integer) {
+        Some(schema) if schema == SCHEMA_VERSION.to_string() => SCHEMA_VERSION,
+        Some(schema) => {
+            return Err(DecodeError::UnsupportedSchema {
+                id,
+                schema: schema.to_owned(),
+            });
+        }
+        None => {
             let reason = "the envelope has no integer `schema`".to_owned();
             return Err(match id {
                 Some(id) => DecodeError::BadFrame { id, reason },
@@ -203,5 +218,10 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
 /// Reads the `schema` of a line without parsing anything else, for tools that sort lines by
 /// version before decoding them.
 pub fn peek_schema(line: &str) -> Option<i64> {
-    serde_json::from_str::<Head>(line).ok()?.schema?.as_i64()
+    serde_json::from_str::<Head<'_>>(line)
+        .ok()?
+        .schema?
+        .get()
+        .parse()
+        .ok()
 }
