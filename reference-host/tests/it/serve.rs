@@ -541,6 +541,25 @@ fn no_tmux_server_is_an_empty_fleet() {
     );
 }
 
+/// A slot file that cannot be used (a directory took its name) does not block the free slots;
+/// when it is the only one left, serve fails to start and its log names the file.
+#[test]
+fn an_unusable_slot_file_is_passed_over_and_named() {
+    let home = Home::new(&crate::support::unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let slot = home.runtime().join("corral/serve/slot-0.lock");
+    std::fs::create_dir_all(&slot).unwrap();
+    home.write_config("[serve]\nmax_connections = 2\n");
+    let mut first = home.serve("fp-phone");
+    first.hello();
+    let mut second = home.serve("fp-phone");
+    let frame = second.recv();
+    assert!(is_error(&frame, "0", "internal"), "{frame}");
+    assert_eq!(second.exit_code(), 1);
+    let stderr = second.stderr();
+    assert!(stderr.contains(&slot.display().to_string()), "{stderr}");
+}
+
 #[test]
 fn a_broken_config_is_a_start_up_failure() {
     let home = Home::new("unused");
