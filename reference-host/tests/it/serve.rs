@@ -560,6 +560,47 @@ fn an_unusable_slot_file_is_passed_over_and_named() {
     assert!(stderr.contains(&slot.display().to_string()), "{stderr}");
 }
 
+/// A hello whose `device` claim differs from `--device` is logged once, as a warning, at the
+/// default log level; a matching claim is not, nor are the hellos that are refused.
+#[test]
+fn a_hello_claiming_another_device_is_logged_once() {
+    let home = Home::new(&crate::support::unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let hello = |schema: u32, id: &str, claim: &str| {
+        json!({"schema":schema,"id":id,"t":"hello","app":"it","app_version":"1","device":claim})
+            .to_string()
+    };
+    let start = || {
+        let mut command = home.serve_command("fp-phone");
+        command.env_remove("RUST_LOG");
+        Host::start(command)
+    };
+
+    let mut host = start();
+    host.send(&hello(2, "h0", "fp-other"));
+    assert!(is_error(&host.recv(), "h0", "unsupported-schema"));
+    host.send(&hello(1, "h1", "fp-other"));
+    assert_eq!(host.recv()["scopes"], json!(["read"]), "the store decides");
+    host.send(&hello(1, "h2", "fp-other"));
+    assert!(is_error(&host.recv(), "h2", "bad-request"));
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    let stderr = host.stderr();
+    let logged: Vec<&str> = stderr.lines().filter(|l| l.contains("fp-other")).collect();
+    assert_eq!(logged.len(), 1, "{stderr}");
+    assert!(
+        logged[0].contains("WARN") && logged[0].contains("fp-phone"),
+        "{stderr}"
+    );
+
+    let mut host = start();
+    host.send(&hello(1, "h", "fp-phone"));
+    host.recv();
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    assert_eq!(host.stderr(), "", "a matching claim is not worth a line");
+}
+
 #[test]
 fn a_broken_config_is_a_start_up_failure() {
     let home = Home::new("unused");
