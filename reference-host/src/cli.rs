@@ -148,6 +148,15 @@ pub struct TmuxArgs {
     /// The tmux socket: a bare name means `-L NAME`, a path means `-S PATH`.
     #[arg(long, env = "CORRAL_TMUX_SOCKET", value_name = "NAME|PATH")]
     pub tmux_socket: Option<String>,
+    /// How long one tmux invocation may take before it is killed, in milliseconds. Default: the
+    /// cycle clamped to 1-5 s for `serve`, 5 s for `ls`.
+    #[arg(
+        long,
+        env = "CORRAL_TMUX_TIMEOUT_MS",
+        value_name = "MS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub tmux_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]

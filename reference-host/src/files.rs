@@ -3,6 +3,10 @@
 //! reader never sees half done, and private dirs and files whose mode does not depend on the
 //! umask. The device store and the serve slots use them today; the ledger, pane locks, verdicts
 //! and markers are next.
+//!
+//! Rule: every directory the host makes is created with an explicit mode, set again after
+//! creation so no umask can widen or narrow it; a file or directory the host must trust is
+//! checked for another user's hand ([`writable_by_others`]) before it is used.
 
 use std::fs::{File, OpenOptions, Permissions, TryLockError};
 use std::io::{self, Write};
@@ -57,14 +61,105 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
     }
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    ensure_mode(&file, 0o600)?;
+    let mut file = create_new(path, 0o600)?;
     file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// Opens `path` for appending, creating it if absent; either way it ends up exactly `mode`,
+/// whatever the umask.
+pub fn open_append(path: &Path, mode: u32) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(mode)
+        .open(path)?;
+    ensure_mode(&file, mode)?;
+    Ok(file)
+}
+
+/// Creates the file `path` for writing, exactly `mode` whatever the umask; fails with
+/// `AlreadyExists` when it is there.
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    ensure_mode(&file, mode)?;
+    Ok(file)
+}
+
+/// Creates `dir` and every missing parent with exactly `mode`, whatever the umask. Existing
+/// directories are left as they are.
+pub fn create_dirs(dir: &Path, mode: u32) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dirs(parent, mode)?;
+    }
+    match std::fs::DirBuilder::new().mode(mode).create(dir) {
+        // The umask may have taken bits away from `mode` (it can never add any).
+        Ok(()) => std::fs::set_permissions(dir, Permissions::from_mode(mode)),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+/// This process's user: the owner of every file it creates.
+fn me() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Why another user could change `path`, whose metadata is `meta`: it belongs to someone other
+/// than this user or root, or group or others may write it. `None` when only this user (or root)
+/// can. The reason names the path and the command that fixes it.
+pub fn writable_by_others(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
+    exposure(path, meta.uid(), meta.mode(), me(), false)
+}
+
+/// Like [`writable_by_others`] for the directory that holds something the host must trust: a
+/// directory others may write is fine when it is sticky (`/tmp`), since then only an entry's
+/// owner can rename or remove it.
+pub fn lets_others_replace_entries(dir: &Path, meta: &std::fs::Metadata) -> Option<String> {
+    exposure(dir, meta.uid(), meta.mode(), me(), true)
+}
+
+fn exposure(path: &Path, owner: u32, mode: u32, me: u32, sticky_ok: bool) -> Option<String> {
+    let shown = path.display();
+    if owner != me && owner != 0 {
+        return Some(format!(
+            "{shown} belongs to uid {owner}, not to this user (uid {me}) or root, so its owner can change it: remove it, or `chown {me} {shown}`"
+        ));
+    }
+    let writers = match (mode & 0o020 != 0, mode & 0o002 != 0) {
+        (false, false) => return None,
+        (true, false) => "its group",
+        (false, true) => "others",
+        (true, true) => "its group and others",
+    };
+    if sticky_ok && mode & 0o1000 != 0 {
+        return None;
+    }
+    Some(format!(
+        "{shown} is writable by {writers} (mode {:04o}), so another user could change it: run `chmod go-w {shown}`",
+        mode & 0o7777
+    ))
+}
+
+/// Why others may read `path` (group or other read bits), for a warning; `None` when they may
+/// not.
+pub fn readable_by_others(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
+    let mode = meta.mode();
+    (mode & 0o044 != 0).then(|| {
+        format!(
+            "{} is readable by other users (mode {:04o}): run `chmod 600 {}`",
+            path.display(),
+            mode & 0o7777,
+            path.display()
+        )
+    })
 }
 
 /// A log path as configured: a leading `~/` is the home dir.
@@ -81,13 +176,9 @@ pub fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
 pub fn append_log(path: &Path, line: &str) {
     let write = || -> io::Result<()> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            create_dirs(dir, 0o700)?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)?;
+        let mut file = open_append(path, 0o600)?;
         let mut bytes = line.trim_end_matches('\n').as_bytes().to_vec();
         bytes.push(b'\n');
         file.write_all(&bytes)
@@ -147,19 +238,25 @@ fn temp_beside(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Creates `dir` (and any missing parent) mode 0700, makes an existing one 0700, and refuses one
-/// that another user owns: `/tmp` is shared.
+/// Creates `dir` (and any missing parent) mode 0700 whatever the umask, and makes an existing
+/// one that others may only read 0700. Refuses one that another user owns (`/tmp` is shared) or
+/// that group or others may write: what is in it may not be ours, and making it private now
+/// would not undo that.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    create_dirs(dir, 0o700)?;
     let meta = std::fs::metadata(dir)?;
-    let uid = rustix::process::getuid().as_raw();
-    if meta.uid() != uid {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("it belongs to uid {}, not to this user ({uid})", meta.uid()),
+    let refuse = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+    let me = me();
+    if meta.uid() != me {
+        return refuse(format!(
+            "{} belongs to uid {}, not to this user (uid {me}): remove it, or point corral elsewhere",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    if let Some(why) = writable_by_others(dir, &meta) {
+        return refuse(format!(
+            "{why} (and check what is in it first: another user may have put files there)"
         ));
     }
     if meta.permissions().mode() & 0o777 != 0o700 {
@@ -306,6 +403,51 @@ mod tests {
         assert_eq!(names, ["dir"]);
     }
 
+    /// A made directory and each missing parent have exactly the mode asked for (the umask's
+    /// part is tested in tests/it/permissions.rs: changing it here would change it for every
+    /// test running beside this one).
+    #[test]
+    fn directories_are_made_with_their_mode_and_existing_ones_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        create_dirs(&tmp.path().join("a/b/c"), 0o700).unwrap();
+        for dir in ["a", "a/b", "a/b/c"] {
+            assert_eq!(mode(&tmp.path().join(dir)), 0o700, "{dir}");
+        }
+        std::fs::set_permissions(tmp.path().join("a"), Permissions::from_mode(0o755)).unwrap();
+        create_dirs(&tmp.path().join("a/b/c"), 0o700).unwrap();
+        assert_eq!(
+            mode(&tmp.path().join("a")),
+            0o755,
+            "an existing dir is left alone"
+        );
+    }
+
+    #[test]
+    fn whoever_but_this_user_or_root_can_write_is_named_with_its_fix() {
+        let path = Path::new("/x/devices.toml");
+        assert_eq!(exposure(path, 1000, 0o100600, 1000, false), None);
+        assert_eq!(exposure(path, 0, 0o100644, 1000, false), None, "root's");
+        let other = exposure(path, 1001, 0o100600, 1000, false).unwrap();
+        assert!(
+            other.contains("belongs to uid 1001") && other.contains("chown 1000 /x/devices.toml"),
+            "{other}"
+        );
+        let group = exposure(path, 1000, 0o100664, 1000, false).unwrap();
+        assert!(
+            group.contains("writable by its group (mode 0664)")
+                && group.contains("chmod go-w /x/devices.toml"),
+            "{group}"
+        );
+        let all = exposure(Path::new("/x"), 1000, 0o040777, 1000, true).unwrap();
+        assert!(all.contains("its group and others (mode 0777)"), "{all}");
+        assert_eq!(
+            exposure(Path::new("/tmp"), 0, 0o041777, 1000, true),
+            None,
+            "a sticky shared dir lets nobody replace another's entry"
+        );
+        assert!(exposure(Path::new("/tmp"), 0, 0o041777, 1000, false).is_some());
+    }
+
     #[test]
     fn private_dirs_are_0700() {
         let tmp = tempfile::tempdir().unwrap();
@@ -318,5 +460,20 @@ mod tests {
         std::fs::set_permissions(&dir, Permissions::from_mode(0o500)).unwrap();
         create_private_dir(&dir).unwrap();
         assert_eq!(mode(&dir), 0o700, "a dir missing owner bits is given them");
+        for open in [0o777, 0o770, 0o702] {
+            std::fs::set_permissions(&dir, Permissions::from_mode(open)).unwrap();
+            let err = create_private_dir(&dir).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+            assert!(
+                err.to_string()
+                    .contains(&format!("chmod go-w {}", dir.display())),
+                "{err}"
+            );
+            assert_eq!(
+                mode(&dir),
+                open,
+                "a dir others could write is refused, not made private"
+            );
+        }
     }
 }

@@ -4,8 +4,11 @@
 
 use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
 
+use std::time::Instant;
+
 use crate::clock::now_ms;
 use crate::git::GitCache;
+use crate::repeated::RepeatedWarning;
 use crate::tmux::read::{PaneRead, Titles};
 use crate::tmux::write::Input;
 use crate::tmux::{Tmux, TmuxError};
@@ -17,6 +20,8 @@ pub struct FleetReader {
     git: GitCache,
     host: String,
     titles: Titles,
+    /// A failing read is logged here, once, not by every cycle and request that meets it.
+    failing: RepeatedWarning,
 }
 
 /// One agent pane as one read saw it: its wire row, and what only the host uses.
@@ -99,6 +104,26 @@ impl FleetReader {
             git: GitCache::default(),
             host,
             titles: Titles::Omit,
+            failing: RepeatedWarning::default(),
+        }
+    }
+
+    /// Logs what a read's result says about tmux: a failure when it first happens and then once
+    /// a minute while it repeats (a stuck tmux fails every cycle), and the recovery.
+    fn log_read<T>(&mut self, read: &Result<T, TmuxError>) {
+        match read {
+            Ok(_) => {
+                if let Some(line) = self.failing.stopped() {
+                    tracing::info!("tmux answers again: {line}");
+                }
+            }
+            // The time-out that caused it was logged.
+            Err(err @ TmuxError::Hung { .. }) => tracing::debug!(%err, "fleet read skipped"),
+            Err(err) => {
+                if let Some(line) = self.failing.occurred(&err.to_string(), Instant::now()) {
+                    tracing::warn!("reading the fleet failed: {line}");
+                }
+            }
         }
     }
 
@@ -137,7 +162,9 @@ impl FleetReader {
 impl FleetSource for FleetReader {
     fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         let now = now_ms();
-        let panes = self.tmux.list_panes(self.titles)?;
+        let read = self.tmux.list_panes(self.titles);
+        self.log_read(&read);
+        let panes = read?;
         Ok(panes
             .iter()
             .filter_map(|pane| {

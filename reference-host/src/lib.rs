@@ -54,6 +54,8 @@ mod http;
 mod process;
 // The wall clock in epoch milliseconds.
 mod clock;
+// A warning that would repeat every cycle, logged once a minute.
+mod repeated;
 
 // Builders the unit tests share.
 #[cfg(test)]

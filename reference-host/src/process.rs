@@ -1,8 +1,13 @@
 //! The only module that starts a child process: tmux today, the notification command and local
 //! `exec` actions next. Callers describe what to run as an [`Invocation`] and get its output back;
-//! how a child is started, bounded in time, killed and reaped is decided here alone, so a change
-//! of that policy (say, a process group per child, killed and reaped whole at the timeout) touches
-//! no caller.
+//! how a child is started, bounded in time, killed and reaped is decided here alone.
+//!
+//! The policy: each child runs in a process group of its own. Its pipes are read here, polled
+//! against one deadline, so no thread ever blocks on a pipe. When the deadline passes (the child
+//! has not exited, or something it started still holds its output), the whole group is killed,
+//! the child reaped and our ends of the pipes closed: nothing it started is left behind, whatever
+//! a wrapper script forked. Only a process that leaves the group on purpose (`setsid`, as a tmux
+//! server does when it daemonizes) outlives it.
 //!
 //! Two ways to run a child: [`run`] waits for its output (tmux); [`start`] puts it in the
 //! background in a process group of its own, its stdin fed, its output discarded (the
@@ -12,10 +17,19 @@
 //! `#[allow]`s are on [`run`] and [`start`].
 
 use std::ffi::OsString;
-use std::io::Read;
-use std::process::{Command, Output, Stdio};
+use std::io::{ErrorKind, Read};
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::process::{Pid, Signal, kill_process_group};
+
+/// The most a child may write on each of its outputs; past it the child is killed. A tmux read of
+/// a large fleet is a few MiB.
+const OUTPUT_CAP: usize = 64 * 1024 * 1024;
 
 /// A program and its arguments. It runs with stdin from `/dev/null` and both outputs captured.
 #[derive(Debug, Clone)]
@@ -54,13 +68,15 @@ impl Invocation {
 /// status means is the caller's business.
 #[derive(Debug)]
 pub enum ProcessError {
-    /// The program could not be started, or waiting for it failed.
+    /// The program could not be started, or reading from or waiting for it failed.
     Start {
         program: String,
         error: std::io::Error,
     },
-    /// It had not finished when the timeout ran out, and was killed.
+    /// It had not finished when the timeout ran out, and was killed with its process group.
     Timeout { program: String, after: Duration },
+    /// It wrote more than [`OUTPUT_CAP`] bytes on one output, and was killed with its group.
+    TooMuchOutput { program: String },
 }
 
 impl std::fmt::Display for ProcessError {
@@ -70,16 +86,21 @@ impl std::fmt::Display for ProcessError {
             ProcessError::Timeout { program, after } => {
                 write!(f, "{program} did not answer within {after:?}")
             }
+            ProcessError::TooMuchOutput { program } => {
+                write!(f, "{program} wrote more than {OUTPUT_CAP} bytes")
+            }
         }
     }
 }
 
 impl std::error::Error for ProcessError {}
 
-/// Runs `invocation` and collects its exit status, stdout and stderr; kills it when its stdout
-/// has not closed within `timeout`.
+/// Runs `invocation` and collects its exit status, stdout and stderr. Unless it has exited and
+/// closed both outputs within `timeout`, its process group is killed and it is a
+/// [`ProcessError::Timeout`].
 #[allow(clippy::disallowed_methods)]
 pub fn run(invocation: &Invocation, timeout: Duration) -> Result<Output, ProcessError> {
+    let deadline = Instant::now() + timeout;
     let start_error = |error| ProcessError::Start {
         program: invocation.program(),
         error,
@@ -89,31 +110,34 @@ pub fn run(invocation: &Invocation, timeout: Duration) -> Result<Output, Process
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(start_error)?;
-    // Each pipe is drained on its own thread, so a child that fills one pipe while the other is
-    // being read cannot stall, and the wait for stdout can be bounded.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    let Ok(stdout) = stdout.recv_timeout(timeout) else {
+    let ended = collect(&mut child, deadline);
+    if !matches!(ended, Ok(Ended::Exited(..))) {
+        // The group's id is the child's pid. Killing the child itself too covers a child that
+        // left the group; either may already be gone.
+        let group = Pid::from_child(&child);
+        let _ = kill_process_group(group, Signal::KILL);
         let _ = child.kill();
+        // The pipes were dropped with `collect`; after SIGKILL the wait is immediate.
         let _ = child.wait();
-        return Err(ProcessError::Timeout {
+    }
+    match ended {
+        Ok(Ended::Exited(status, stdout, stderr)) => Ok(Output {
+            status,
+            stdout,
+            stderr,
+        }),
+        Ok(Ended::Late) => Err(ProcessError::Timeout {
             program: invocation.program(),
             after: timeout,
-        });
-    };
-    let left = deadline.saturating_duration_since(Instant::now());
-    let stderr = stderr
-        .recv_timeout(left.max(Duration::from_millis(50)))
-        .unwrap_or_default();
-    let status = child.wait().map_err(start_error)?;
-    Ok(Output {
-        status,
-        stdout,
-        stderr,
-    })
+        }),
+        Ok(Ended::TooMuchOutput) => Err(ProcessError::TooMuchOutput {
+            program: invocation.program(),
+        }),
+        Err(error) => Err(start_error(error)),
+    }
 }
 
 /// How a background child is started (see [`start`]): what it gets beyond the invocation.
@@ -138,7 +162,7 @@ pub const STDERR_CAP: usize = 64 * 1024;
 /// A child running in the background, in a process group of its own.
 #[derive(Debug)]
 pub struct Background {
-    child: std::process::Child,
+    child: Child,
     program: String,
     stdin: Option<std::thread::JoinHandle<()>>,
     stderr: Option<mpsc::Receiver<Vec<u8>>>,
@@ -148,7 +172,7 @@ pub struct Background {
 #[derive(Debug)]
 pub struct Finished {
     /// Its exit status.
-    pub status: std::process::ExitStatus,
+    pub status: ExitStatus,
     /// Its stderr, when it was captured.
     pub stderr: Vec<u8>,
 }
@@ -221,9 +245,8 @@ impl Background {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 Ok(None) => {
-                    let group = rustix::process::Pid::from_child(&self.child);
-                    let _ =
-                        rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+                    let group = Pid::from_child(&self.child);
+                    let _ = kill_process_group(group, Signal::KILL);
                     let _ = self.child.kill();
                     let _ = self.child.wait();
                     return Err(ProcessError::Timeout {
@@ -281,17 +304,146 @@ fn drain_capped(pipe: impl Read + Send + 'static, cap: usize) -> mpsc::Receiver<
     rx
 }
 
-/// Reads a pipe to its end on a thread of its own; the bytes arrive on the channel.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut buf);
+/// How a child's run ended, as far as [`collect`] saw it.
+enum Ended {
+    /// It exited and closed both outputs: status, stdout, stderr.
+    Exited(ExitStatus, Vec<u8>, Vec<u8>),
+    /// The deadline passed first.
+    Late,
+    /// One output passed [`OUTPUT_CAP`].
+    TooMuchOutput,
+}
+
+/// Reads both of the child's outputs to their end, then waits for it to exit, all before
+/// `deadline`. The pipes are taken from `child` and closed on return, whatever happened.
+fn collect(child: &mut Child, deadline: Instant) -> std::io::Result<Ended> {
+    let mut pipes = [
+        Pipe::new(child.stdout.take().map(Source::Out))?,
+        Pipe::new(child.stderr.take().map(Source::Err))?,
+    ];
+    while pipes.iter().any(Pipe::open) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(Ended::Late);
         }
-        let _ = tx.send(buf);
+        let ready = wait_readable(&pipes, left)?;
+        for (pipe, ready) in pipes.iter_mut().zip(ready) {
+            if ready {
+                pipe.read_available()?;
+            }
+        }
+        if pipes.iter().any(|pipe| pipe.bytes.len() > OUTPUT_CAP) {
+            return Ok(Ended::TooMuchOutput);
+        }
+    }
+    // Both outputs are closed; the exit follows at once, unless the child closed them early.
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            let [out, err] = pipes.map(|pipe| pipe.bytes);
+            return Ok(Ended::Exited(status, out, err));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(Ended::Late);
+        }
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Polls the open pipes for up to `wait`; which of them have something to read (data, or their
+/// end).
+fn wait_readable(pipes: &[Pipe; 2], wait: Duration) -> std::io::Result<[bool; 2]> {
+    let open: Vec<usize> = (0..pipes.len()).filter(|&i| pipes[i].open()).collect();
+    let mut fds: Vec<PollFd<'_>> = open
+        .iter()
+        .filter_map(|&i| pipes[i].source.as_ref())
+        .map(|source| PollFd::from_borrowed_fd(source.as_fd(), PollFlags::IN))
+        .collect();
+    let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+        tv_sec: i64::from(i32::MAX),
+        tv_nsec: 0,
     });
-    rx
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ok([false; 2]),
+        Err(errno) => return Err(errno.into()),
+    }
+    let mut ready = [false; 2];
+    for (&i, fd) in open.iter().zip(&fds) {
+        ready[i] = !fd.revents().is_empty();
+    }
+    Ok(ready)
+}
+
+/// One of the child's outputs.
+enum Source {
+    Out(std::process::ChildStdout),
+    Err(std::process::ChildStderr),
+}
+
+impl Source {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Source::Out(pipe) => pipe.as_fd(),
+            Source::Err(pipe) => pipe.as_fd(),
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Out(pipe) => pipe.read(buf),
+            Source::Err(pipe) => pipe.read(buf),
+        }
+    }
+}
+
+/// Our end of one output pipe, non-blocking, and what came through it; `None` once closed.
+struct Pipe {
+    source: Option<Source>,
+    bytes: Vec<u8>,
+}
+
+impl Pipe {
+    fn new(source: Option<Source>) -> std::io::Result<Pipe> {
+        if let Some(source) = &source {
+            rustix::io::ioctl_fionbio(source.as_fd(), true)?;
+        }
+        Ok(Pipe {
+            source,
+            bytes: Vec::new(),
+        })
+    }
+
+    fn open(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// Reads what the pipe holds now; at its end, closes it.
+    fn read_available(&mut self) -> std::io::Result<()> {
+        let Some(source) = self.source.as_mut() else {
+            return Ok(());
+        };
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            match source.read(&mut buf) {
+                Ok(0) => {
+                    self.source = None;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.bytes.extend_from_slice(&buf[..n]);
+                    if self.bytes.len() > OUTPUT_CAP {
+                        return Ok(());
+                    }
+                }
+                Err(err) if err.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -314,6 +466,36 @@ mod tests {
         assert_eq!(output.stderr, b"err");
     }
 
+    /// More than a pipe holds on both outputs at once: neither stalls the other.
+    #[test]
+    fn large_outputs_on_both_pipes_are_collected_whole() {
+        let output = run(
+            &sh("head -c 300000 /dev/zero; head -c 200000 /dev/zero >&2; printf end"),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(output.stdout.len(), 300_003);
+        assert!(output.stdout.ends_with(b"end"));
+        assert_eq!(output.stderr.len(), 200_000);
+    }
+
+    #[test]
+    fn a_child_writing_without_end_is_killed_at_the_output_cap() {
+        let err = run(&sh("exec cat /dev/zero"), Duration::from_secs(30)).unwrap_err();
+        assert!(matches!(err, ProcessError::TooMuchOutput { .. }), "{err}");
+    }
+
+    /// A child that closes its outputs but does not exit is still bounded by the timeout.
+    #[test]
+    fn a_child_that_closes_its_outputs_but_lingers_is_killed_at_the_timeout() {
+        let err = run(
+            &sh("exec >&- 2>&-; exec sleep 300"),
+            Duration::from_millis(200),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProcessError::Timeout { .. }), "{err}");
+    }
+
     #[test]
     fn a_child_past_its_timeout_is_killed() {
         // Waited out, the sleep would have ended with status 0 and been an `Ok`.
@@ -321,6 +503,62 @@ mod tests {
         assert!(
             matches!(err, ProcessError::Timeout { after, .. } if after == Duration::from_millis(100)),
             "{err}"
+        );
+    }
+
+    /// Whether process `pid` has ended (gone, or a zombie waiting for whoever inherited it),
+    /// waiting up to 5 s for it to.
+    fn gone(pid: &str) -> bool {
+        let stat = std::path::Path::new("/proc").join(pid).join("stat");
+        let ended = || match std::fs::read_to_string(&stat) {
+            // The state follows the command name, which is in parentheses.
+            Ok(text) => text
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z')),
+            Err(_) => true,
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !ended() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        ended()
+    }
+
+    /// A wrapper whose grandchild keeps both pipes open: killing the child alone would leave the
+    /// grandchild running, and a reader blocked on the pipe until the grandchild ends.
+    #[test]
+    fn at_the_timeout_the_whole_process_group_is_killed_and_nothing_waits_on_its_pipes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pid_file = tmp.path().join("grandchild");
+        let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+        let started = Instant::now();
+        let err = run(&sh(&script), Duration::from_millis(300)).unwrap_err();
+        assert!(matches!(err, ProcessError::Timeout { .. }), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the timeout held: {:?}",
+            started.elapsed()
+        );
+        let grandchild = std::fs::read_to_string(&pid_file).unwrap();
+        assert!(
+            gone(grandchild.trim()),
+            "the grandchild {grandchild} was left running"
+        );
+    }
+
+    /// A child that exits at once but leaves a grandchild holding its stdout: the run ends at the
+    /// timeout, not when the grandchild would.
+    #[test]
+    fn a_grandchild_holding_the_pipe_after_the_child_exits_is_killed_at_the_timeout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pid_file = tmp.path().join("grandchild");
+        let script = format!("sleep 300 & echo $! > {}; exit 0", pid_file.display());
+        let err = run(&sh(&script), Duration::from_millis(300)).unwrap_err();
+        assert!(matches!(err, ProcessError::Timeout { .. }), "{err}");
+        let grandchild = std::fs::read_to_string(&pid_file).unwrap();
+        assert!(
+            gone(grandchild.trim()),
+            "the grandchild {grandchild} was left running"
         );
     }
 

@@ -2,14 +2,15 @@
 //!
 //! A line is one compact JSON object: `schema`, `id`, `t`, then the frame's body inline. Decoding
 //! runs in stages so the host can answer every line correctly: a line that is not a JSON object or
-//! has no string `id` is answered with id `"0"`; a `schema` other than 1 is recognised before the
-//! body is parsed (`unsupported-schema`); an unknown `t` or a malformed body is answered with the
-//! caller's own id (`bad-request`).
+//! has no string `id` is answered with id `"0"`; a `schema` that is an integer other than 1, of
+//! any size, is recognised before the body is parsed (`unsupported-schema`); an unknown `t` or a
+//! malformed body is answered with the caller's own id (`bad-request`).
 
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::vocab::ErrorCode;
 
@@ -99,7 +100,7 @@ pub enum DecodeError {
     UnsupportedSchema {
         /// The caller's id when one was recoverable.
         id: Option<String>,
-        /// The schema the line named, as written (any integer: `2`, `-1`, `18446744073709551615`).
+        /// The schema the line named: an integer, as written (it may not fit any Rust integer).
         schema: String,
     },
     /// An object with a string id whose envelope, frame name or body is wrong.
@@ -147,24 +148,22 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// The envelope keys, read without touching the body.
+/// The envelope keys, read without touching the body. `schema` is kept as written; `id` and
+/// `t` are read only as far as the envelope needs ([`Field`]).
 #[derive(Deserialize)]
-struct Head {
-    schema: Option<Field>,
+struct Head<'a> {
+    #[serde(borrow)]
+    schema: Option<&'a RawValue>,
     id: Option<Field>,
     t: Option<Field>,
 }
 
-/// One envelope key's value, read only as far as the envelope needs: a string, an integer (of
-/// any size), or something else, skipped without being built. So a value nested deeper than a
-/// JSON reader's recursion limit under `t` or `id` still leaves the caller's id recoverable, as
-/// an unknown key nested that deep does.
-#[derive(Debug, Clone, PartialEq)]
+/// An envelope key's value: a string, or anything else, skipped without being built. So a value
+/// nested deeper than a JSON reader's recursion limit under `t` or `id` still leaves the caller's
+/// id recoverable, as an unknown key nested that deep does.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Field {
     Str(String),
-    /// An integer, as written: `u64::MAX`, `-1`, `-0`, or one too big for 64 bits (a JSON reader
-    /// without arbitrary precision hands it over as a whole float of at least 2^63).
-    Int(String, Option<i64>),
     Other,
 }
 
@@ -183,23 +182,14 @@ impl<'de> Deserialize<'de> for Field {
             fn visit_string<E>(self, v: String) -> Result<Field, E> {
                 Ok(Field::Str(v))
             }
-            fn visit_i64<E>(self, v: i64) -> Result<Field, E> {
-                Ok(Field::Int(v.to_string(), Some(v)))
+            fn visit_i64<E>(self, _: i64) -> Result<Field, E> {
+                Ok(Field::Other)
             }
-            fn visit_u64<E>(self, v: u64) -> Result<Field, E> {
-                Ok(Field::Int(v.to_string(), i64::try_from(v).ok()))
+            fn visit_u64<E>(self, _: u64) -> Result<Field, E> {
+                Ok(Field::Other)
             }
-            fn visit_f64<E>(self, v: f64) -> Result<Field, E> {
-                let whole_and_huge = v.is_finite() && v.fract() == 0.0 && v.abs() >= 2f64.powi(63);
-                // `-0` is an integer in JSON's grammar; a reader hands it over as -0.0.
-                let negative_zero = v == 0.0 && v.is_sign_negative();
-                Ok(if whole_and_huge {
-                    Field::Int(format!("{v:e}"), None)
-                } else if negative_zero {
-                    Field::Int("0".into(), Some(0))
-                } else {
-                    Field::Other
-                })
+            fn visit_f64<E>(self, _: f64) -> Result<Field, E> {
+                Ok(Field::Other)
             }
             fn visit_bool<E>(self, _: bool) -> Result<Field, E> {
                 Ok(Field::Other)
@@ -220,6 +210,14 @@ impl<'de> Deserialize<'de> for Field {
     }
 }
 
+/// The text of a JSON integer (`-?(0|[1-9][0-9]*)`: no fraction, no exponent), of any size.
+fn integer(raw: &RawValue) -> Option<&str> {
+    let text = raw.get();
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let whole = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    whole.then_some(text)
+}
+
 /// Decodes one line (with or without its `\n`) of the direction `F`.
 pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
     let line = line.strip_suffix('\n').unwrap_or(line);
@@ -227,18 +225,22 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
     if !line.trim_start().starts_with('{') {
         return Err(unaddressed("the line is not a JSON object".into()));
     }
-    let head: Head = serde_json::from_str(line)
+    let head: Head<'_> = serde_json::from_str(line)
         .map_err(|err| unaddressed(format!("the line is not valid JSON: {err}")))?;
     let id = match head.id {
         Some(Field::Str(id)) => Some(id),
         _ => None,
     };
-    // The schema is recognised before anything else, so a newer client always learns to
-    // downgrade: any integer but this build's (of any size, `-0` included) is unsupported.
-    let schema = match head.schema {
-        Some(Field::Int(_, Some(schema))) if schema == i64::from(SCHEMA_VERSION) => SCHEMA_VERSION,
-        Some(Field::Int(schema, _)) => return Err(DecodeError::UnsupportedSchema { id, schema }),
-        Some(Field::Str(_) | Field::Other) | None => {
+    // The schema is recognised before anything else, so a newer client always learns to downgrade.
+    let schema = match head.schema.and_then(integer) {
+        Some(schema) if schema == SCHEMA_VERSION.to_string() => SCHEMA_VERSION,
+        Some(schema) => {
+            return Err(DecodeError::UnsupportedSchema {
+                id,
+                schema: schema.to_owned(),
+            });
+        }
+        None => {
             let reason = "the envelope has no integer `schema`".to_owned();
             return Err(match id {
                 Some(id) => DecodeError::BadFrame { id, reason },
@@ -268,8 +270,10 @@ pub fn decode_line<F: Frames>(line: &str) -> Result<Envelope<F>, DecodeError> {
 /// Reads the `schema` of a line without parsing anything else, for tools that sort lines by
 /// version before decoding them.
 pub fn peek_schema(line: &str) -> Option<i64> {
-    match serde_json::from_str::<Head>(line).ok()?.schema? {
-        Field::Int(_, schema) => schema,
-        Field::Str(_) | Field::Other => None,
-    }
+    serde_json::from_str::<Head<'_>>(line)
+        .ok()?
+        .schema?
+        .get()
+        .parse()
+        .ok()
 }

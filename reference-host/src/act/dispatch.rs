@@ -194,7 +194,7 @@ pub fn dispatch<S: FleetSource>(
     let pane = match fleet.pane(order.pane) {
         Ok(pane) => pane,
         Err(err) => {
-            tracing::error!(%err, "reading the pane for a dispatch failed");
+            tracing::debug!(%err, "reading the pane for a dispatch failed");
             d.ledger.release(order.slot).map_err(internal)?;
             return Err(Refusal::Internal(
                 "the host could not read its tmux server".into(),

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use schema::{Action, Outcome, Reason, Receipt};
@@ -408,12 +408,7 @@ impl Ledger {
         let io = io_error(&path);
         let mut line = serde_json::to_vec(entry).expect("a ledger entry always encodes");
         line.push(b'\n');
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(&io)?;
+        let mut file = files::open_append(&path, 0o600).map_err(&io)?;
         let meta = file.metadata().map_err(&io)?;
         if self.index.file.is_none() {
             self.index.file = Some((meta.dev(), meta.ino()));

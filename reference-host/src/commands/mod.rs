@@ -10,6 +10,8 @@ mod internal;
 mod ls;
 pub mod mute;
 
+use std::time::Duration;
+
 use crate::cli::{Command, TmuxArgs};
 use crate::notify;
 use crate::notify::daemon::DaemonOptions;
@@ -24,6 +26,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Serve(args) => Ok(serve::run(ServeOptions {
             device: args.device,
             tmux: tmux(&args.tmux),
+            tmux_timeout: args.tmux.tmux_timeout_ms.map(Duration::from_millis),
             paths,
             host: host_name(),
         })),
@@ -87,7 +90,11 @@ fn tmux(args: &TmuxArgs) -> Tmux {
         .as_deref()
         .filter(|s| !s.is_empty())
         .map(Socket::parse);
-    Tmux::new(args.tmux_bin.clone(), socket)
+    let tmux = Tmux::new(args.tmux_bin.clone(), socket);
+    match args.tmux_timeout_ms {
+        Some(ms) => tmux.with_timeout(Duration::from_millis(ms)),
+        None => tmux,
+    }
 }
 
 /// The log filter when `RUST_LOG` is unset: the daemon says what it fires and reloads; the

@@ -31,11 +31,21 @@ pub struct RuntimeDir {
 }
 
 impl RuntimeDir {
-    /// The runtime dir at `path`, created 0700 if absent and made 0700 if open; refused when
-    /// another user owns it.
+    /// The runtime dir at `path`, created 0700 (with any missing parent) if absent and made 0700
+    /// if others may read it; refused when another user owns it or could write it or, through a
+    /// parent they may write that is not sticky, replace it.
     pub fn open(path: &Path) -> anyhow::Result<RuntimeDir> {
-        files::create_private_dir(path)
-            .with_context(|| format!("the runtime dir {}", path.display()))?;
+        let context = || format!("the runtime dir {}", path.display());
+        if let Some(parent) = path.parent()
+            && let Ok(meta) = std::fs::metadata(parent)
+            && let Some(why) = files::lets_others_replace_entries(parent, &meta)
+        {
+            anyhow::bail!(
+                "{}: {why}; or set XDG_RUNTIME_DIR (or TMPDIR) to a directory of this user's",
+                context()
+            );
+        }
+        files::create_private_dir(path).with_context(context)?;
         Ok(RuntimeDir {
             path: path.to_owned(),
         })
@@ -174,6 +184,37 @@ mod tests {
         let slot = runtime.claim_slot(1).unwrap().unwrap();
         assert!(tmp.path().join("corral/serve/slot-0.lock").is_file());
         drop(slot);
+    }
+
+    #[test]
+    fn a_runtime_dir_others_could_write_or_replace_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let tmp = tempfile::tempdir().unwrap();
+        let parent = tmp.path().join("run");
+        let path = parent.join("corral");
+        RuntimeDir::open(&path).unwrap();
+        let chmod = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+
+        chmod(&path, 0o777);
+        let err = format!("{:#}", RuntimeDir::open(&path).unwrap_err());
+        assert!(
+            err.contains(&format!("chmod go-w {}", path.display())),
+            "{err}"
+        );
+        chmod(&path, 0o700);
+
+        chmod(&parent, 0o777);
+        let err = format!("{:#}", RuntimeDir::open(&path).unwrap_err());
+        assert!(
+            err.contains(&format!("chmod go-w {}", parent.display()))
+                && err.contains("XDG_RUNTIME_DIR"),
+            "{err}"
+        );
+        chmod(&parent, 0o1777);
+        RuntimeDir::open(&path).expect("a sticky parent, as /tmp is, is fine");
     }
 
     #[test]

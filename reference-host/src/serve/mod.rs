@@ -4,18 +4,25 @@
 //! anything else), then a connection slot (none free: `too-many-connections`, exit 2), then the
 //! session loop. Refusals before the session carry id `"0"`. A start-up failure answers
 //! `internal` and exits 1.
+//!
+//! The loop never blocks on the client: frames go through the outbox (`outbox.rs`), so SIGTERM
+//! ends the process at once whatever stdout's state, and every cycle it checks that the client
+//! is still there to read.
 
+mod outbox;
 mod requests;
 mod session;
 mod stream;
 mod transport;
 
 use std::io::BufReader;
+use std::os::fd::AsFd;
+use std::sync::Arc;
 use std::time::Duration;
 
 use schema::ErrorCode;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::act::manifest::Manifests;
 use crate::devices::{DeviceFile, StoreWatch};
@@ -25,10 +32,14 @@ use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use crate::transcript::locate::StoreRoots;
+use outbox::Outbox;
 pub use requests::Services;
 use requests::SessionConfig;
 use session::{Event, Flow, Session, refuse};
 use transport::{FrameWriter, Incoming, LineReader};
+
+/// How long an exit other than a shutdown waits for the client to read the last frames.
+const FLUSH_GRACE: Duration = Duration::from_secs(2);
 
 /// What `serve` needs, already validated.
 #[derive(Debug, Clone)]
@@ -37,6 +48,8 @@ pub struct ServeOptions {
     pub device: String,
     /// How to reach tmux.
     pub tmux: Tmux,
+    /// How long one tmux invocation may take; `None`: the cycle, clamped to 1-5 s.
+    pub tmux_timeout: Option<Duration>,
     /// Where the host's files are.
     pub paths: Paths,
     /// This host's name.
@@ -96,9 +109,19 @@ pub fn run(options: ServeOptions) -> u8 {
     };
     let interval = Duration::from_millis(config.serve.reconcile_interval_ms);
     // A hung tmux must not hold the session longer than about a cycle.
-    let tmux = options
-        .tmux
-        .with_timeout(interval.clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let tmux_timeout = options
+        .tmux_timeout
+        .unwrap_or_else(|| interval.clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let tmux = options.tmux.with_timeout(tmux_timeout);
+    let outbox = match std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(Outbox::new)
+    {
+        Ok(outbox) => outbox,
+        Err(err) => return start_up_failure(&format!("setting up stdout: {err}")),
+    };
+    let failed = outbox.failure();
     let session = Session::new(
         SessionConfig {
             device: options.device,
@@ -107,9 +130,9 @@ pub fn run(options: ServeOptions) -> u8 {
         store,
         FleetReader::new(tmux, options.host),
         services,
-        FrameWriter::new(stdout()),
+        FrameWriter::new(outbox),
     );
-    match event_loop(session) {
+    match event_loop(session, interval, &failed) {
         Ok(code) => code,
         Err(err) => start_up_failure(&format!("{err:#}")),
     }
@@ -126,8 +149,14 @@ fn start_up_failure(message: &str) -> u8 {
 }
 
 /// Feeds the session one event at a time: stdin lines (read on a plain thread, so a blocked read
-/// never holds the process), cycle ticks, and SIGTERM/SIGHUP.
-fn event_loop(mut session: Session<FleetReader, std::io::Stdout>) -> anyhow::Result<u8> {
+/// never holds the process), cycle ticks, output checks (every `interval`, and when the outbox's
+/// writer fails: `failed`), and SIGTERM/SIGHUP. A shutdown exits at once; any other exit first
+/// gives the client [`FLUSH_GRACE`] to read what was written.
+fn event_loop(
+    mut session: Session<FleetReader, Outbox>,
+    interval: Duration,
+    failed: &Arc<Notify>,
+) -> anyhow::Result<u8> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -145,6 +174,8 @@ fn event_loop(mut session: Session<FleetReader, std::io::Stdout>) -> anyhow::Res
         });
         let mut term = signal(SignalKind::terminate())?;
         let mut hangup = signal(SignalKind::hangup())?;
+        let mut watch = tokio::time::interval(interval);
+        watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let deadline = session.deadline();
             let sleep_until = deadline.map_or_else(
@@ -154,15 +185,22 @@ fn event_loop(mut session: Session<FleetReader, std::io::Stdout>) -> anyhow::Res
             let event = tokio::select! {
                 _ = term.recv() => Event::Shutdown,
                 _ = hangup.recv() => Event::Shutdown,
+                () = failed.notified() => Event::Watch,
+                _ = watch.tick() => Event::Watch,
                 line = incoming.recv() => Event::Line(line.unwrap_or(Incoming::Eof)),
                 () = tokio::time::sleep_until(sleep_until), if deadline.is_some() => Event::Tick,
             };
+            let shutdown = matches!(event, Event::Shutdown);
             if let Flow::Exit(code) = session.handle(event) {
+                if !shutdown {
+                    session.drain(FLUSH_GRACE);
+                }
                 return Ok::<u8, anyhow::Error>(code);
             }
         }
     })?;
-    // The stdin thread may still be blocked in a read; it dies with the process.
+    // The stdin thread may still be blocked in a read, and the outbox's writer in a write; both
+    // end with the process.
     runtime.shutdown_background();
     Ok(code)
 }

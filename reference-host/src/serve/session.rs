@@ -11,7 +11,7 @@
 //! process exits 2.
 
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID, decode_line};
 
@@ -20,7 +20,7 @@ use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
 use crate::serve::requests::{self, Connection, Services, SessionConfig};
 use crate::serve::stream::Stream;
-use crate::serve::transport::{FrameWriter, Incoming, LINE_CAP};
+use crate::serve::transport::{FrameWriter, Incoming, LINE_CAP, Sink};
 
 /// Something the session must react to.
 #[derive(Debug)]
@@ -29,6 +29,8 @@ pub enum Event {
     Line(Incoming),
     /// The stream's cycle is due.
     Tick,
+    /// Time to check the output (every cycle, stream or not), or the output's writer failed.
+    Watch,
     /// SIGTERM or SIGHUP.
     Shutdown,
 }
@@ -56,7 +58,7 @@ pub struct Session<S, W> {
     greeted: bool,
 }
 
-impl<S: FleetSource, W: Write> Session<S, W> {
+impl<S: FleetSource, W: Sink> Session<S, W> {
     /// A session that has not seen hello yet.
     pub fn new(
         config: SessionConfig,
@@ -88,9 +90,25 @@ impl<S: FleetSource, W: Write> Session<S, W> {
         let handled = match event {
             Event::Line(incoming) => self.on_line(incoming),
             Event::Tick => self.on_tick(),
+            Event::Watch => self.on_watch(),
             Event::Shutdown => Ok(Flow::Exit(0)),
         };
         handled.unwrap_or(Flow::Exit(0))
+    }
+
+    /// Waits up to `within` for the frames written so far to be read (before an exit that is not
+    /// a shutdown, so a refusal or the last answers reach the client).
+    pub fn drain(&mut self, within: Duration) -> bool {
+        self.out.drain(within)
+    }
+
+    /// The output's reader left, or stopped reading: the session ends.
+    fn on_watch(&mut self) -> Handled {
+        self.out.check().map_err(|err| {
+            tracing::info!(%err, "output unusable");
+            Gone
+        })?;
+        Ok(Flow::Continue)
     }
 
     fn send(&mut self, id: &str, body: Response) -> Result<(), Gone> {
@@ -192,7 +210,8 @@ impl<S: FleetSource, W: Write> Session<S, W> {
             Ok(rows) => rows,
             Err(err) => {
                 // A transient tmux failure skips one publish; the stream and its baseline live on.
-                tracing::warn!(%err, "reading the fleet failed; skipping this cycle");
+                // The fleet reader logged the failure, once for a run of them.
+                tracing::debug!(%err, "reading the fleet failed; skipping this cycle");
                 return Ok(Flow::Continue);
             }
         };

@@ -1,8 +1,9 @@
 //! The transport: small and dumb. A reader that cuts stdin into lines (64 KiB cap, UTF-8 check)
-//! and a writer that writes each frame as one whole line and flushes. Nothing else in `serve`
-//! touches stdin or stdout.
+//! and a writer that writes each frame as one whole line and flushes, into a [`Sink`] (stdout's
+//! is `outbox.rs`). Nothing else in `serve` touches stdin or stdout.
 
 use std::io::{BufRead, Write};
+use std::time::Duration;
 
 use schema::{Envelope, Response, encode_line};
 
@@ -78,6 +79,25 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+/// Where frames are written: an output that can also say whether its reader is still there and
+/// keeping up, and wait a bounded time for what it holds to be read.
+pub trait Sink: Write {
+    /// Whether the output is still usable; an error ends the session. Run once per cycle, so a
+    /// reader that left is noticed with nothing to write.
+    fn check(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Waits up to `within` for every written frame to be read; whether they all were.
+    fn drain(&mut self, within: Duration) -> bool {
+        let _ = within;
+        self.flush().is_ok()
+    }
+}
+
+/// A buffer is always usable and always read (tests).
+impl Sink for Vec<u8> {}
+
 /// Writes frames, one whole line each, flushed.
 #[derive(Debug)]
 pub struct FrameWriter<W> {
@@ -100,6 +120,18 @@ impl<W: Write> FrameWriter<W> {
     #[cfg(test)]
     pub fn get_ref(&self) -> &W {
         &self.output
+    }
+}
+
+impl<W: Sink> FrameWriter<W> {
+    /// [`Sink::check`].
+    pub fn check(&mut self) -> std::io::Result<()> {
+        self.output.check()
+    }
+
+    /// [`Sink::drain`].
+    pub fn drain(&mut self, within: Duration) -> bool {
+        self.output.drain(within)
     }
 }
 

@@ -2,6 +2,11 @@
 //! (`-u`, then the socket selection), and what a failure means (`TmuxError`). Every invocation
 //! runs through `process.rs` with a timeout.
 //!
+//! A hung server (stopped, or stuck) costs one invocation per time-out, never a pile of them:
+//! after an invocation times out, none starts for one more time-out, and every call meanwhile
+//! fails at once with [`TmuxError::Hung`]. So a loop that asks tmux once per cycle runs at most
+//! one stuck invocation at a time, and a request never waits on two of them.
+//!
 //! Reads live in `read.rs`: one `list-panes -a -F …` reads the whole fleet per cycle, whatever
 //! the pane count (`../shared/spec/pane-options.md`). Writes (`set-option -p` to stamp a pane,
 //! `send-keys` to dispatch, `display-message -c` to notify) go in `write.rs`, beside it.
@@ -9,9 +14,10 @@
 pub mod read;
 pub mod write;
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::process::{self, Invocation, ProcessError};
 
@@ -52,6 +58,8 @@ pub struct Tmux {
     bin: OsString,
     socket: Option<Socket>,
     timeout: Duration,
+    /// When the last invocation timed out, if the one after it has not succeeded yet.
+    hung_at: Cell<Option<Instant>>,
 }
 
 /// Why a tmux command failed. A server that is not running is not a failure: it has no panes.
@@ -59,6 +67,11 @@ pub struct Tmux {
 pub enum TmuxError {
     /// tmux could not be started, or did not answer in time and was killed.
     Process(ProcessError),
+    /// An invocation timed out moments ago, so this one was not started.
+    Hung {
+        /// The time-out the last invocation ran into.
+        after: Duration,
+    },
     /// tmux exited non-zero.
     Failed {
         /// Exit status as tmux reported it.
@@ -72,6 +85,10 @@ impl std::fmt::Display for TmuxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TmuxError::Process(err) => write!(f, "{err}"),
+            TmuxError::Hung { after } => write!(
+                f,
+                "tmux did not answer within {after:?} moments ago; not asking it again yet"
+            ),
             TmuxError::Failed { status, stderr } => write!(f, "tmux failed ({status}): {stderr}"),
         }
     }
@@ -92,6 +109,7 @@ impl Tmux {
             bin: bin.into(),
             socket,
             timeout: Duration::from_secs(5),
+            hung_at: Cell::new(None),
         }
     }
 
@@ -126,9 +144,20 @@ impl Tmux {
         invocation.args(args)
     }
 
-    /// Runs tmux and returns its stdout; a missing server is an empty answer.
+    /// Runs tmux and returns its stdout; a missing server is an empty answer. Within one time-out
+    /// of a timed-out invocation, nothing runs: [`TmuxError::Hung`].
     fn run(&self, args: &[String]) -> Result<Vec<u8>, TmuxError> {
-        let output = process::run(&self.invocation(args), self.timeout)?;
+        if let Some(at) = self.hung_at.get()
+            && at.elapsed() < self.timeout
+        {
+            return Err(TmuxError::Hung {
+                after: self.timeout,
+            });
+        }
+        let ran = process::run(&self.invocation(args), self.timeout);
+        let timed_out = matches!(ran, Err(ProcessError::Timeout { .. }));
+        self.hung_at.set(timed_out.then(Instant::now));
+        let output = ran?;
         if output.status.success() {
             return Ok(output.stdout);
         }
@@ -168,6 +197,54 @@ mod tests {
             assert_eq!(Socket::parse(socket.to_arg().to_str().unwrap()), socket);
         }
         assert_eq!(Socket::Path("s".into()).to_arg(), "./s");
+    }
+
+    /// A tmux that hangs: each invocation adds a line to a counter file, then sleeps.
+    fn hanging_tmux(dir: &Path) -> (Tmux, PathBuf) {
+        let count = dir.join("count");
+        let bin = dir.join("tmux");
+        std::fs::write(
+            &bin,
+            format!("#!/bin/sh\necho x >> {}\nexec sleep 300\n", count.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let tmux = Tmux::new(&bin, None).with_timeout(Duration::from_millis(300));
+        (tmux, count)
+    }
+
+    fn invocations(count: &Path) -> usize {
+        std::fs::read_to_string(count).map_or(0, |text| text.lines().count())
+    }
+
+    #[test]
+    fn after_a_time_out_no_invocation_starts_for_one_more_time_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (tmux, count) = hanging_tmux(tmp.path());
+        let err = tmux.run(&["list-panes".into()]).unwrap_err();
+        assert!(
+            matches!(err, TmuxError::Process(ProcessError::Timeout { .. })),
+            "{err}"
+        );
+        assert_eq!(invocations(&count), 1);
+
+        let asked = Instant::now();
+        let err = tmux.run(&["list-panes".into()]).unwrap_err();
+        assert!(matches!(err, TmuxError::Hung { .. }), "{err}");
+        assert!(
+            asked.elapsed() < Duration::from_millis(300),
+            "answered at once, not after another time-out"
+        );
+        assert_eq!(invocations(&count), 1, "nothing was started");
+
+        std::thread::sleep(Duration::from_millis(300));
+        let err = tmux.run(&["list-panes".into()]).unwrap_err();
+        assert!(
+            matches!(err, TmuxError::Process(ProcessError::Timeout { .. })),
+            "after the pause tmux is asked again: {err}"
+        );
+        assert_eq!(invocations(&count), 2);
     }
 
     #[test]

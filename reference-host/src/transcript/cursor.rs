@@ -10,7 +10,6 @@
 //! and shared by every serve process of the host so a cursor survives a reconnect.
 
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use base64::Engine;
@@ -20,6 +19,7 @@ use schema::Cursor;
 use sha2::Sha256;
 
 use super::scan::Record;
+use crate::files;
 
 /// How many bytes of each end of a record the MAC covers.
 pub const EDGE: u64 = 4096;
@@ -86,11 +86,7 @@ impl Keyring {
             getrandom::fill(bytes).map_err(|err| std::io::Error::other(err.to_string()))?;
         }
         let temp = runtime_dir.join(format!("{KEY_FILE}.{}.tmp", u64::from_le_bytes(nonce)));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)?;
+        let mut file = files::create_new(&temp, 0o600)?;
         let written = file.write_all(&key).and_then(|()| file.sync_all());
         let linked = written.and_then(|()| std::fs::hard_link(&temp, &path));
         let _ = std::fs::remove_file(&temp);

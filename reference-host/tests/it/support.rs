@@ -266,6 +266,14 @@ impl Fleet {
             .collect()
     }
 
+    /// The process id of the real backend's tmux server.
+    pub fn server_pid(&self) -> u32 {
+        self.tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     /// Kills a pane.
     pub fn kill(&self, pane: &str) {
         self.sim(&["pane", "kill", "--pane", pane]);
@@ -370,7 +378,20 @@ impl Home {
 
     /// A `corral` command with this home's environment.
     pub fn corral(&self) -> Command {
-        let mut cmd = command(env!("CARGO_BIN_EXE_corral"));
+        self.environment(command(env!("CARGO_BIN_EXE_corral")))
+    }
+
+    /// A `corral` command with this home's environment, run under `umask` (octal, as `sh` takes
+    /// it): `corral <args>` becomes `sh -c 'umask <umask>; exec "$0" "$@"' corral <args>`.
+    pub fn corral_under_umask(&self, umask: &str) -> Command {
+        let mut cmd = command("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_corral"));
+        self.environment(cmd)
+    }
+
+    fn environment(&self, mut cmd: Command) -> Command {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default());
         for (k, v) in self.vars() {
@@ -418,6 +439,8 @@ impl Home {
 pub struct Host {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// The host's stdout when the test does not read it ([`Host::start_unread`]).
+    unread: Option<std::process::ChildStdout>,
     lines: Receiver<String>,
     stderr_lines: Receiver<String>,
     /// Every stdout line received so far, verbatim.
@@ -426,7 +449,17 @@ pub struct Host {
 
 impl Host {
     /// Starts `command` (a `corral serve`) with its stdin, stdout and stderr on pipes.
-    pub fn start(mut command: Command) -> Host {
+    pub fn start(command: Command) -> Host {
+        Host::spawn(command, true)
+    }
+
+    /// Starts `command` with its stdout on a pipe nobody reads: a client that stopped reading.
+    /// [`Host::close_stdout`] closes the pipe's read end.
+    pub fn start_unread(command: Command) -> Host {
+        Host::spawn(command, false)
+    }
+
+    fn spawn(mut command: Command, read: bool) -> Host {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -435,20 +468,25 @@ impl Host {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match reader.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
-                            break;
+        let unread = if read {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stdout);
+                loop {
+                    let mut line = String::new();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {
+                            if tx.send(line).is_err() {
+                                break;
+                            }
                         }
                     }
                 }
-            }
-        });
+            });
+            None
+        } else {
+            Some(stdout)
+        };
         let stderr = child.stderr.take().unwrap();
         let (etx, stderr_lines) = channel();
         std::thread::spawn(move || {
@@ -459,6 +497,7 @@ impl Host {
         Host {
             stdin: child.stdin.take(),
             child,
+            unread,
             lines,
             stderr_lines,
             raw: Vec::new(),
@@ -470,6 +509,21 @@ impl Host {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Writes `lines` from a thread of their own, so a host that stops reading cannot block the
+    /// test, and stops at the first failed write. The thread hands stdin back when done: until
+    /// the handle is dropped, the host sees no end of input.
+    pub fn feed(&mut self, lines: Vec<String>) -> std::thread::JoinHandle<ChildStdin> {
+        let mut stdin = self.stdin.take().expect("stdin is open");
+        std::thread::spawn(move || {
+            for line in lines {
+                if stdin.write_all(format!("{line}\n").as_bytes()).is_err() {
+                    break;
+                }
+            }
+            stdin
+        })
     }
 
     /// Writes one line.
@@ -532,6 +586,30 @@ impl Host {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits up to `wait` for the process to exit; its code, or `None` while it runs.
+    pub fn exit_within(&mut self, wait: Duration) -> Option<i32> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status.code().unwrap_or(-1));
+            }
+            if start.elapsed() >= wait {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes the read end of the host's stdout (started with [`Host::start_unread`]).
+    pub fn close_stdout(&mut self) {
+        assert!(self.unread.take().is_some(), "stdout is read by the test");
+    }
+
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends SIGTERM.
@@ -684,4 +762,44 @@ impl Drop for Daemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// How many threads process `pid` runs now.
+pub fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count)
+}
+
+/// How many file descriptors process `pid` holds now.
+pub fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+/// The live processes (zombies excluded) whose environment carries `CORRAL_IT_MARK=<mark>`: a
+/// host started with the mark and everything it started, orphans included.
+pub fn marked_processes(mark: &str) -> Vec<u32> {
+    let needle = format!("CORRAL_IT_MARK={mark}");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let live = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| Some(!stat.rsplit_once(") ")?.1.starts_with('Z')))
+                .unwrap_or(false);
+            live && environ
+                .split(|b| *b == 0)
+                .any(|var| var == needle.as_bytes())
+        })
+        .collect()
+}
+
+/// Writes an executable shell script at `path`.
+pub fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

@@ -1,6 +1,7 @@
 //! `hello`: who this host is and what this device may do. The scopes are the device store's,
-//! never the device's own claim. Once per connection: `session.rs` refuses anything before it and
-//! a second one.
+//! never the device's own claim; a claim that differs from `--device` is logged as a warning (a
+//! misconfigured forced command, or a client pretending). Once per connection: `session.rs`
+//! refuses anything before it and a second one, so the warning comes once too.
 
 use schema::{Hello, HelloReply, Response};
 
@@ -10,6 +11,9 @@ use crate::fleet::FleetSource;
 pub fn answer<S: FleetSource>(conn: &Connection<S>, hello: &Hello) -> Answer {
     let device = &conn.config.device;
     tracing::info!(app = %hello.app, app_version = %hello.app_version, claimed = %hello.device, %device, "hello");
+    if hello.device != *device {
+        tracing::warn!(claimed = %hello.device, %device, "the hello claims another device; the connection stays --device's");
+    }
     // The line's device check just refreshed the store; its memo is current.
     let scopes = conn
         .store

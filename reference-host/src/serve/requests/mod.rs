@@ -113,7 +113,7 @@ impl<S: FleetSource> Connection<S> {
     /// The fleet now; a failed read is refused `internal`.
     fn read_fleet(&mut self) -> Result<Vec<FleetRow>, ErrorFrame> {
         self.fleet.read().map_err(|err| {
-            tracing::error!(%err, "reading the fleet failed");
+            tracing::debug!(%err, "reading the fleet failed");
             refusal(
                 ErrorCode::Internal,
                 "the host could not read its tmux server",
@@ -125,7 +125,7 @@ impl<S: FleetSource> Connection<S> {
     /// `not-found` when this host has no such pane.
     fn agent_pane(&mut self, pane: &str) -> Result<Pane, ErrorFrame> {
         let found = self.fleet.pane(pane).map_err(|err| {
-            tracing::error!(%err, "reading the fleet failed");
+            tracing::debug!(%err, "reading the fleet failed");
             refusal(
                 ErrorCode::Internal,
                 "the host could not read its tmux server",

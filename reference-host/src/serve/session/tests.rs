@@ -391,6 +391,7 @@ fn a_closed_output_ends_the_session_cleanly() {
             Ok(())
         }
     }
+    impl Sink for Closed {}
     let h = Harness::new();
     let mut session = Session::new(
         SessionConfig {
@@ -406,6 +407,48 @@ fn a_closed_output_ends_the_session_cleanly() {
         r#"{"schema":1,"id":"1","t":"hello","app":"t","app_version":"1","device":"d"}"#.into(),
     )));
     assert_eq!(flow, Flow::Exit(0));
+}
+
+/// A reader that left while there was nothing to write is seen at the next watch, not at the
+/// next write (which on a quiet connection may never come).
+#[test]
+fn a_watch_ends_the_session_when_the_output_is_unusable_and_not_before() {
+    #[derive(Debug, Default)]
+    struct Leaving {
+        gone: std::rc::Rc<std::cell::Cell<bool>>,
+    }
+    impl Write for Leaving {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl Sink for Leaving {
+        fn check(&mut self) -> std::io::Result<()> {
+            if self.gone.get() {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            Ok(())
+        }
+    }
+    let h = Harness::new();
+    let output = Leaving::default();
+    let gone = output.gone.clone();
+    let mut session = Session::new(
+        SessionConfig {
+            device: "fp-phone".into(),
+            interval: Duration::from_millis(100),
+        },
+        StoreWatch::new(h.store.clone()),
+        h.fleet.clone(),
+        services(&h._dir.path().join("run")),
+        FrameWriter::new(output),
+    );
+    assert_eq!(session.handle(Event::Watch), Flow::Continue);
+    gone.set(true);
+    assert_eq!(session.handle(Event::Watch), Flow::Exit(0));
 }
 
 #[test]

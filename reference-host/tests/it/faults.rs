@@ -1,0 +1,294 @@
+//! `corral serve` under what a bad night does to it, on a scratch real tmux server: a tmux that
+//! hangs (a stopped server behind a wrapper script), a client that closes its read end, a client
+//! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::{
+    Backend, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
+    marked_processes, script, threads, unique,
+};
+
+const SUBSCRIBE_EDGES: &str = r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#;
+
+fn signal(pid: u32, name: &str) {
+    let status = command("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+/// A tmux server stopped with SIGSTOP, resumed when dropped whatever the test did, so the fleet
+/// can be taken down.
+struct Stopped(u32);
+
+impl Stopped {
+    fn new(pid: u32) -> Stopped {
+        signal(pid, "STOP");
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        signal(self.0, "CONT");
+    }
+}
+
+/// Points `home` at a wrapper around the fleet's tmux that counts its invocations in the file it
+/// returns, and runs tmux as its child (not `exec`): killing only the wrapper would orphan tmux.
+fn counting_wrapper(fleet: &Fleet, home: &mut Home) -> PathBuf {
+    let count = home.dir.path().join("invocations");
+    let wrapper = home.dir.path().join("tmux-wrapper");
+    script(
+        &wrapper,
+        &format!(
+            "echo x >> '{}'\n'{}' \"$@\"",
+            count.display(),
+            fleet.tmux_bin.display()
+        ),
+    );
+    home.tmux_bin = wrapper;
+    count
+}
+
+fn invocations(count: &Path) -> usize {
+    std::fs::read_to_string(count).map_or(0, |text| text.lines().count())
+}
+
+/// Waits up to [`PATIENCE`] for `done`.
+fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "waited in vain for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Lines of `stderr` that are warnings containing `needle`.
+fn warnings(stderr: &str, needle: &str) -> usize {
+    stderr
+        .lines()
+        .filter(|line| line.contains("WARN") && line.contains(needle))
+        .count()
+}
+
+/// A stopped tmux server for 100 cycles of a stream: each cycle's tmux is killed with its
+/// wrapper at the time-out, and the host's threads, fds and processes stay flat; a request
+/// meanwhile is answered; the warning is logged once; the stream resumes with the server.
+#[test]
+fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
+    let (fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = counting_wrapper(&fleet, &mut home);
+    let mark = unique("hung");
+    home.env.push(("CORRAL_IT_MARK".into(), mark.clone()));
+    home.write_config("[serve]\nreconcile_interval_ms = 20\n");
+    let mut command = home.serve_command("fp-phone");
+    command.env("CORRAL_TMUX_TIMEOUT_MS", "50");
+    let mut host = Host::start(command);
+    host.hello();
+    host.send(SUBSCRIBE_EDGES);
+    assert_eq!(host.recv()["t"], "ack");
+    let pid = host.pid();
+    wait_for("the baseline read", || invocations(&count) >= 1);
+
+    let stopped = Stopped::new(fleet.server_pid());
+    let first = invocations(&count);
+    // (hung invocations so far, threads, fds, live processes of the host's)
+    let mut samples = Vec::new();
+    let mut asked = false;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let hung = invocations(&count) - first;
+        samples.push((hung, threads(pid), fds(pid), marked_processes(&mark).len()));
+        if hung >= 110 {
+            break;
+        }
+        if hung >= 50 && !asked {
+            asked = true;
+            host.send(r#"{"schema":1,"id":"during","t":"snapshot"}"#);
+            let frame = host.recv();
+            assert!(is_error(&frame, "during", "internal"), "{frame}");
+        }
+        assert!(Instant::now() < deadline, "tmux was not asked 110 times");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A read in flight holds a few fds for a moment (its pipes, /dev/null, the spawn's own pipe),
+    // so compare the fewest seen at the start and at the end, and bound the most by one read's.
+    let window = |range: std::ops::RangeInclusive<usize>| -> Vec<(usize, usize, usize, usize)> {
+        samples
+            .iter()
+            .filter(|s| range.contains(&s.0))
+            .copied()
+            .collect()
+    };
+    let (first, last) = (window(1..=10), window(100..=110));
+    let fewest = |w: &[(usize, usize, usize, usize)]| {
+        (
+            w.iter().map(|s| s.1).min().unwrap(),
+            w.iter().map(|s| s.2).min().unwrap(),
+        )
+    };
+    let ((threads_first, fds_first), (threads_last, fds_last)) = (fewest(&first), fewest(&last));
+    eprintln!(
+        "110 hung reads: threads {threads_first} at first, {threads_last} at the end; fds {fds_first} at first, {fds_last} at the end; most seen: {} threads, {} fds",
+        samples.iter().map(|s| s.1).max().unwrap(),
+        samples.iter().map(|s| s.2).max().unwrap()
+    );
+    assert_eq!(
+        (threads_last, fds_last),
+        (threads_first, fds_first),
+        "threads and fds stay flat"
+    );
+    for &(hung, threads, fds, processes) in &samples {
+        assert!(
+            threads == threads_first && fds <= fds_first + 6,
+            "after {hung} hung reads: {threads} threads, {fds} fds (at first {threads_first}, {fds_first})"
+        );
+        // The host, and at most one wrapper with its tmux.
+        assert!(
+            processes <= 3,
+            "after {hung} hung reads: {processes} processes"
+        );
+    }
+
+    drop(stopped);
+    let idle = fleet.pane("idle");
+    fleet.step(&idle, &["--state", "working"]);
+    let edge = host.recv();
+    assert_eq!(
+        (
+            edge["t"].as_str(),
+            edge["pane"].as_str(),
+            edge["to"].as_str()
+        ),
+        (Some("edge"), Some(idle.as_str()), Some("working")),
+        "the stream resumes with the server"
+    );
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    wait_for("no process of the host's left", || {
+        marked_processes(&mark).is_empty()
+    });
+    let stderr = host.stderr();
+    assert_eq!(
+        warnings(&stderr, "reading the fleet failed"),
+        1,
+        "one warning for a run of 110 failed reads:\n{stderr}"
+    );
+    assert!(stderr.contains("tmux answers again"), "{stderr}");
+}
+
+/// A missing tmux is one warning, not one per cycle.
+#[test]
+fn a_missing_tmux_is_warned_about_once() {
+    let home = Home::new(&unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    home.write_config("[serve]\nreconcile_interval_ms = 20\n");
+    let mut command = home.serve_command("fp-phone");
+    command.env("CORRAL_TMUX_BIN", "/nonexistent/tmux");
+    let mut host = Host::start(command);
+    host.hello();
+    host.send(SUBSCRIBE_EDGES);
+    assert_eq!(host.recv()["t"], "ack");
+    host.silent_for(Duration::from_secs(1));
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    let stderr = host.stderr();
+    assert_eq!(
+        warnings(&stderr, "cannot start /nonexistent/tmux"),
+        1,
+        "{stderr}"
+    );
+}
+
+/// A client that closes its read end but keeps stdin open, on a quiet fleet (nothing to write,
+/// so no broken pipe to notice): the host sees it within a cycle, exits 0 and frees its slot.
+#[test]
+fn a_client_that_closes_its_read_end_frees_its_slot() {
+    let (fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = counting_wrapper(&fleet, &mut home);
+    home.write_config("[serve]\nreconcile_interval_ms = 100\nmax_connections = 1\n");
+    let mut host = Host::start_unread(home.serve_command("fp-phone"));
+    host.send(
+        r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
+    );
+    host.send(SUBSCRIBE_EDGES);
+    // The first cycle's read comes after the ack was written: nothing is left to write.
+    wait_for("the stream's first cycle", || invocations(&count) >= 1);
+    host.close_stdout();
+    assert_eq!(host.exit_within(PATIENCE), Some(0), "{}", host.stderr());
+
+    let mut next = home.serve("fp-phone");
+    next.hello();
+}
+
+/// Starts a host whose stdout nobody reads, says hello and asks for 400 snapshots (they fill the
+/// pipe, then wait in the host).
+fn blocked_host() -> (Fleet, Home, Host) {
+    let (fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = counting_wrapper(&fleet, &mut home);
+    let mut host = Host::start_unread(home.serve_command("fp-phone"));
+    host.send(
+        r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
+    );
+    for i in 0..400 {
+        host.send(&json!({"schema":1,"id":format!("s{i}"),"t":"snapshot"}).to_string());
+    }
+    // Were the host to stop at a full pipe, it would read tmux no more: give it a while.
+    let start = Instant::now();
+    while invocations(&count) < 400 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (fleet, home, host)
+}
+
+#[test]
+fn sigterm_ends_a_host_whose_stdout_is_blocked() {
+    let (_fleet, _home, mut host) = blocked_host();
+    let sent = Instant::now();
+    host.terminate();
+    let code = host.exit_within(Duration::from_secs(5));
+    eprintln!(
+        "SIGTERM to exit with a blocked stdout: {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(code, Some(0), "{}", host.stderr());
+}
+
+#[test]
+fn end_of_input_ends_a_host_whose_stdout_is_blocked() {
+    let (_fleet, _home, mut host) = blocked_host();
+    host.close();
+    assert_eq!(
+        host.exit_within(Duration::from_secs(5)),
+        Some(0),
+        "{}",
+        host.stderr()
+    );
+}
+
+/// A client that stops reading while its answers pile up: past the host's budget of unread
+/// frames the host ends the connection (exit 0) instead of holding them, and says why.
+#[test]
+fn a_client_that_stops_reading_is_let_go_past_the_budget() {
+    let home = Home::new(&unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let mut host = Host::start_unread(home.serve_command("fp-phone"));
+    host.send(
+        r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
+    );
+    // Each is answered with an error quoting the 60 KB string: 12 MB of answers in all.
+    let big =
+        json!({"schema":1,"id":"w","t":"window","pane":"%1","last":"A".repeat(60_000)}).to_string();
+    let feeder = host.feed(vec![big; 200]);
+    assert_eq!(host.exit_within(PATIENCE), Some(0));
+    drop(feeder.join());
+    let stderr = host.stderr();
+    assert!(stderr.contains("stopped reading"), "{stderr}");
+}
