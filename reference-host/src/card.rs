@@ -29,7 +29,7 @@ use crate::act::manifest::Manifests;
 use crate::fleet::Pane;
 use crate::runtime::RuntimeDir;
 use crate::transcript::locate::{self, PaneStore, StoreRoots};
-use crate::transcript::{Reader, Source};
+use crate::transcript::{Reader, Source, Wanted};
 
 /// The bound on fetching a pending question.
 pub const QUESTION_TIMEOUT: Duration = Duration::from_millis(750);
@@ -172,24 +172,32 @@ fn manifest_options(pane: &Pane, manifests: &Manifests) -> Vec<CardOption> {
 }
 
 /// The call the pane is blocked on: its stamps (`@agent_pending_tool`/`_call`), with the input
-/// and whatever the stamps left out filled from the transcript tail.
+/// and whatever the stamps left out filled from the transcript tail, from a call that matches
+/// every stamp there is.
 fn pending_call(pane: &Pane, sources: &mut Sources<'_>) -> Option<PendingCall> {
     let row = &pane.row;
-    let from_transcript = transcript_call(pane, sources, row.pending_call.as_deref());
-    match (&row.pending_tool, from_transcript) {
-        (Some(tool), found) => Some(PendingCall {
+    let wanted = Wanted {
+        call_id: row.pending_call.as_deref(),
+        tool: row.pending_tool.as_deref(),
+    };
+    let found = transcript_call(pane, sources, wanted);
+    match &row.pending_tool {
+        Some(tool) => Some(PendingCall {
             tool: tool.clone(),
+            call_id: row
+                .pending_call
+                .clone()
+                .or_else(|| found.as_ref().and_then(|c| c.call_id.clone())),
             input: found.and_then(|c| c.input),
-            call_id: row.pending_call.clone(),
         }),
-        (None, found) => found,
+        None => found,
     }
 }
 
 fn transcript_call(
     pane: &Pane,
     sources: &mut Sources<'_>,
-    call_id: Option<&str>,
+    wanted: Wanted<'_>,
 ) -> Option<PendingCall> {
     let reader = sources.reader.as_deref_mut()?;
     let row = &pane.row;
@@ -205,7 +213,7 @@ fn transcript_call(
         agent: &row.agent,
         path: &path,
     };
-    match reader.pending_call(&source, call_id, TAIL_HEADERS) {
+    match reader.pending_call(&source, wanted, TAIL_HEADERS) {
         Ok(call) => call,
         Err(err) => {
             tracing::debug!(%err, pane = %row.pane, "no pending call from the transcript");

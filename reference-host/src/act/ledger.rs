@@ -7,8 +7,9 @@
 //! after its claim line is written, so a line torn by a claimer's death was never acted on: the
 //! next writer cuts it off. Any other line that does not parse makes the ledger answer an error,
 //! never "absent", which could fire a slot twice. When the log holds too many lines or slots it
-//! is rewritten whole (temp, fsync, rename), keeping at most [`CAP`] slots: expired ones (claimed
-//! over 24 h ago) go first, then the oldest resolved ones; a slot in flight is never dropped.
+//! is rewritten whole (temp, fsync, rename): expired slots (claimed over 24 h ago) go first, then,
+//! when [`CAP`] slots are held, the oldest resolved ones down to [`LOW_WATER`]; a slot in flight
+//! is never dropped.
 //!
 //! A claim records its owner: this process's pid and a liveness lock it holds for its lifetime
 //! (`owners/<pid>-<nonce>.lock`). A claim whose owner's lock is free belongs to a dead process;
@@ -29,6 +30,9 @@ use crate::files;
 
 /// Most slots the ledger keeps.
 pub const CAP: usize = 4096;
+/// Slots a rewrite at the cap keeps (the new claim included): an eighth of the cap is freed at
+/// once, so a full ledger is rewritten once per `CAP / 8` claims, not on every claim.
+pub const LOW_WATER: usize = CAP - CAP / 8;
 /// How long a resolved slot is kept, in milliseconds.
 pub const TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// Lines the log may hold before it is rewritten: room for a claim and a resolution per slot.
@@ -426,8 +430,9 @@ impl Ledger {
         Ok(())
     }
 
-    /// Rewrites the log with one line per kept slot: expired resolved slots dropped, then the
-    /// oldest resolved ones until there is room for a claim. In-flight slots are kept.
+    /// Rewrites the log with one line per kept slot: expired resolved slots dropped, then, when
+    /// the cap is reached, the oldest resolved ones until [`LOW_WATER`] slots remain with the
+    /// coming claim. In-flight slots are kept.
     fn compact(&mut self, now: u64) -> Result<(), LedgerError> {
         let mut entries: Vec<Entry> = self.index.slots.values().cloned().collect();
         entries.sort_by(|a, b| {
@@ -438,7 +443,11 @@ impl Ledger {
         let expired =
             |e: &Entry| e.receipt.is_some() && now.saturating_sub(e.claimed_at_ms) > TTL_MS;
         entries.retain(|e| !expired(e));
-        let mut excess = entries.len().saturating_sub(CAP - 1);
+        let mut excess = if entries.len() >= CAP {
+            entries.len() - (LOW_WATER - 1)
+        } else {
+            0
+        };
         entries.retain(|e| {
             if excess > 0 && e.receipt.is_some() {
                 excess -= 1;

@@ -218,6 +218,41 @@ fn the_pending_call_is_filled_from_the_transcript_tail() {
         ("Read", Some("t1"))
     );
     assert_eq!(call.input.unwrap()["file_path"], "/a");
+    // A stamped tool without a call id: the newest open call of that tool lends its input and
+    // its id, and a call of another tool lends nothing.
+    pane.row.pending_call = None;
+    pane.row.pending_tool = Some("Bash".into());
+    let Card::Permission(card) = world.card(&pane) else {
+        panic!()
+    };
+    let call = card.pending_call.unwrap();
+    assert_eq!(
+        (call.tool.as_str(), call.call_id.as_deref()),
+        ("Bash", Some("t2")),
+        "the call id the stamps left out is filled"
+    );
+    assert_eq!(call.input.unwrap()["command"], "make");
+    pane.row.pending_tool = Some("Write".into());
+    let Card::Permission(card) = world.card(&pane) else {
+        panic!()
+    };
+    let call = card.pending_call.unwrap();
+    assert_eq!(
+        (call.tool.as_str(), call.call_id, call.input),
+        ("Write", None, None),
+        "no Write call in the tail: the Bash call's input is not the Write's"
+    );
+    // Stamps that contradict the transcript (t1 is a Read): the stamps stand alone.
+    pane.row.pending_call = Some("t1".into());
+    pane.row.pending_tool = Some("Bash".into());
+    let Card::Permission(card) = world.card(&pane) else {
+        panic!()
+    };
+    let call = card.pending_call.unwrap();
+    assert_eq!(
+        (call.tool.as_str(), call.call_id.as_deref(), call.input),
+        ("Bash", Some("t1"), None)
+    );
     // No transcript at all: the card is still served.
     pane.row.transcript = Some("/nonexistent/t.jsonl".into());
     pane.row.pending_tool = None;

@@ -342,13 +342,13 @@ impl Reader {
         Ok(event)
     }
 
-    /// The call a blocked agent is waiting on, from the last `headers` events: the call with id
-    /// `call_id` when the pane's stamps name one, else the newest tool call with no result after
-    /// it. `None` when there is none.
+    /// The call a blocked agent is waiting on, from the last `headers` events: the call the
+    /// pane's stamps name ([`Wanted`]), else the newest tool call with no result after it.
+    /// `None` when there is none.
     pub fn pending_call(
         &mut self,
         source: &Source<'_>,
-        call_id: Option<&str>,
+        wanted: Wanted<'_>,
         headers: usize,
     ) -> Result<Option<PendingCall>, TranscriptError> {
         let open = self.open(source)?;
@@ -373,12 +373,7 @@ impl Reader {
                         answered.extend(result.call_id.clone());
                     }
                     EventKind::ToolCall(call) => {
-                        let id = call.call_id.as_deref();
-                        let wanted = match call_id {
-                            Some(want) => id == Some(want),
-                            None => !id.is_some_and(|id| answered.iter().any(|a| a == id)),
-                        };
-                        if wanted {
+                        if wanted.matches(call, &answered) {
                             return Ok(Some(full_call(&open, record, index)));
                         }
                     }
@@ -387,6 +382,27 @@ impl Reader {
             }
         }
         Ok(None)
+    }
+}
+
+/// What a pane's stamps say of the call it is blocked on (`@agent_pending_call`,
+/// `@agent_pending_tool`); each narrows the search of the transcript's tail.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wanted<'a> {
+    /// The call id: only that call matches, answered or not.
+    pub call_id: Option<&'a str>,
+    /// The tool: only calls of that tool match, so a call of another tool never lends its input.
+    pub tool: Option<&'a str>,
+}
+
+impl Wanted<'_> {
+    fn matches(&self, call: &schema::transcript::ToolCall, answered: &[String]) -> bool {
+        let id = call.call_id.as_deref();
+        let by_id = match self.call_id {
+            Some(want) => id == Some(want),
+            None => !id.is_some_and(|id| answered.iter().any(|a| a == id)),
+        };
+        by_id && self.tool.is_none_or(|tool| call.name == tool)
     }
 }
 

@@ -421,7 +421,7 @@ fn the_pending_call_is_the_newest_call_without_a_result() {
     let fixture = Fixture::new(&[triple("t1"), result("t1"), user(2), triple("t2")]);
     let mut reader = fixture.reader();
     let call = reader
-        .pending_call(&fixture.source(), None, 20)
+        .pending_call(&fixture.source(), Wanted::default(), 20)
         .unwrap()
         .unwrap();
     assert_eq!(call.tool, "Bash");
@@ -429,13 +429,22 @@ fn the_pending_call_is_the_newest_call_without_a_result() {
     let input = call.input.unwrap();
     assert_eq!(input.keys().collect::<Vec<_>>(), ["command", "timeout"]);
     let named = reader
-        .pending_call(&fixture.source(), Some("t1"), 20)
+        .pending_call(
+            &fixture.source(),
+            Wanted {
+                call_id: Some("t1"),
+                tool: None,
+            },
+            20,
+        )
         .unwrap()
         .unwrap();
     assert_eq!(named.call_id.as_deref(), Some("t1"));
     fixture.append(&[result("t2")]);
     assert_eq!(
-        reader.pending_call(&fixture.source(), None, 20).unwrap(),
+        reader
+            .pending_call(&fixture.source(), Wanted::default(), 20)
+            .unwrap(),
         None
     );
 }

@@ -1,7 +1,7 @@
 //! The ledger against real files: claims, repeats, dead claimers, torn and corrupt lines, the
 //! cap and the time-to-live, and racing claimers.
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt};
 
 use super::*;
 
@@ -196,11 +196,31 @@ fn the_ledger_keeps_at_most_cap_slots_expired_first_then_oldest_never_in_flight(
         ledger.claim(&request(&slot), 2 + i as u64).unwrap();
         ledger.resolve(&sent(&slot, 2 + i as u64)).unwrap();
     }
-    // Full: the next claim drops the oldest resolved slot, never the one in flight.
+    // Full: the next claim drops the oldest resolved slots down to the low-water mark, never the
+    // one in flight.
     ledger.claim(&request("new"), 10_000).unwrap();
     let kept = ledger.receipts(None, None).unwrap();
-    assert_eq!(kept.len(), CAP - 2);
-    assert_eq!(kept[0].slot, "s00001", "s00000 was the oldest resolved");
+    assert_eq!(
+        kept.len(),
+        LOW_WATER - 2,
+        "the low-water mark, less `flying` and `new`"
+    );
+    let dropped = (CAP - 1) - (LOW_WATER - 2);
+    assert_eq!(
+        kept[0].slot,
+        format!("s{dropped:05}"),
+        "the oldest resolved went first"
+    );
+    // Room was made for CAP / 8 claims: the next one rewrites nothing.
+    let inode = || {
+        std::fs::metadata(dir.path().join("ledger.jsonl"))
+            .unwrap()
+            .ino()
+    };
+    let before = inode();
+    ledger.claim(&request("newer"), 10_001).unwrap();
+    assert_eq!(inode(), before, "no rewrite below the cap");
+    ledger.resolve(&sent("newer", 10_001)).unwrap();
     assert_eq!(ledger.peek("flying").unwrap(), Some(Claim::InFlight));
     let lines = std::fs::read_to_string(dir.path().join("ledger.jsonl"))
         .unwrap()
