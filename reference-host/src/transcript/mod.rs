@@ -372,10 +372,8 @@ impl Reader {
                     EventKind::ToolResult(result) => {
                         answered.extend(result.call_id.clone());
                     }
-                    EventKind::ToolCall(call) => {
-                        if wanted.matches(call, &answered) {
-                            return Ok(Some(full_call(&open, record, index)));
-                        }
+                    EventKind::ToolCall(call) if wanted.matches(call, &answered) => {
+                        return Ok(Some(full_call(&open, record, index)));
                     }
                     _ => {}
                 }
