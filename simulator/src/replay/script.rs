@@ -178,8 +178,9 @@ pub fn load(path: &Path) -> Result<Session, ScriptError> {
 }
 
 /// The captures a runner binds before the first step, with the replayer's values; the fixture
-/// is read only when the session names a pane through `${pane.<name>}`.
-fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
+/// is read only when the session names a pane through `${pane.<name>}`. A client replaying the
+/// session binds the same ones.
+pub fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
     let mut panes = BTreeMap::new();
     if session.names_panes() {
         let fixture = session.fixture_path();
