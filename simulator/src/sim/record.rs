@@ -4,9 +4,12 @@
 //!
 //! - `$CORRAL_SIM_DIR/record/NAME.stdin`: its stdin, byte for byte (a payload is one JSON line);
 //! - `$CORRAL_SIM_DIR/record/NAME.env`: one JSON object per run, its environment's `CORRAL_*`
-//!   variables but the kit's own ([`KIT_VARIABLES`]), by name.
+//!   variables but the kit's own ([`KIT_VARIABLES`]), by name;
+//! - `$CORRAL_SIM_DIR/record/NAME.group`: one JSON object per run, `{"own_group":B}`: whether its
+//!   process group is led by itself or by its parent (the `sh -c` that ran it), not by whoever
+//!   started that shell (a command in a process group of its own).
 //!
-//! Both are appended under an exclusive lock (`NAME.lock`), so the N-th line of each belongs to
+//! All are appended under an exclusive lock (`NAME.lock`), so the N-th line of each belongs to
 //! the same run even when runs overlap. Then it sleeps `--sleep-ms` (a slow command), writes
 //! `--stderr` to stderr and exits with `--exit` (a failing one).
 
@@ -64,7 +67,10 @@ pub fn main(args: &RecordArgs, sim_dir: &Path) -> ExitCode {
                 })
                 .map(|(name, value)| (name, value.to_string_lossy().into_owned()))
                 .collect();
-            append(sim_dir, &args.name, &stdin, &env)
+            let group = rustix::process::getpgrp();
+            let own_group = group == rustix::process::getpid()
+                || rustix::process::getppid().is_some_and(|parent| parent == group);
+            append(sim_dir, &args.name, &stdin, &env, own_group)
         });
     if let Err(err) = recorded {
         eprintln!("corral-sim record: {err:#}");
@@ -83,6 +89,7 @@ fn append(
     name: &str,
     stdin: &[u8],
     env: &BTreeMap<String, String>,
+    own_group: bool,
 ) -> anyhow::Result<()> {
     if name.is_empty() || name.contains('/') || name.starts_with('.') {
         anyhow::bail!("{name:?} cannot name a record: a plain file name is needed");
@@ -107,6 +114,9 @@ fn append(
     open("env")?
         .write_all(&line)
         .context("appending to the env record")?;
+    open("group")?
+        .write_all(format!("{{\"own_group\":{own_group}}}\n").as_bytes())
+        .context("appending to the group record")?;
     Ok(())
 }
 
@@ -118,13 +128,24 @@ mod tests {
     fn runs_append_stdin_verbatim_and_one_env_line_each() {
         let tmp = tempfile::tempdir().unwrap();
         let env = BTreeMap::from([("CORRAL_AGENT".to_owned(), "claude".to_owned())]);
-        append(tmp.path(), "blocked", b"{\"schema\":2}\n", &env).unwrap();
-        append(tmp.path(), "blocked", b"no newline", &BTreeMap::new()).unwrap();
+        append(tmp.path(), "blocked", b"{\"schema\":2}\n", &env, true).unwrap();
+        append(
+            tmp.path(),
+            "blocked",
+            b"no newline",
+            &BTreeMap::new(),
+            false,
+        )
+        .unwrap();
         let read = |suffix: &str| {
             std::fs::read_to_string(dir(tmp.path()).join(format!("blocked.{suffix}"))).unwrap()
         };
         assert_eq!(read("stdin"), "{\"schema\":2}\nno newline");
         assert_eq!(read("env"), "{\"CORRAL_AGENT\":\"claude\"}\n{}\n");
-        assert!(append(tmp.path(), "../x", b"", &env).is_err());
+        assert_eq!(
+            read("group"),
+            "{\"own_group\":true}\n{\"own_group\":false}\n"
+        );
+        assert!(append(tmp.path(), "../x", b"", &env, true).is_err());
     }
 }

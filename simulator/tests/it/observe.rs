@@ -102,11 +102,22 @@ fn tty_watch_options_and_tmux_observe_both_backends_alike() {
 
 #[test]
 fn record_keeps_stdin_and_the_notification_environment_then_ends_as_asked() {
+    use std::os::unix::process::CommandExt;
     let sim = Sim::new();
-    let run = |stdin: &[u8], args: &[&str]| {
-        let mut child = command(SIM)
-            .arg("record")
-            .args(args)
+    // The first run leads a process group of its own; the second runs under a shell that stays
+    // in this test's group.
+    let run = |stdin: &[u8], args: &[&str], own_group: bool| {
+        let mut cmd = if own_group {
+            let mut cmd = command(SIM);
+            cmd.arg("record").args(args).process_group(0);
+            cmd
+        } else {
+            let mut cmd = command("sh");
+            cmd.args(["-c", "\"$0\" record \"$@\"; exit $?", SIM])
+                .args(args);
+            cmd
+        };
+        let mut child = cmd
             .env("CORRAL_SIM_DIR", sim.path())
             .env("CORRAL_SIM_NOW_MS", "1")
             .env("CORRAL_CONFIG", "/c")
@@ -121,13 +132,14 @@ fn record_keeps_stdin_and_the_notification_environment_then_ends_as_asked() {
         split(child.wait_with_output().unwrap())
     };
     assert_eq!(
-        run(b"{\"schema\":2}\n", &["fire"]),
+        run(b"{\"schema\":2}\n", &["fire"], true),
         (String::new(), String::new(), 0)
     );
     assert_eq!(
         run(
             b"{\"schema\":2,\"x\":1}\n",
-            &["fire", "--exit", "3", "--stderr", "no"]
+            &["fire", "--exit", "3", "--stderr", "no"],
+            false
         ),
         (String::new(), "no".to_owned(), 3)
     );
@@ -136,4 +148,8 @@ fn record_keeps_stdin_and_the_notification_environment_then_ends_as_asked() {
     };
     assert_eq!(read("stdin"), "{\"schema\":2}\n{\"schema\":2,\"x\":1}\n");
     assert_eq!(read("env"), "{\"CORRAL_AGENT\":\"codex\"}\n".repeat(2));
+    assert_eq!(
+        read("group"),
+        "{\"own_group\":true}\n{\"own_group\":false}\n"
+    );
 }
