@@ -10,8 +10,10 @@
 //!   started that shell (a command in a process group of its own).
 //!
 //! All are appended under an exclusive lock (`NAME.lock`), so the N-th line of each belongs to
-//! the same run even when runs overlap. Then it sleeps `--sleep-ms` (a slow command), writes
-//! `--stderr` to stderr and exits with `--exit` (a failing one).
+//! the same run even when runs overlap. Then it sleeps `--sleep-ms` (a slow command), appends
+//! `{"exit":N}` to `record/NAME.end` (so a session knows a slow command ended, and that one
+//! killed meanwhile never did), writes `--stderr` to stderr and exits with `--exit` (a failing
+//! one).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -77,10 +79,25 @@ pub fn main(args: &RecordArgs, sim_dir: &Path) -> ExitCode {
         return ExitCode::FAILURE;
     }
     std::thread::sleep(Duration::from_millis(args.sleep_ms));
+    if let Err(err) = ended(sim_dir, &args.name, args.exit) {
+        eprintln!("corral-sim record: {err:#}");
+        return ExitCode::FAILURE;
+    }
     if !args.stderr.is_empty() {
         eprint!("{}", args.stderr);
     }
     ExitCode::from(args.exit)
+}
+
+/// Appends `{"exit":N}` to `NAME.end`: the run is over.
+fn ended(sim_dir: &Path, name: &str, exit: u8) -> anyhow::Result<()> {
+    let path = dir(sim_dir).join(format!("{name}.end"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{{\"exit\":{exit}}}\n").as_bytes()))
+        .with_context(|| format!("appending to {}", path.display()))
 }
 
 /// Appends one run to `NAME.stdin` and `NAME.env`, under `NAME.lock`.

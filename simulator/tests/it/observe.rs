@@ -148,6 +148,7 @@ fn record_keeps_stdin_and_the_notification_environment_then_ends_as_asked() {
     };
     assert_eq!(read("stdin"), "{\"schema\":2}\n{\"schema\":2,\"x\":1}\n");
     assert_eq!(read("env"), "{\"CORRAL_AGENT\":\"codex\"}\n".repeat(2));
+    assert_eq!(read("end"), "{\"exit\":0}\n{\"exit\":3}\n");
     assert_eq!(
         read("group"),
         "{\"own_group\":true}\n{\"own_group\":false}\n"
