@@ -206,6 +206,9 @@ pub enum Content {
     Text(String),
     /// Text that holds this text (`${name}` replaced, `$$` a literal `$`).
     Contains(String),
+    /// Text that holds each of these texts, anywhere, in any order (an error message that
+    /// must name a key and its line, however it is worded).
+    ContainsAll(Vec<String>),
     /// One JSON value per line, as many lines as patterns, each line matching its pattern in
     /// order (captures bind).
     JsonLines(Vec<Value>),

@@ -532,6 +532,10 @@ fn check_document(document: &str, content: Option<&Content>, key: &str) -> Resul
 fn check_content(content: &Content, names: &mut Names) -> Result<(), String> {
     match content {
         Content::Text(text) | Content::Contains(text) => names.text(text, "the text"),
+        Content::ContainsAll(texts) if texts.is_empty() => {
+            Err("`contains_all` takes one text or more".into())
+        }
+        Content::ContainsAll(texts) => texts.iter().try_for_each(|t| names.text(t, "a text")),
         Content::JsonLines(patterns) if patterns.is_empty() => Err(
             "`json_lines` takes one pattern per line; for no output write `{\"text\":\"\"}`".into(),
         ),

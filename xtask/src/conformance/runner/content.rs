@@ -60,6 +60,18 @@ impl Judge<'_> {
                     )));
                 }
             }
+            Some(Content::ContainsAll(parts)) => {
+                for part in parts {
+                    let part = self.text(part, &trial)?;
+                    if !text.contains(&part) {
+                        return Err(StepError::new(format!(
+                            "{} does not contain {part:?}; it holds:\n{}",
+                            self.what,
+                            shown(text)
+                        )));
+                    }
+                }
+            }
             Some(Content::JsonLines(patterns)) => {
                 let lines = self.json_lines(text)?;
                 if lines.len() != patterns.len() {
@@ -209,6 +221,20 @@ mod tests {
         assert!(judge(Some(Content::Contains("$$HOME".into())), "set $HOME").is_ok());
         let err = judge(Some(Content::Contains("nope".into())), "text").unwrap_err();
         assert!(err.starts_with("stdout does not contain \"nope\""), "{err}");
+        let all =
+            |parts: &[&str]| Content::ContainsAll(parts.iter().map(|p| (*p).into()).collect());
+        assert!(
+            judge(
+                Some(all(&["`bel`", "line 6"])),
+                "line 6: unknown field `bel`"
+            )
+            .is_ok()
+        );
+        let err = judge(Some(all(&["`bel`", "line 7"])), "line 6: `bel`").unwrap_err();
+        assert!(
+            err.starts_with("stdout does not contain \"line 7\""),
+            "{err}"
+        );
     }
 
     #[test]

@@ -18,6 +18,9 @@ use crate::conformance::process::{self, Finished};
 /// How long a `run` with `retry` waits between two runs.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
 
+/// The least time a run gets, even when the step's limit is all but spent.
+const LAST_RUN_MIN: Duration = Duration::from_secs(2);
+
 impl Case<'_> {
     /// `run`: starts the program, waits for its end (within `timeout`) and judges what it did;
     /// with `retry`, runs it again until it holds or the time is up.
@@ -50,7 +53,10 @@ impl Case<'_> {
             None => None,
         };
         let stdin = stdin.as_deref().map(str::as_bytes);
-        let timeout = deadline.saturating_duration_since(Instant::now());
+        // A retried run gets at least a moment, so the last run's verdict is a real one.
+        let timeout = deadline
+            .saturating_duration_since(Instant::now())
+            .max(LAST_RUN_MIN);
         let finished = match run.program {
             Program::CorralSim if run.env.is_empty() => self
                 .sim
