@@ -181,7 +181,7 @@ pub struct Run {
     pub exit: i32,
     /// The local document stdout holds, by the stem of its JSON Schema in `schema/json/`
     /// (`ls` is `ls.schema.json`): every value the `stdout` expectation parses must be valid
-    /// against it. Only with a `stdout` of `json_lines`, `json_each` or `toml`.
+    /// against it. Only with a `stdout` of `json_lines`, `json_each`, `json` or `toml`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<String>,
     /// What stdout holds; absent, nothing.
@@ -217,6 +217,9 @@ pub enum Content {
     JsonEach(Value),
     /// The whole text is TOML, and as JSON it matches this pattern (the device store).
     Toml(Value),
+    /// The whole text is one JSON value, with or without a final newline, matching this pattern
+    /// (a file a host writes as one document, such as a parked permission request).
+    Json(Value),
 }
 
 impl Content {
@@ -224,7 +227,7 @@ impl Content {
     pub fn parses(&self) -> bool {
         matches!(
             self,
-            Content::JsonLines(_) | Content::JsonEach(_) | Content::Toml(_)
+            Content::JsonLines(_) | Content::JsonEach(_) | Content::Toml(_) | Content::Json(_)
         )
     }
 }
@@ -267,7 +270,7 @@ pub struct FileCheck {
     pub appended: bool,
     /// The local document the file holds, by the stem of its JSON Schema in `schema/json/`
     /// (`device-store`): every value the `content` expectation parses must be valid against it.
-    /// Only with a `content` of `json_lines`, `json_each` or `toml`.
+    /// Only with a `content` of `json_lines`, `json_each`, `json` or `toml`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<String>,
     /// What a file holds, or a directory's entries: their names, sorted, each on its own line.

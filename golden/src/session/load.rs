@@ -523,7 +523,7 @@ fn check_document(document: &str, content: Option<&Content>, key: &str) -> Resul
     }
     if !content.is_some_and(Content::parses) {
         return Err(format!(
-            "`document` validates parsed values: it needs a {key} of `json_lines`, `json_each` or `toml`"
+            "`document` validates parsed values: it needs a {key} of `json_lines`, `json_each`, `json` or `toml`"
         ));
     }
     Ok(())
@@ -540,7 +540,9 @@ fn check_content(content: &Content, names: &mut Names) -> Result<(), String> {
             "`json_lines` takes one pattern per line; for no output write `{\"text\":\"\"}`".into(),
         ),
         Content::JsonLines(patterns) => patterns.iter().try_for_each(|p| names.expect(p)),
-        Content::JsonEach(pattern) | Content::Toml(pattern) => names.expect(pattern),
+        Content::JsonEach(pattern) | Content::Toml(pattern) | Content::Json(pattern) => {
+            names.expect(pattern)
+        }
     }
 }
 

@@ -101,6 +101,16 @@ impl Judge<'_> {
                     self.value(pattern, line, &which, Parsed::Json, &mut trial)?;
                 }
             }
+            Some(Content::Json(pattern)) => {
+                let value: Value = serde_json::from_str(text).map_err(|err| {
+                    StepError::new(format!(
+                        "{} is not one JSON value ({err}):\n{}",
+                        self.what,
+                        shown(text)
+                    ))
+                })?;
+                self.value(pattern, &value, "the document", Parsed::Json, &mut trial)?;
+            }
             Some(Content::Toml(pattern)) => {
                 let value: Value = toml::from_str(text)
                     .map_err(|err| StepError::new(format!("{} is not TOML: {err}", self.what)))?;
@@ -271,6 +281,18 @@ mod tests {
             err.starts_with("stdout line 1 does not match: at /argv/0"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn one_json_document_matches_with_or_without_its_newline() {
+        let content = Content::Json(json!({"id": "$string:id", "n": 1}));
+        assert_eq!(
+            judge(Some(content.clone()), "{\"id\":\"r\",\"n\":1}").unwrap()["id"],
+            json!("r")
+        );
+        assert!(judge(Some(content.clone()), "{\"id\":\"r\",\"n\":1}\n").is_ok());
+        let err = judge(Some(content), "{\"n\":1}\n{\"n\":1}\n").unwrap_err();
+        assert!(err.starts_with("stdout is not one JSON value"), "{err}");
     }
 
     #[test]
