@@ -18,7 +18,7 @@ use crate::conformance::process::{self, Finished};
 /// How long a `run` with `retry` waits between two runs.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
 
-/// The least time a run gets, even when the step's limit is all but spent.
+/// The least time a run again gets, even when the step's limit is all but spent.
 const LAST_RUN_MIN: Duration = Duration::from_secs(2);
 
 impl Case<'_> {
@@ -26,9 +26,17 @@ impl Case<'_> {
     /// with `retry`, runs it again until it holds or the time is up.
     pub(super) fn run_program(&mut self, run: &Run, timeout: Duration) -> StepResult {
         let deadline = Instant::now() + timeout;
+        let mut again = false;
         loop {
             let mut trial = self.captures.clone();
-            let outcome = self.run_once(run, deadline, &mut trial);
+            // A run again gets at least a moment, so the last one's verdict is a real one.
+            let limit = deadline.saturating_duration_since(Instant::now());
+            let limit = if again {
+                limit.max(LAST_RUN_MIN)
+            } else {
+                limit
+            };
+            let outcome = self.run_once(run, limit, &mut trial);
             match outcome {
                 Ok(()) => {
                     self.captures = trial;
@@ -36,6 +44,7 @@ impl Case<'_> {
                 }
                 Err(err) if run.retry && Instant::now() + RETRY_PAUSE < deadline => {
                     drop(err);
+                    again = true;
                     std::thread::sleep(RETRY_PAUSE);
                 }
                 Err(err) => return Err(err),
@@ -44,7 +53,7 @@ impl Case<'_> {
     }
 
     /// One run of a `run` step's program, judged; captures bind into `captures`.
-    fn run_once(&mut self, run: &Run, deadline: Instant, captures: &mut Captures) -> StepResult {
+    fn run_once(&mut self, run: &Run, timeout: Duration, captures: &mut Captures) -> StepResult {
         let args = self.texts(&run.args)?;
         let stdin = match &run.stdin {
             Some(text) => {
@@ -53,10 +62,6 @@ impl Case<'_> {
             None => None,
         };
         let stdin = stdin.as_deref().map(str::as_bytes);
-        // A retried run gets at least a moment, so the last run's verdict is a real one.
-        let timeout = deadline
-            .saturating_duration_since(Instant::now())
-            .max(LAST_RUN_MIN);
         let finished = match run.program {
             Program::CorralSim if run.env.is_empty() => self
                 .sim
