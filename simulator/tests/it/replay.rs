@@ -204,7 +204,10 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
             | Step::Revoke(_)
             | Step::Terminate(_)
             | Step::Run(_)
-            | Step::File(_) => {}
+            | Step::File(_)
+            | Step::Background(_)
+            | Step::Signal(_)
+            | Step::Write(_) => {}
         }
     }
     drop(stdin);
