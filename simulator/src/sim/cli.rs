@@ -128,6 +128,15 @@ pub enum Command {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Send one line to a unix socket and print the one line it answers (a host's daemon
+    /// socket: `corral-sim socket --path "$RUN/corral/notify/daemon-KEY.sock" ping`).
+    Socket {
+        /// The socket's path.
+        #[arg(long)]
+        path: PathBuf,
+        /// The request line (without its newline).
+        line: String,
+    },
     /// Play the host's half of a golden session over stdio, judging a client app's frames.
     ///
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
@@ -490,6 +499,7 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         Command::Options { pane } => {
             print_line(&serde_json::to_string(&observe::options(sim_dir, &pane)?)?);
         }
+        Command::Socket { path, line } => print_line(&observe::socket_line(&path, &line)?),
         Command::Tmux { args } => print_bytes(observe::tmux(sim_dir, &args)?.as_bytes())?,
         Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
         Command::Hook(args) => match hook::run(sim_dir, &args)? {

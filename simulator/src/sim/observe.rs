@@ -151,3 +151,54 @@ mod tests {
         assert!(CONTRACT.iter().all(|n| n.starts_with("@agent_")));
     }
 }
+
+/// Sends `line` on the unix socket at `path` and returns the one line it answers, without its
+/// newline; gives up after 5 seconds either way.
+pub fn socket_line(path: &Path, line: &str) -> anyhow::Result<String> {
+    use std::io::{BufRead, BufReader, Write};
+    let patience = Some(std::time::Duration::from_secs(5));
+    let mut stream = std::os::unix::net::UnixStream::connect(path)
+        .with_context(|| format!("connecting to {}", path.display()))?;
+    stream.set_read_timeout(patience)?;
+    stream.set_write_timeout(patience)?;
+    stream.write_all(format!("{line}\n").as_bytes())?;
+    let mut answer = String::new();
+    BufReader::new(stream)
+        .read_line(&mut answer)
+        .with_context(|| format!("reading the answer of {}", path.display()))?;
+    if answer.is_empty() {
+        anyhow::bail!("{} closed without answering", path.display());
+    }
+    Ok(answer.trim_end_matches('\n').to_owned())
+}
+
+#[cfg(test)]
+mod socket_tests {
+    use std::io::{BufRead, BufReader, Write};
+
+    #[test]
+    fn one_line_out_and_the_answer_s_line_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut line = String::new();
+            BufReader::new(&stream).read_line(&mut line).unwrap();
+            (&stream)
+                .write_all(format!("got {line}").as_bytes())
+                .unwrap();
+            let (stream, _) = listener.accept().unwrap();
+            drop(stream);
+        });
+        assert_eq!(super::socket_line(&path, "ping").unwrap(), "got ping");
+        let silent = super::socket_line(&path, "ping").unwrap_err().to_string();
+        assert!(silent.contains("closed without answering"), "{silent}");
+        server.join().unwrap();
+        let gone = format!(
+            "{:#}",
+            super::socket_line(&dir.path().join("none"), "ping").unwrap_err()
+        );
+        assert!(gone.contains("connecting to"), "{gone}");
+    }
+}
