@@ -416,10 +416,10 @@ fn the_real_backend_serves_a_scratch_tmux_server_and_takes_it_down() {
     let watch = demo
         .seen
         .iter()
-        .find(|l| l.starts_with("Watch the panes: tmux -L "))
+        .find(|l| l.starts_with("Watch the panes: tmux -S "))
         .unwrap()
         .clone();
-    let socket = watch.split_whitespace().nth(4).unwrap().to_owned();
+    let socket = watch.split_whitespace().nth(5).unwrap().to_owned();
     assert!(command_line.contains(&format!("CORRAL_TMUX_SOCKET={socket} ")));
     let mut client = Client::connect(&command_line);
     let id = client.send(json!({"t":"hello","app":"demo-test","app_version":"1.0.0","device":DEVICE}));

@@ -158,7 +158,10 @@ impl Stage {
                         ..StepArgs::default()
                     },
                 )?;
-                Ok(format!("working: {records} more transcript records, context {context}%"))
+                Ok(match self.panes[pane].transcript {
+                    Some(_) => format!("working: {records} more transcript records, context {context}%"),
+                    None => format!("working: context {context}%"),
+                })
             }
             Move::Ask { block, ask, pick } => self.ask(pane, block, ask, pick),
             Move::Resume => {
