@@ -624,7 +624,7 @@ fn a_session_that_cannot_be_replayed_is_refused_in_one_line() {
     replay(&[conn.to_str().unwrap(), conn.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr("corral-sim replay: give one session to replay (several are for --list)\n");
+        .stderr("corral-sim replay: give one session to replay (several are for --list and --app)\n");
     replay(&[]).assert().code(2);
 }
 
