@@ -244,7 +244,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 fn beats(lines: &[String]) -> Vec<String> {
     lines
         .iter()
-        .filter(|l| l.trim_start().split_once("s  ").is_some_and(|(t, _)| t.parse::<f64>().is_ok()))
+        .filter(|l| {
+            l.trim_start()
+                .split_once("s  ")
+                .is_some_and(|(t, _)| t.parse::<f64>().is_ok())
+        })
         .map(|l| l.trim_start().split_once("s  ").unwrap().1.to_owned())
         .collect()
 }
@@ -252,16 +256,14 @@ fn beats(lines: &[String]) -> Vec<String> {
 #[test]
 fn an_app_connects_with_the_printed_command_sees_the_fleet_move_and_answers_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut demo = Demo::start(
-        tmp.path(),
-        &["--seed", "3", "--panes", "4", "--speed", "2"],
-    );
+    let mut demo = Demo::start(tmp.path(), &["--seed", "3", "--panes", "4", "--speed", "2"]);
     let (dir, command_line) = demo.banner();
     assert!(dir.starts_with(std::fs::canonicalize(tmp.path()).unwrap()));
     assert!(command_line.ends_with(&format!("serve --stdio --device {DEVICE}")));
 
     let mut client = Client::connect(&command_line);
-    let id = client.send(json!({"t":"hello","app":"demo-test","app_version":"1.0.0","device":DEVICE}));
+    let id =
+        client.send(json!({"t":"hello","app":"demo-test","app_version":"1.0.0","device":DEVICE}));
     let (hello, _) = client.answer(&id);
     assert_eq!(hello["t"], "hello", "{hello}");
     assert_eq!(hello["scopes"], json!(["read", "act:answer", "act:steer"]));
@@ -269,8 +271,15 @@ fn an_app_connects_with_the_printed_command_sees_the_fleet_move_and_answers_it()
     let id = client.send(json!({"t":"snapshot"}));
     let (snapshot, _) = client.answer(&id);
     let agents = snapshot["agents"].as_array().unwrap();
-    let names: Vec<&str> = agents.iter().map(|a| a["agent"].as_str().unwrap()).collect();
-    assert_eq!(names, ["claude", "opencode", "codex", "gemini"], "{snapshot}");
+    let names: Vec<&str> = agents
+        .iter()
+        .map(|a| a["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["claude", "opencode", "codex", "gemini"],
+        "{snapshot}"
+    );
     let subscription = client.send(json!({"t":"subscribe","events":true}));
     let (ack, _) = client.answer(&subscription);
     assert_eq!(ack["t"], "ack");
@@ -280,7 +289,10 @@ fn an_app_connects_with_the_printed_command_sees_the_fleet_move_and_answers_it()
     let mut edges = 0;
     let mut answered: Option<(String, String)> = None;
     while answered.is_none() {
-        assert!(Instant::now() < deadline, "no answerable block in time; {edges} edges");
+        assert!(
+            Instant::now() < deadline,
+            "no answerable block in time; {edges} edges"
+        );
         let Some(edge) = client.frame(Duration::from_secs(1)) else {
             continue;
         };
@@ -365,7 +377,13 @@ fn a_seed_plays_the_same_story_and_a_given_dir_is_kept() {
         let mut demo = Demo::start(
             tmp.path(),
             &[
-                "--seed", seed, "--panes", "3", "--speed", "6", "--dir",
+                "--seed",
+                seed,
+                "--panes",
+                "3",
+                "--speed",
+                "6",
+                "--dir",
                 dir.to_str().unwrap(),
             ],
         );
@@ -422,11 +440,16 @@ fn the_real_backend_serves_a_scratch_tmux_server_and_takes_it_down() {
     let socket = watch.split_whitespace().nth(5).unwrap().to_owned();
     assert!(command_line.contains(&format!("CORRAL_TMUX_SOCKET={socket} ")));
     let mut client = Client::connect(&command_line);
-    let id = client.send(json!({"t":"hello","app":"demo-test","app_version":"1.0.0","device":DEVICE}));
+    let id =
+        client.send(json!({"t":"hello","app":"demo-test","app_version":"1.0.0","device":DEVICE}));
     client.answer(&id);
     let id = client.send(json!({"t":"snapshot"}));
     let (snapshot, _) = client.answer(&id);
-    assert_eq!(snapshot["agents"].as_array().unwrap().len(), 2, "{snapshot}");
+    assert_eq!(
+        snapshot["agents"].as_array().unwrap().len(),
+        2,
+        "{snapshot}"
+    );
     let server = snapshot["agents"][0]["server"].as_str().unwrap().to_owned();
     assert_eq!(server, socket);
     assert!(server.starts_with(tmp.path().to_str().unwrap()), "{server}");

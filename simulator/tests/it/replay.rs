@@ -624,7 +624,9 @@ fn a_session_that_cannot_be_replayed_is_refused_in_one_line() {
     replay(&[conn.to_str().unwrap(), conn.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr("corral-sim replay: give one session to replay (several are for --list and --app)\n");
+        .stderr(
+            "corral-sim replay: give one session to replay (several are for --list and --app)\n",
+        );
     replay(&[]).assert().code(2);
 }
 
@@ -632,10 +634,9 @@ fn a_session_that_cannot_be_replayed_is_refused_in_one_line() {
 
 /// The example app of golden/README.md ("Wiring an app to the replayer"), as written there.
 fn readme_app(dir: &Path) -> PathBuf {
-    let readme = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden/README.md"),
-    )
-    .unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden/README.md"))
+            .unwrap();
     let start = readme
         .find("#!/bin/sh\n# app.sh")
         .expect("golden/README.md shows app.sh");
@@ -689,7 +690,9 @@ fn a_directory_against_an_app_is_one_report_with_a_line_per_case() {
     assert_eq!(lines[1], "PASS  handshake.default-interval", "{stdout}");
     assert_eq!(lines[2], "FAIL  handshake.request-before-hello", "{stdout}");
     assert!(
-        lines[3].starts_with("    FAIL: the app's input ended before the app sent a line; golden line 3"),
+        lines[3].starts_with(
+            "    FAIL: the app's input ended before the app sent a line; golden line 3"
+        ),
         "{stdout}"
     );
     assert_eq!(lines[4], "    the app's stderr ends:");
@@ -720,12 +723,19 @@ fn a_directory_against_an_app_is_one_report_with_a_line_per_case() {
 
     // Only the passing ones: exit 0.
     std::fs::remove_file(sessions.join("handshake.request-before-hello.ndjson")).unwrap();
-    let out = replay(&["--app", &format!("sh {}", app.display()), sessions.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = replay(&[
+        "--app",
+        &format!("sh {}", app.display()),
+        sessions.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.ends_with("2 passed, 0 failed, 1 skipped\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("2 passed, 0 failed, 1 skipped\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -780,9 +790,15 @@ fn the_app_is_told_its_session_and_every_connection_is_a_case() {
     );
 
     // One connection only; a session without it is skipped.
-    let out = replay(&["--app", "true", session.to_str().unwrap(), "--conn", "nobody"])
-        .output()
-        .unwrap();
+    let out = replay(&[
+        "--app",
+        "true",
+        session.to_str().unwrap(),
+        "--conn",
+        "nobody",
+    ])
+    .output()
+    .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert_eq!(
@@ -812,8 +828,14 @@ fn an_app_that_hangs_is_killed_with_its_group_and_a_broken_session_is_an_error()
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(2), "{stdout}");
     assert!(stdout.starts_with("ERROR broken: "), "{stdout}");
-    assert!(stdout.contains("FAIL  handshake.default-interval\n"), "{stdout}");
-    assert!(stdout.ends_with("0 passed, 2 failed, 0 skipped\n"), "{stdout}");
+    assert!(
+        stdout.contains("FAIL  handshake.default-interval\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("0 passed, 2 failed, 0 skipped\n"),
+        "{stdout}"
+    );
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(report["cases"][1]["app"]["killed"], true);
     // The app's own child went with it.

@@ -98,7 +98,12 @@ impl Dirs {
 
     /// The environment `corral` needs to serve this demo's fleet (and its hooks, to stamp it);
     /// `socket` is the tmux socket's name or path.
-    pub fn host_env(&self, backend: Backend, tmux_bin: &str, socket: &str) -> Vec<(String, String)> {
+    pub fn host_env(
+        &self,
+        backend: Backend,
+        tmux_bin: &str,
+        socket: &str,
+    ) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if backend == Backend::Fake {
             env.push((
@@ -146,7 +151,10 @@ pub fn quote(word: &str) -> String {
 /// The command that connects a client: `env NAME=VALUE ... <corral> serve --stdio --device ID`.
 pub fn command_line(env: &[(String, String)], corral: &Path, device: &str) -> String {
     let mut words = vec!["env".to_owned()];
-    words.extend(env.iter().map(|(name, value)| quote(&format!("{name}={value}"))));
+    words.extend(
+        env.iter()
+            .map(|(name, value)| quote(&format!("{name}={value}"))),
+    );
     words.extend([
         quote(&corral.display().to_string()),
         "serve".to_owned(),

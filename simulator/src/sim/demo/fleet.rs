@@ -56,7 +56,11 @@ fn pane(story: &Story, index: usize, api: &str) -> Pane {
     Pane {
         name: pane_name(story, index),
         repeat: 1,
-        title: Some(format!("{} on {}", actor.agent, PLACES[index % PLACES.len()])),
+        title: Some(format!(
+            "{} on {}",
+            actor.agent,
+            PLACES[index % PLACES.len()]
+        )),
         repo: Some(PLACES[index % PLACES.len()].to_owned()),
         dir: None,
         agent: Some(actor.agent.to_owned()),

@@ -159,7 +159,9 @@ impl Stage {
                     },
                 )?;
                 Ok(match self.panes[pane].transcript {
-                    Some(_) => format!("working: {records} more transcript records, context {context}%"),
+                    Some(_) => {
+                        format!("working: {records} more transcript records, context {context}%")
+                    }
                     None => format!("working: context {context}%"),
                 })
             }
@@ -205,7 +207,9 @@ impl Stage {
                     "screen lane"
                 };
                 self.stamp(pane, args)?;
-                Ok(format!("working → blocked: permission for {shown} ({lane})"))
+                Ok(format!(
+                    "working → blocked: permission for {shown} ({lane})"
+                ))
             }
             Block::Question => {
                 let id = format!("que_demo_{}_{ask}", pane + 1);
@@ -216,7 +220,9 @@ impl Stage {
                 self.requests.insert(id, pane);
                 let questions: Value = serde_json::from_str(QUESTIONS[pick])?;
                 let text = questions[0]["question"].as_str().unwrap_or_default();
-                Ok(format!("working → blocked: question {text:?} (its API serves it)"))
+                Ok(format!(
+                    "working → blocked: question {text:?} (its API serves it)"
+                ))
             }
             Block::RateLimit => {
                 self.stamp(pane, blocked("rate_limit"))?;
@@ -332,11 +338,7 @@ impl Stage {
 
     /// Permission hooks that ended: an app's verdict reached them.
     fn finished_hooks(&mut self, answers: &mut Vec<Answer>) -> anyhow::Result<()> {
-        let hooks: Vec<(usize, String)> = self
-            .hooks
-            .iter()
-            .map(|(p, n)| (*p, n.clone()))
-            .collect();
+        let hooks: Vec<(usize, String)> = self.hooks.iter().map(|(p, n)| (*p, n.clone())).collect();
         for (pane, name) in hooks {
             let Some(out) = hook::finished(&self.sim_dir, &name)? else {
                 continue;
