@@ -470,3 +470,41 @@ fn the_real_backend_serves_a_scratch_tmux_server_and_takes_it_down() {
     let left: Vec<_> = walk(tmp.path());
     assert!(left.iter().all(|p| p.is_dir()), "{left:?}");
 }
+
+#[test]
+fn without_the_host_binary_the_demo_says_how_to_get_it_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A corral-sim with no `corral` beside it, and none on PATH.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(SIM, bin.join("corral-sim")).unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = command(bin.join("corral-sim").to_str().unwrap())
+        .args(["demo", "--panes", "2"])
+        .env("PATH", &bin)
+        .env("TMPDIR", &work)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "corral-sim demo: the host's `corral` is neither beside corral-sim nor on PATH"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(walk(&work), Vec::<PathBuf>::new());
+
+    let out = command(SIM)
+        .args(["demo", "--speed", "0"])
+        .env("TMPDIR", &work)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "corral-sim demo: --speed must be a positive number, not 0\n"
+    );
+    assert_eq!(walk(&work), Vec::<PathBuf>::new());
+}
