@@ -357,10 +357,14 @@ fn an_app_connects_with_the_printed_command_sees_the_fleet_move_and_answers_it()
     assert_eq!(client.close(), 0);
 
     // Stopped while a permission hook waits, so the clean-up has a process of its own to end.
-    demo.line(Duration::from_secs(120), |l| l.ends_with("(hook lane: its hook waits)"));
+    demo.line(Duration::from_secs(120), |l| {
+        l.ends_with("(hook lane: its hook waits)")
+    });
     let running = processes_naming(dir.to_str().unwrap());
     assert!(
-        running.iter().any(|p| p.contains(" event claude PermissionRequest")),
+        running
+            .iter()
+            .any(|p| p.contains(" event claude PermissionRequest")),
         "{running:#?}"
     );
     demo.signal(rustix::process::Signal::INT);
