@@ -165,9 +165,10 @@ pub fn command_line(env: &[(String, String)], corral: &Path, device: &str) -> St
     words.join(" ")
 }
 
-/// The `authorized_keys` line that makes an ssh key run `command` whatever it asks for.
+/// The `authorized_keys` line that makes an ssh key run `command` whatever it asks for. Inside
+/// `command="..."` sshd reads `\"` as a quote and every other byte as it is.
 pub fn authorized_keys_line(command: &str) -> String {
-    let escaped = command.replace('\\', r"\\").replace('"', "\\\"");
+    let escaped = command.replace('"', "\\\"");
     format!("command=\"{escaped}\",restrict <the app's public key, e.g. ssh-ed25519 AAAA... app>")
 }
 

@@ -272,11 +272,6 @@ impl Story {
         }
     }
 
-    /// The ticks told so far.
-    pub fn tick(&self) -> u64 {
-        self.tick
-    }
-
     /// The next tick: every move due at it, by pane.
     pub fn advance(&mut self) -> Vec<Beat> {
         self.tick += 1;
