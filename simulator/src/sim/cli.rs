@@ -142,6 +142,13 @@ pub enum Command {
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
     /// for a load or usage error. Needs no CORRAL_SIM_DIR. See golden/README.md.
     Replay(crate::replay::ReplayArgs),
+    /// Bring up a lively fleet for a client app and print the command that connects it.
+    ///
+    /// A fleet on the fake tmux in a temp dir, a device enrolled, the agent API served; agents
+    /// start work, ask for permissions and answers, finish, and go on when an app answers them.
+    /// Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
+    /// golden/README.md.
+    Demo(Box<super::demo::DemoArgs>),
 }
 
 /// `--backend`: golden's [`Backend`], each value offered with what it is.
@@ -489,6 +496,9 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         }
         Command::Replay(_) => {
             bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
+        }
+        Command::Demo(_) => {
+            bail!("`demo` makes a simulator directory of its own (simulator::sim::main)")
         }
         Command::Record(_) => {
             bail!("`record` picks its own exit code (simulator::sim::main)")
