@@ -11,7 +11,8 @@ use std::path::Path;
 
 use schema::manifest::ActionList;
 use schema::{
-    CompletionPayload, DeviceList, LsDocument, NotifyLogLine, NotifyPayload, Receipts, TransitionRing,
+    CompletionPayload, DeviceList, LsDocument, NotifyLogLine, NotifyPayload, Receipts,
+    TransitionRing,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
