@@ -195,7 +195,7 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
                 }
             }
             Step::Close(_) => drop(stdin.take()),
-            Step::Exit(_) => break,
+            Step::Exit(_) | Step::Kill(_) => break,
             Step::Spawn(_)
             | Step::Comment(_)
             | Step::ExpectSilence(_)
