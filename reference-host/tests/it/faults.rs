@@ -1,6 +1,7 @@
 //! `corral serve` under what a bad night does to it, on a scratch real tmux server: a tmux that
 //! hangs (a stopped server behind a wrapper script), a client that closes its read end, a client
-//! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing.
+//! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing,
+//! a tmux server that dies while a stream runs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -291,4 +292,69 @@ fn a_client_that_stops_reading_is_let_go_past_the_budget() {
     drop(feeder.join());
     let stderr = host.stderr();
     assert!(stderr.contains("stopped reading"), "{stderr}");
+}
+
+on_both_backends!(a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again);
+
+/// The frames of the next `n` edges, as (pane, from, to), in any order.
+fn edges(host: &mut Host, n: usize) -> Vec<(String, String, String)> {
+    let mut found: Vec<(String, String, String)> = (0..n)
+        .map(|_| {
+            let edge = host.recv();
+            assert_eq!(edge["t"], "edge", "{edge}");
+            let text = |key: &str| edge[key].as_str().unwrap().to_owned();
+            (text("pane"), text("from"), text("to"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// A tmux server that dies while a stream runs (killed with SIGKILL on a real server, taken
+/// down on the fake): a server that does not run is an empty fleet, not a failed read. The
+/// stream reports every agent pane vanished, a snapshot lists none, and when a server runs on
+/// the socket again its panes appear on the same stream.
+fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(backend: Backend) {
+    let (mut fleet, home) = fleet_with_phone(backend);
+    let agents = ["blocked", "done", "idle"].map(|name| fleet.pane(name));
+    let states = ["blocked", "idle", "idle"];
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    host.send(SUBSCRIBE_EDGES);
+    assert_eq!(host.recv()["t"], "ack");
+    // An edge: the baseline is taken.
+    fleet.step(&agents[2], &["--state", "working"]);
+    assert_eq!(edges(&mut host, 1)[0].2, "working");
+
+    match backend {
+        Backend::Real => signal(fleet.server_pid(), "KILL"),
+        Backend::Fake => {
+            fleet.sim(&["down"]);
+        }
+    }
+    let mut vanished: Vec<_> = agents
+        .iter()
+        .zip(["blocked", "idle", "working"])
+        .map(|(pane, from)| (pane.clone(), from.to_owned(), String::new()))
+        .collect();
+    vanished.sort();
+    assert_eq!(edges(&mut host, 3), vanished);
+    host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    assert_eq!(
+        host.recv(),
+        json!({"schema":1,"id":"s","t":"snapshot","agents":[]})
+    );
+
+    fleet.revive();
+    let mut appeared: Vec<_> = agents
+        .iter()
+        .zip(states)
+        .map(|(pane, to)| (pane.clone(), String::new(), to.to_owned()))
+        .collect();
+    appeared.sort();
+    assert_eq!(edges(&mut host, 3), appeared, "the same stream goes on");
+    host.send(r#"{"schema":1,"id":"s2","t":"snapshot"}"#);
+    assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
+    host.close();
+    assert_eq!(host.exit_code(), 0);
 }

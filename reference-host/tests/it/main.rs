@@ -21,11 +21,15 @@ macro_rules! on_both_backends {
 mod support;
 
 mod devices;
+mod disk;
 mod dispatch;
 mod event;
 mod faults;
+mod kills;
 mod ls;
 mod notify;
 mod permissions;
+mod races;
+mod revocation;
 mod serve;
 mod ssh;

@@ -85,36 +85,44 @@ pub struct Fleet {
 impl Fleet {
     /// Brings the test fleet up on `backend`.
     pub fn up(backend: Backend) -> Fleet {
-        let sim_dir = tempfile::tempdir().unwrap();
-        let socket = unique("corral-it");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fleet.toml");
-        // The host's own rule under the XDG_RUNTIME_DIR every process of the fleet gets.
-        let runtime = sim_dir.path().join("runtime/corral");
         let mut fleet = Fleet {
-            sim_dir,
-            socket: socket.clone(),
+            sim_dir: tempfile::tempdir().unwrap(),
+            socket: unique("corral-it"),
             tmux_bin: PathBuf::new(),
             backend,
             panes: Default::default(),
             real_socket: None,
         };
-        let out = fleet.sim(&[
+        fleet.bring_up();
+        fleet
+    }
+
+    /// Brings the fixture up again on the fleet's socket, once its server is gone (killed, or
+    /// `corral-sim down`): a new server, the same panes.
+    pub fn revive(&mut self) {
+        self.bring_up();
+    }
+
+    fn bring_up(&mut self) {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fleet.toml");
+        // The host's own rule under the XDG_RUNTIME_DIR every process of the fleet gets.
+        let runtime = self.sim_dir.path().join("runtime/corral");
+        let out = self.sim(&[
             "up",
             fixture.to_str().unwrap(),
             "--backend",
-            backend.as_str(),
+            self.backend.as_str(),
             "--socket",
-            &socket,
+            &self.socket,
             "--runtime-dir",
             runtime.to_str().unwrap(),
         ]);
         let up: SimFile = serde_json::from_str(&out).unwrap();
-        fleet.tmux_bin = PathBuf::from(up.tmux_bin);
-        fleet.panes = up.panes;
+        self.tmux_bin = PathBuf::from(up.tmux_bin);
+        self.panes = up.panes;
         if up.backend == Backend::Real {
-            fleet.real_socket = Some(PathBuf::from(up.socket_path));
+            self.real_socket = Some(PathBuf::from(up.socket_path));
         }
-        fleet
     }
 
     /// Runs `corral-sim <args>`; panics with its stderr on failure.
@@ -179,11 +187,7 @@ impl Fleet {
 
     /// Every tmux invocation the fake has answered so far (its `calls.ndjson`), as argv lists.
     pub fn fake_calls(&self) -> Vec<Vec<String>> {
-        let sim: SimFile =
-            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
-                .unwrap();
-        let log = Path::new(&sim.socket_path).join("calls.ndjson");
-        std::fs::read_to_string(log)
+        std::fs::read_to_string(self.fake_file("calls.ndjson"))
             .unwrap_or_default()
             .lines()
             .map(|line| {
@@ -196,6 +200,38 @@ impl Fleet {
                     .collect()
             })
             .collect()
+    }
+
+    /// A file of the fake server's directory: `calls.ndjson`, `log.ndjson`, `faults.json`.
+    fn fake_file(&self, name: &str) -> PathBuf {
+        let sim: SimFile =
+            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
+                .unwrap();
+        Path::new(&sim.socket_path).join(name)
+    }
+
+    /// How many injected faults of the fake are still to hit: a fault added `--times 1` is
+    /// spent the moment an invocation takes it, before it hangs.
+    pub fn faults_left(&self) -> usize {
+        std::fs::read(self.fake_file("faults.json"))
+            .map_or(0, |bytes| serde_json::from_slice::<Vec<Value>>(&bytes).unwrap().len())
+    }
+
+    /// What `pane` received since the fleet came up, one line per run of keys (`{"keys":[..]}`)
+    /// or of text (`{"text":".."}`), the same on both backends (`corral-sim pane input`).
+    pub fn input(&self, pane: &str) -> Vec<Value> {
+        self.sim(&["pane", "input", "--pane", pane])
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// How many times `pane` received `text` typed as one run.
+    pub fn typed(&self, pane: &str, text: &str) -> usize {
+        self.input(pane)
+            .iter()
+            .filter(|run| run["text"] == text)
+            .count()
     }
 
     /// Runs the fleet's tmux (`-L <socket>`) with `args`; its stdout. Panics on failure.
@@ -248,11 +284,7 @@ impl Fleet {
     /// The status-line messages shown so far (the fake's log of `display-message -c`), as
     /// (client, text).
     pub fn messages(&self) -> Vec<(String, String)> {
-        let sim: Value =
-            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
-                .unwrap();
-        let log = Path::new(sim["socket_path"].as_str().unwrap()).join("log.ndjson");
-        std::fs::read_to_string(log)
+        std::fs::read_to_string(self.fake_file("log.ndjson"))
             .unwrap_or_default()
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
@@ -802,4 +834,32 @@ pub fn script(path: &Path, body: &str) {
 
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// An exclusive lock on one of the host's lock files, held by the test as another host process
+/// would hold it, until dropped. Its dir is made 0700 and the file 0600, as the host makes them.
+#[derive(Debug)]
+pub struct Held {
+    _file: std::fs::File,
+}
+
+/// Takes the lock on `path` (waiting for it).
+pub fn hold(path: &Path) -> Held {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+
+    let dir = path.parent().unwrap();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .unwrap();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    file.lock().unwrap();
+    Held { _file: file }
 }
