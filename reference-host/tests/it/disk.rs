@@ -43,7 +43,9 @@ impl Tmpfs {
                 None
             }
             Err(err) => {
-                eprintln!("SKIPPED {test}: cannot run mount ({err}); a full disk cannot be made here");
+                eprintln!(
+                    "SKIPPED {test}: cannot run mount ({err}); a full disk cannot be made here"
+                );
                 None
             }
         }
@@ -132,14 +134,21 @@ fn a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim(backend: Backend) {
     assert!(is_error(&frame, "d1", "internal"), "{frame}");
     phone.send(r#"{"schema":1,"id":"r1","t":"receipts"}"#);
     assert_eq!(phone.recv()["receipts"], json!([]), "nothing was claimed");
-    assert_eq!(fleet.typed(&idle, "first") + fleet.typed(&idle, "second"), 0);
+    assert_eq!(
+        fleet.typed(&idle, "first") + fleet.typed(&idle, "second"),
+        0
+    );
 
     // A receipt that cannot be written. The claim is written with room to spare; the disk fills
     // while the dispatch waits for the pane's lock. The slot is longer than a page, so its
     // receipt needs a page the disk no longer has (tmpfs allocates whole pages).
     disk.free();
     let long = format!("long-{}", "x".repeat(5000));
-    let pane_lock = hold(&home.runtime().join(format!("corral/locks/pane-_{}.lock", &idle[1..])));
+    let pane_lock = hold(
+        &home
+            .runtime()
+            .join(format!("corral/locks/pane-_{}.lock", &idle[1..])),
+    );
     phone.send(&steer("d2", &idle, &long, "third"));
     let ledger = home.runtime().join("corral/ledger.jsonl");
     eventually("the claim is written", || {
@@ -212,7 +221,10 @@ fn a_verdict_that_cannot_be_written_leaves_the_request_answerable() {
     let blocked = fleet.pane("blocked");
     let requests = home.runtime().join("corral/requests");
     std::fs::create_dir_all(&requests).unwrap();
-    let parked = fleet.sim_dir.path().join("runtime/corral/requests/req-blocked.json");
+    let parked = fleet
+        .sim_dir
+        .path()
+        .join("runtime/corral/requests/req-blocked.json");
     std::fs::copy(parked, requests.join("req-blocked.json")).unwrap();
     let approve = |slot: &str| {
         home.corral()

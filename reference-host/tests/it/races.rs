@@ -71,7 +71,11 @@ fn racing_processes_fire_a_slot_once(backend: Backend) {
         "one process fired; the others got the cached receipt"
     );
     assert_eq!(act_log(&home).len(), 1, "one fire in the act log");
-    assert_eq!(fleet.typed(&idle, "once"), 1, "the text reached the pane once");
+    assert_eq!(
+        fleet.typed(&idle, "once"),
+        1,
+        "the text reached the pane once"
+    );
     assert_eq!(
         fleet.input(&idle).len(),
         2,
@@ -86,9 +90,16 @@ fn racing_processes_on_one_pane_fire_each_slot_once(backend: Backend) {
     let idle = fleet.pane("idle");
     let calls_before = fleet.fake_calls().len();
     let args = |i: usize| -> Vec<String> {
-        [&idle, "steer", "--text", &format!("t{i:02}"), "--slot", &format!("s{i:02}")]
-            .map(str::to_owned)
-            .to_vec()
+        [
+            &idle,
+            "steer",
+            "--text",
+            &format!("t{i:02}"),
+            "--slot",
+            &format!("s{i:02}"),
+        ]
+        .map(str::to_owned)
+        .to_vec()
     };
     let outputs = race(&home, (0..RACERS).map(args).collect());
 
@@ -99,11 +110,7 @@ fn racing_processes_on_one_pane_fire_each_slot_once(backend: Backend) {
         match out.status.code() {
             Some(0) => assert!(stdout(out).starts_with("sent "), "{}", stdout(out)),
             Some(5) => {
-                assert!(
-                    *ran >= LOCK_WAIT,
-                    "locked after {ran:?}: {}",
-                    stdout(out)
-                );
+                assert!(*ran >= LOCK_WAIT, "locked after {ran:?}: {}", stdout(out));
                 locked.push(i);
             }
             code => panic!(
@@ -113,7 +120,10 @@ fn racing_processes_on_one_pane_fire_each_slot_once(backend: Backend) {
             ),
         }
     }
-    eprintln!("{RACERS} racers on one pane: {} waited 2 s and were refused locked", locked.len());
+    eprintln!(
+        "{RACERS} racers on one pane: {} waited 2 s and were refused locked",
+        locked.len()
+    );
     for i in locked {
         let again: Vec<String> = args(i);
         let out = act(&home, &again.iter().map(String::as_str).collect::<Vec<_>>());
@@ -141,7 +151,11 @@ fn racing_processes_on_one_pane_fire_each_slot_once(backend: Backend) {
     for i in 0..RACERS {
         assert_eq!(fleet.typed(&idle, &format!("t{i:02}")), 1, "t{i:02}");
     }
-    assert_eq!(fleet.input(&idle).len(), 2 * RACERS, "a text and its Enter per slot");
+    assert_eq!(
+        fleet.input(&idle).len(),
+        2 * RACERS,
+        "a text and its Enter per slot"
+    );
     assert_eq!(act_log(&home).len(), RACERS);
     // The ledger holds one record per slot, each resolved `sent`.
     let mut records: BTreeMap<String, Value> = BTreeMap::new();
@@ -155,4 +169,3 @@ fn racing_processes_on_one_pane_fire_each_slot_once(backend: Backend) {
     let listed: Value = serde_json::from_str(&home.ok(&["receipts", "--json"])).unwrap();
     assert_eq!(listed["receipts"].as_array().unwrap().len(), RACERS);
 }
-

@@ -80,7 +80,14 @@ impl Bench {
         let fleet = Fleet::up(Backend::Fake);
         let idle = fleet.pane("idle");
         fleet.sim(&[
-            "transcript", "write", "--pane", "idle", "--format", "claude", "--events", "3",
+            "transcript",
+            "write",
+            "--pane",
+            "idle",
+            "--format",
+            "claude",
+            "--events",
+            "3",
         ]);
         let mut home = fleet.home();
         let gate = home.dir.path().join("gate");
@@ -307,7 +314,10 @@ fn a_revoked_stream_stops_at_its_next_publish(backend: Backend) {
     assert_eq!(host.recv()["t"], "ack");
     fleet.step(&idle, &["--state", "working"]);
     let edge = host.recv();
-    assert_eq!((&edge["t"], &edge["to"]), (&json!("edge"), &json!("working")));
+    assert_eq!(
+        (&edge["t"], &edge["to"]),
+        (&json!("edge"), &json!("working"))
+    );
     home.ok(&["device", "revoke", "phone"]);
     fleet.step(&idle, &["--state", "idle"]);
     let frame = host.recv();

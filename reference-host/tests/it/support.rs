@@ -210,13 +210,6 @@ impl Fleet {
         Path::new(&sim.socket_path).join(name)
     }
 
-    /// How many injected faults of the fake are still to hit: a fault added `--times 1` is
-    /// spent the moment an invocation takes it, before it hangs.
-    pub fn faults_left(&self) -> usize {
-        std::fs::read(self.fake_file("faults.json"))
-            .map_or(0, |bytes| serde_json::from_slice::<Vec<Value>>(&bytes).unwrap().len())
-    }
-
     /// What `pane` received since the fleet came up, one line per run of keys (`{"keys":[..]}`)
     /// or of text (`{"text":".."}`), the same on both backends (`corral-sim pane input`).
     pub fn input(&self, pane: &str) -> Vec<Value> {
@@ -862,4 +855,109 @@ pub fn hold(path: &Path) -> Held {
         .unwrap();
     file.lock().unwrap();
     Held { _file: file }
+}
+
+/// A gate in front of a home's tmux: a wrapper script that, while the gate is closed, holds
+/// every invocation naming one of the commands the gate was closed on (or every invocation, for
+/// `*`): it records that one entered and waits until the gate opens, then runs tmux. A process
+/// stopped there is stopped where the host itself calls tmux, on either backend, and what it
+/// was about to do still happens once the gate opens, as it would with a slow tmux.
+#[derive(Debug)]
+pub struct Gate {
+    closed: PathBuf,
+    entered: PathBuf,
+}
+
+impl Gate {
+    /// Puts the gate in front of `home`'s tmux. The host's tmux time-out is raised to a minute:
+    /// the gate, not the time-out, decides how long a held invocation waits.
+    pub fn install(home: &mut Home) -> Gate {
+        let dir = home.dir.path();
+        let gate = Gate {
+            closed: dir.join("gate"),
+            entered: dir.join("gate-entered"),
+        };
+        let wrapper = dir.join("gated-tmux");
+        script(
+            &wrapper,
+            &format!(
+                r#"set -f
+if [ -e '{closed}' ]; then
+    for held in $(cat '{closed}' 2>/dev/null); do
+        for arg in "$@"; do
+            if [ "$held" = '*' ] || [ "$arg" = "$held" ]; then
+                : > '{entered}'
+                while [ -e '{closed}' ]; do sleep 0.005; done
+                break 2
+            fi
+        done
+    done
+fi
+exec '{tmux}' "$@""#,
+                closed = gate.closed.display(),
+                entered = gate.entered.display(),
+                tmux = home.tmux_bin.display()
+            ),
+        );
+        home.tmux_bin = wrapper;
+        home.env
+            .push(("CORRAL_TMUX_TIMEOUT_MS".into(), "60000".into()));
+        gate
+    }
+
+    /// Closes the gate on these tmux commands (`*`: on every invocation).
+    pub fn close(&self, commands: &[&str]) {
+        std::fs::write(&self.closed, commands.join("\n")).unwrap();
+    }
+
+    /// True once an invocation has been held since the gate closed.
+    pub fn entered(&self) -> bool {
+        self.entered.exists()
+    }
+
+    /// Opens the gate: held invocations run.
+    pub fn open(&self) {
+        let _ = std::fs::remove_file(&self.closed);
+        let _ = std::fs::remove_file(&self.entered);
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.open();
+    }
+}
+
+/// A `corral-sim` command left running in the background (`api serve`), killed on drop.
+#[derive(Debug)]
+pub struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Fleet {
+    /// Starts `corral-sim api serve` (the agent HTTP API, `simulator/src/sim/api.rs`) and waits
+    /// until it listens.
+    pub fn api(&self) -> Background {
+        let child = self
+            .sim_command()
+            .args(["api", "serve", "--port", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let running = Background(child);
+        let address = self.sim_dir.path().join("api.json");
+        eventually("the agent API listens", || address.exists());
+        running
+    }
+
+    /// Every POST the agent API received, in order (`api-replies.ndjson`).
+    pub fn api_replies(&self) -> Vec<Value> {
+        json_lines(&self.sim_dir.path().join("api-replies.ndjson"))
+    }
 }
