@@ -322,7 +322,8 @@ fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(bac
     host.hello();
     host.send(SUBSCRIBE_EDGES);
     assert_eq!(host.recv()["t"], "ack");
-    // An edge: the baseline is taken.
+    // The first cycle's silent baseline is taken before the pane moves; the edge shows it was.
+    host.silent_for(Duration::from_millis(350));
     fleet.step(&agents[2], &["--state", "working"]);
     assert_eq!(edges(&mut host, 1)[0].2, "working");
 

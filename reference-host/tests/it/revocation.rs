@@ -1,23 +1,20 @@
-//! Revocation (`corral device revoke`) under every request kind a connection serves, 100 runs
-//! each on the fake tmux: revoked before the request, while the host processes it, or after its
+//! Revocation (`corral device revoke`) under every request kind a connection serves, 10 runs
+//! each on the fake tmux (100 in the long form, [`runs`]): revoked before the request, while the host processes it, or after its
 //! answer. Whatever the moment, the first request or publish after the revocation is refused
 //! `scope-denied` with its own id, nothing follows the refusal, and the process exits 2. A request
 //! the device check had already let through is answered.
 //!
 //! "While the host processes it" is made certain, not hoped for: a request that reads tmux is held
-//! at a gate in front of the fake tmux, `receipts` at the ledger's lock the test holds, and the
+//! at a [`Gate`] in front of the fake tmux, `receipts` at the ledger's lock the test holds, and the
 //! revocation lands while it waits there. `hello` and `subscribe`'s `ack` touch neither; a hello
 //! is raced against the revocation, and a stream is revoked during its first cycle's read.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Backend, Fleet, Home, Host, eventually, hold, is_error, script};
-
-const RUNS: usize = 100;
+use crate::support::{Backend, Fleet, Gate, Home, Host, eventually, hold, is_error, runs};
 
 /// The request kinds, and the two kinds of stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,13 +59,11 @@ every_kind!(
     revoked_around_receipts: Receipts,
 );
 
-/// One fleet, and a home whose tmux is the fake behind a gate: while the file `gate` exists,
-/// every invocation writes `entered` and waits.
+/// One fleet, and a home whose tmux is behind a [`Gate`].
 struct Bench {
     _fleet: Fleet,
     home: Home,
-    gate: PathBuf,
-    entered: PathBuf,
+    gate: Gate,
     idle: String,
     blocked: String,
     /// A cursor of the idle pane's transcript, minted by another connection.
@@ -90,22 +85,7 @@ impl Bench {
             "3",
         ]);
         let mut home = fleet.home();
-        let gate = home.dir.path().join("gate");
-        let entered = home.dir.path().join("entered");
-        let wrapper = home.dir.path().join("gated-tmux");
-        script(
-            &wrapper,
-            &format!(
-                "if [ -e '{gate}' ]; then : > '{entered}'; while [ -e '{gate}' ]; do sleep 0.005; done; fi\nexec '{tmux}' \"$@\"",
-                gate = gate.display(),
-                entered = entered.display(),
-                tmux = fleet.tmux_bin.display()
-            ),
-        );
-        home.tmux_bin = wrapper;
-        // The gate, not the host's time-out, decides how long a read waits.
-        home.env
-            .push(("CORRAL_TMUX_TIMEOUT_MS".into(), "60000".into()));
+        let gate = Gate::install(&mut home);
         home.write_config("[serve]\nreconcile_interval_ms = 50\n");
         home.enrol("reader", "fp-reader", &["read"]);
         let mut reader = home.serve("fp-reader");
@@ -121,7 +101,6 @@ impl Bench {
             _fleet: fleet,
             home,
             gate,
-            entered,
             idle,
             cursor,
         }
@@ -199,12 +178,11 @@ impl Bench {
                 "the next request"
             }
             When::During => {
-                std::fs::write(&self.gate, b"").unwrap();
+                self.gate.close(&["*"]);
                 host.send(&request);
-                eventually("the request reads tmux", || self.entered.exists());
+                eventually("the request reads tmux", || self.gate.entered());
                 revoke();
-                std::fs::remove_file(&self.gate).unwrap();
-                std::fs::remove_file(&self.entered).unwrap();
+                self.gate.open();
                 answered(&mut host, kind);
                 if stream {
                     refused(&mut host, "k", kind);
@@ -276,13 +254,14 @@ fn refused(host: &mut Host, id: &str, kind: Kind) {
 
 fn revoked_around(kind: Kind) {
     let bench = Bench::new();
+    let total = runs(10, 100);
     let mut ended: BTreeMap<(String, &str), usize> = BTreeMap::new();
-    for run in 0..RUNS {
+    for run in 0..total {
         let when = [When::Before, When::During, When::After][run % 3];
         let how = bench.run(kind, run, when);
         *ended.entry((format!("{when:?}"), how)).or_default() += 1;
     }
-    eprintln!("revoked around {kind:?}: {RUNS}/{RUNS} runs refused and exited 2: {ended:?}");
+    eprintln!("revoked around {kind:?}: {total}/{total} runs refused and exited 2: {ended:?}");
 }
 
 /// The flock locks process `pid` holds, and those it waits for (`/proc/locks`).
@@ -312,6 +291,8 @@ fn a_revoked_stream_stops_at_its_next_publish(backend: Backend) {
     host.hello();
     host.send(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
     assert_eq!(host.recv()["t"], "ack");
+    // The first cycle's silent baseline is taken before the pane moves.
+    host.silent_for(Duration::from_millis(350));
     fleet.step(&idle, &["--state", "working"]);
     let edge = host.recv();
     assert_eq!(

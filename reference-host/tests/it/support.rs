@@ -961,3 +961,14 @@ impl Fleet {
         json_lines(&self.sim_dir.path().join("api-replies.ndjson"))
     }
 }
+
+/// How many runs a repeated test makes: `short` in the default test run, `long` when
+/// `CORRAL_IT_LONG` is set (`CORRAL_IT_LONG=1 cargo test -p reference-host --test it`), the
+/// form whose closing figures a change to the host's fault handling quotes.
+pub fn runs(short: usize, long: usize) -> usize {
+    if std::env::var_os("CORRAL_IT_LONG").is_some() {
+        long
+    } else {
+        short
+    }
+}
