@@ -3,14 +3,13 @@
 //! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing,
 //! a tmux server that dies while a stream runs.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::support::{
-    Backend, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
-    marked_processes, script, threads, unique,
+    Backend, CallLog, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
+    marked_processes, threads, unique,
 };
 
 const SUBSCRIBE_EDGES: &str = r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#;
@@ -41,27 +40,6 @@ impl Drop for Stopped {
     }
 }
 
-/// Points `home` at a wrapper around the fleet's tmux that counts its invocations in the file it
-/// returns, and runs tmux as its child (not `exec`): killing only the wrapper would orphan tmux.
-fn counting_wrapper(fleet: &Fleet, home: &mut Home) -> PathBuf {
-    let count = home.dir.path().join("invocations");
-    let wrapper = home.dir.path().join("tmux-wrapper");
-    script(
-        &wrapper,
-        &format!(
-            "echo x >> '{}'\n'{}' \"$@\"",
-            count.display(),
-            fleet.tmux_bin.display()
-        ),
-    );
-    home.tmux_bin = wrapper;
-    count
-}
-
-fn invocations(count: &Path) -> usize {
-    std::fs::read_to_string(count).map_or(0, |text| text.lines().count())
-}
-
 /// Waits up to [`PATIENCE`] for `done`.
 fn wait_for(what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
@@ -85,7 +63,7 @@ fn warnings(stderr: &str, needle: &str) -> usize {
 #[test]
 fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
     let (fleet, mut home) = fleet_with_phone(Backend::Real);
-    let count = counting_wrapper(&fleet, &mut home);
+    let count = CallLog::install(&mut home);
     let mark = unique("hung");
     home.env.push(("CORRAL_IT_MARK".into(), mark.clone()));
     home.write_config("[serve]\nreconcile_interval_ms = 20\n");
@@ -96,16 +74,16 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
     host.send(SUBSCRIBE_EDGES);
     assert_eq!(host.recv()["t"], "ack");
     let pid = host.pid();
-    wait_for("the baseline read", || invocations(&count) >= 1);
+    wait_for("the baseline read", || count.len() >= 1);
 
     let stopped = Stopped::new(fleet.server_pid());
-    let first = invocations(&count);
+    let first = count.len();
     // (hung invocations so far, threads, fds, live processes of the host's)
     let mut samples = Vec::new();
     let mut asked = false;
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        let hung = invocations(&count) - first;
+        let hung = count.len() - first;
         samples.push((hung, threads(pid), fds(pid), marked_processes(&mark).len()));
         if hung >= 110 {
             break;
@@ -212,8 +190,8 @@ fn a_missing_tmux_is_warned_about_once() {
 /// so no broken pipe to notice): the host sees it within a cycle, exits 0 and frees its slot.
 #[test]
 fn a_client_that_closes_its_read_end_frees_its_slot() {
-    let (fleet, mut home) = fleet_with_phone(Backend::Real);
-    let count = counting_wrapper(&fleet, &mut home);
+    let (_fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = CallLog::install(&mut home);
     home.write_config("[serve]\nreconcile_interval_ms = 100\nmax_connections = 1\n");
     let mut host = Host::start_unread(home.serve_command("fp-phone"));
     host.send(
@@ -221,7 +199,7 @@ fn a_client_that_closes_its_read_end_frees_its_slot() {
     );
     host.send(SUBSCRIBE_EDGES);
     // The first cycle's read comes after the ack was written: nothing is left to write.
-    wait_for("the stream's first cycle", || invocations(&count) >= 1);
+    wait_for("the stream's first cycle", || count.len() >= 1);
     host.close_stdout();
     assert_eq!(host.exit_within(PATIENCE), Some(0), "{}", host.stderr());
 
@@ -233,7 +211,7 @@ fn a_client_that_closes_its_read_end_frees_its_slot() {
 /// pipe, then wait in the host).
 fn blocked_host() -> (Fleet, Home, Host) {
     let (fleet, mut home) = fleet_with_phone(Backend::Real);
-    let count = counting_wrapper(&fleet, &mut home);
+    let count = CallLog::install(&mut home);
     let mut host = Host::start_unread(home.serve_command("fp-phone"));
     host.send(
         r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
@@ -243,7 +221,7 @@ fn blocked_host() -> (Fleet, Home, Host) {
     }
     // Were the host to stop at a full pipe, it would read tmux no more: give it a while.
     let start = Instant::now();
-    while invocations(&count) < 400 && start.elapsed() < Duration::from_secs(5) {
+    while count.len() < 400 && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
     }
     (fleet, home, host)

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Backend, Fleet, Gate, Home, Host, eventually, hold, is_error, runs};
+use crate::support::{
+    Backend, Fleet, Gate, Home, Host, eventually, hold, is_error, locks_of, runs,
+};
 
 /// The request kinds, and the two kinds of stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,22 +264,6 @@ fn revoked_around(kind: Kind) {
         *ended.entry((format!("{when:?}"), how)).or_default() += 1;
     }
     eprintln!("revoked around {kind:?}: {total}/{total} runs refused and exited 2: {ended:?}");
-}
-
-/// The flock locks process `pid` holds, and those it waits for (`/proc/locks`).
-fn locks_of(pid: u32) -> (usize, usize) {
-    let pid = pid.to_string();
-    let locks = std::fs::read_to_string("/proc/locks").unwrap();
-    let mine = locks
-        .lines()
-        .filter(|line| line.split_whitespace().nth_back(3) == Some(pid.as_str()));
-    mine.fold((0, 0), |(held, waiting), line| {
-        if line.contains("->") {
-            (held, waiting + 1)
-        } else {
-            (held + 1, waiting)
-        }
-    })
 }
 
 /// A live stream whose device is revoked stops at its next publish: the frame that follows the

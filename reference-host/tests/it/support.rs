@@ -972,3 +972,59 @@ pub fn runs(short: usize, long: usize) -> usize {
         short
     }
 }
+
+/// A log of every tmux invocation a home's processes make, on either backend: a wrapper in front
+/// of the home's tmux appends the invocation's arguments as one line, then runs tmux as its child
+/// (not `exec`: killing only the wrapper would orphan tmux).
+#[derive(Debug)]
+pub struct CallLog {
+    path: PathBuf,
+}
+
+impl CallLog {
+    /// Puts the log in front of `home`'s tmux.
+    pub fn install(home: &mut Home) -> CallLog {
+        let path = home.dir.path().join("tmux-calls");
+        let wrapper = home.dir.path().join("logged-tmux");
+        script(
+            &wrapper,
+            &format!(
+                "printf '%s\\n' \"$*\" >> '{}'\n'{}' \"$@\"",
+                path.display(),
+                home.tmux_bin.display()
+            ),
+        );
+        home.tmux_bin = wrapper;
+        CallLog { path }
+    }
+
+    /// Every invocation so far, its arguments joined by spaces.
+    pub fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// How many invocations so far.
+    pub fn len(&self) -> usize {
+        self.calls().len()
+    }
+}
+
+/// The flock locks process `pid` holds, and those it waits for (`/proc/locks`).
+pub fn locks_of(pid: u32) -> (usize, usize) {
+    let pid = pid.to_string();
+    let locks = std::fs::read_to_string("/proc/locks").unwrap();
+    let mine = locks
+        .lines()
+        .filter(|line| line.split_whitespace().nth_back(3) == Some(pid.as_str()));
+    mine.fold((0, 0), |(held, waiting), line| {
+        if line.contains("->") {
+            (held, waiting + 1)
+        } else {
+            (held + 1, waiting)
+        }
+    })
+}
