@@ -3,13 +3,14 @@
 //! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing,
 //! a tmux server that dies while a stream runs.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::support::{
     Backend, CallLog, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
-    marked_processes, threads, unique,
+    marked_processes, script, threads, unique,
 };
 
 const SUBSCRIBE_EDGES: &str = r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#;
@@ -336,4 +337,203 @@ fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(bac
     assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
     host.close();
     assert_eq!(host.exit_code(), 0);
+}
+
+/// The threads and fds of process `pid` between its tmux calls: the fewest seen over 200 ms (a
+/// call in flight holds a few fds for a moment).
+fn resting(pid: u32) -> (usize, usize) {
+    let samples: Vec<(usize, usize)> = (0..20)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            (threads(pid), fds(pid))
+        })
+        .collect();
+    (
+        samples.iter().map(|s| s.0).min().unwrap(),
+        samples.iter().map(|s| s.1).min().unwrap(),
+    )
+}
+
+/// How a tmux fails in [`a_failing_tmux_is_internal_and_left_behind_when_it_answers_again`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    /// Every invocation exits 1 with an error on stderr.
+    Exits,
+    /// Every invocation exits 0 and prints something that is not what was asked for.
+    Garbage,
+    /// The server is stopped (SIGSTOP): every invocation hangs until the host's time-out.
+    Stopped,
+}
+
+/// Points `home` at a wrapper around its tmux that fails as the file it returns says
+/// (`exits`, `garbage`; anything else, or no file: tmux itself).
+fn failing_wrapper(home: &mut Home) -> PathBuf {
+    let mode = home.dir.path().join("tmux-failure");
+    let wrapper = home.dir.path().join("failing-tmux");
+    script(
+        &wrapper,
+        &format!(
+            r#"case "$(cat '{mode}' 2>/dev/null)" in
+    exits) echo 'server exited unexpectedly' >&2; exit 1 ;;
+    garbage) printf 'usage: tmux [-2CDlNuVv] \001\036\037 %%0 claude blocked\n'; exit 0 ;;
+esac
+exec '{tmux}' "$@""#,
+            mode = mode.display(),
+            tmux = home.tmux_bin.display()
+        ),
+    );
+    home.tmux_bin = wrapper;
+    mode
+}
+
+#[test]
+fn a_tmux_that_exits_non_zero_is_internal_until_it_answers_again() {
+    a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(Failure::Exits);
+}
+
+#[test]
+fn a_tmux_that_prints_garbage_is_internal_until_it_answers_again() {
+    a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(Failure::Garbage);
+}
+
+#[test]
+fn a_stopped_tmux_server_is_internal_until_it_answers_again() {
+    a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(Failure::Stopped);
+}
+
+/// A tmux that fails, on a scratch real server, while a device asks every kind of request that
+/// reads it and a stream runs: each is answered `internal` (a failed read is never an empty
+/// fleet, a missing pane or a fired action), the stream publishes nothing it did not see (no
+/// pane vanishes), nothing is claimed or fired, the host's threads and fds stay flat and its
+/// warning is logged once. When tmux answers again the same connection and stream go on: the
+/// dispatch refused meanwhile fires once, and the stream's next edge is the pane's real move.
+fn a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(failure: Failure) {
+    let fleet = Fleet::up(Backend::Real);
+    let mut home = fleet.home();
+    home.enrol("phone", "fp-phone", &["read", "act:answer", "act:steer"]);
+    home.write_config("[serve]\nreconcile_interval_ms = 50\n");
+    fleet.sim(&[
+        "transcript",
+        "write",
+        "--pane",
+        "idle",
+        "--format",
+        "claude",
+        "--events",
+        "3",
+    ]);
+    let mode = failing_wrapper(&mut home);
+    let (idle, blocked) = (fleet.pane("idle"), fleet.pane("blocked"));
+    let mut command = home.serve_command("fp-phone");
+    command.env("CORRAL_TMUX_TIMEOUT_MS", "200");
+    let mut host = Host::start(command);
+    host.hello();
+    host.send(&json!({"schema":1,"id":"w","t":"window","pane":idle}).to_string());
+    let window = host.recv();
+    let cursor = window["events"][0]["cursor"].clone();
+    assert!(cursor.is_string(), "{window}");
+    host.send(SUBSCRIBE_EDGES);
+    assert_eq!(host.recv()["t"], "ack");
+    host.silent_for(Duration::from_millis(350));
+    let pid = host.pid();
+
+    let stopped = match failure {
+        Failure::Exits => {
+            std::fs::write(&mode, "exits").unwrap();
+            None
+        }
+        Failure::Garbage => {
+            std::fs::write(&mode, "garbage").unwrap();
+            None
+        }
+        Failure::Stopped => Some(Stopped::new(fleet.server_pid())),
+    };
+    let steer = json!({"schema":1,"id":"d","t":"dispatch","slot":"meanwhile","host":"",
+        "pane":idle,"action":"steer","text":"meanwhile","binder":{"expect_episode_ms":0}});
+    let requests = [
+        json!({"schema":1,"id":"s","t":"snapshot"}),
+        json!({"schema":1,"id":"c","t":"card","pane":blocked}),
+        json!({"schema":1,"id":"w","t":"window","pane":idle}),
+        json!({"schema":1,"id":"e","t":"event","pane":idle,"cursor":cursor}),
+        steer.clone(),
+    ];
+    // Twice over: the second round comes while the host's warning is already out, and finds
+    // the host holding what it held after the first (the first dispatch took its lasting
+    // ledger owner lock).
+    let mut first_round = None;
+    for round in 0..2 {
+        for request in &requests {
+            host.send(&request.to_string());
+            let id = request["id"].as_str().unwrap();
+            let frame = host.recv();
+            assert!(
+                is_error(&frame, id, "internal"),
+                "{failure:?} round {round}: {request} was answered {frame}"
+            );
+        }
+        first_round.get_or_insert_with(|| resting(pid));
+    }
+    host.send(r#"{"schema":1,"id":"r","t":"receipts"}"#);
+    assert_eq!(
+        host.recv()["receipts"],
+        json!([]),
+        "{failure:?}: nothing was claimed"
+    );
+    // Cycles go by and the stream says nothing: no pane vanished.
+    host.silent_for(Duration::from_millis(500));
+    assert_eq!(
+        Some(resting(pid)),
+        first_round,
+        "{failure:?}: threads and fds stay flat"
+    );
+
+    std::fs::remove_file(&mode).ok();
+    drop(stopped);
+    // The time-out of a hung invocation pauses tmux for one more time-out; then it is asked.
+    let back = Instant::now();
+    loop {
+        host.send(&steer.to_string());
+        let answer = host.recv();
+        if answer["t"] == "receipt" {
+            assert_eq!(
+                (&answer["outcome"], &answer["cached"]),
+                (&json!("sent"), &json!(false)),
+                "{failure:?}: {answer}"
+            );
+            break;
+        }
+        assert!(is_error(&answer, "d", "internal"), "{answer}");
+        assert!(
+            back.elapsed() < PATIENCE,
+            "{failure:?}: tmux is asked again"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        fleet.typed(&idle, "meanwhile"),
+        1,
+        "{failure:?}: fired once"
+    );
+    fleet.step(&idle, &["--state", "working"]);
+    let edge = host.recv();
+    assert_eq!(
+        (&edge["t"], &edge["pane"], &edge["from"], &edge["to"]),
+        (
+            &json!("edge"),
+            &json!(idle),
+            &json!("idle"),
+            &json!("working")
+        ),
+        "{failure:?}: the stream goes on with the pane's real move"
+    );
+    host.send(r#"{"schema":1,"id":"s2","t":"snapshot"}"#);
+    assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    let stderr = host.stderr();
+    assert_eq!(
+        warnings(&stderr, "reading the fleet failed"),
+        1,
+        "{failure:?}: one warning for the whole run of failures:\n{stderr}"
+    );
 }

@@ -353,6 +353,9 @@ pub enum FaultAction {
         /// Stderr of a failure.
         #[arg(long, default_value = "server exited unexpectedly")]
         stderr: String,
+        /// Stdout of a failure (with `--exit-code 0`: an answer that is not what was asked).
+        #[arg(long, default_value = "")]
+        stdout: String,
         /// Hang this long, then run normally.
         #[arg(long, required_unless_present = "fail")]
         hang_ms: Option<u64>,
@@ -573,12 +576,17 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     fail,
                     exit_code,
                     stderr,
+                    stdout,
                     hang_ms,
                     times,
                 } => {
                     let pane = pane.map(|p| sim.pane(&p).map(|(_, id)| id)).transpose()?;
                     let effect = match (fail, hang_ms) {
-                        (true, _) => Effect::Fail { exit_code, stderr },
+                        (true, _) => Effect::Fail {
+                            exit_code,
+                            stderr,
+                            stdout,
+                        },
                         (false, Some(ms)) => Effect::Hang { ms },
                         (false, None) => bail!("give --fail or --hang-ms"),
                     };
