@@ -1,7 +1,8 @@
-//! `corral serve` under what a bad night does to it, on a scratch real tmux server: a tmux that
+//! `corral serve` under what a bad night does to it, on a scratch real tmux server (and the fake where both can): a tmux that
 //! hangs (a stopped server behind a wrapper script), a client that closes its read end, a client
 //! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing,
-//! a tmux server that dies while a stream runs.
+//! a tmux server that dies while a stream runs (between two cycles, or inside one's read), a tmux
+//! that exits non-zero, prints garbage or is stopped while every kind of request asks it.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -9,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::{
-    Backend, CallLog, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
-    marked_processes, script, threads, unique,
+    Backend, CallLog, Fleet, Gate, Home, Host, PATIENCE, command, eventually, fds,
+    fleet_with_phone, is_error, marked_processes, script, threads, unique,
 };
 
 const SUBSCRIBE_EDGES: &str = r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#;
@@ -273,7 +274,10 @@ fn a_client_that_stops_reading_is_let_go_past_the_budget() {
     assert!(stderr.contains("stopped reading"), "{stderr}");
 }
 
-on_both_backends!(a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again);
+on_both_backends!(
+    a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again,
+    a_tmux_server_killed_inside_a_cycles_read_is_an_empty_fleet_until_one_runs_again,
+);
 
 /// The frames of the next `n` edges, as (pane, from, to), in any order.
 fn edges(host: &mut Host, n: usize) -> Vec<(String, String, String)> {
@@ -289,12 +293,34 @@ fn edges(host: &mut Host, n: usize) -> Vec<(String, String, String)> {
     found
 }
 
-/// A tmux server that dies while a stream runs (killed with SIGKILL on a real server, taken
-/// down on the fake): a server that does not run is an empty fleet, not a failed read. The
-/// stream reports every agent pane vanished, a snapshot lists none, and when a server runs on
-/// the socket again its panes appear on the same stream.
+/// When the tmux server dies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Death {
+    /// Between two cycles: SIGKILL on a real server, `kill-server` on the fake.
+    BetweenCycles,
+    /// `kill-server` while a cycle's `list-panes` is on its way (held at a [`Gate`]), which
+    /// then meets no server.
+    InsideARead,
+}
+
+/// A tmux server that dies while a stream runs, between two cycles: a server that does not run
+/// is an empty fleet, not a failed read. The stream reports every agent pane vanished, a
+/// snapshot lists none, and when a server runs on the socket again its panes appear on the same
+/// stream.
 fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(backend: Backend) {
-    let (mut fleet, home) = fleet_with_phone(backend);
+    dies_mid_stream(backend, Death::BetweenCycles);
+}
+
+/// The same, the server killed while a cycle's read is on its way to it.
+fn a_tmux_server_killed_inside_a_cycles_read_is_an_empty_fleet_until_one_runs_again(
+    backend: Backend,
+) {
+    dies_mid_stream(backend, Death::InsideARead);
+}
+
+fn dies_mid_stream(backend: Backend, death: Death) {
+    let (mut fleet, mut home) = fleet_with_phone(backend);
+    let gate = Gate::install(&mut home);
     let agents = ["blocked", "done", "idle"].map(|name| fleet.pane(name));
     let states = ["blocked", "idle", "idle"];
     let mut host = home.serve("fp-phone");
@@ -306,10 +332,16 @@ fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(bac
     fleet.step(&agents[2], &["--state", "working"]);
     assert_eq!(edges(&mut host, 1)[0].2, "working");
 
-    match backend {
-        Backend::Real => signal(fleet.server_pid(), "KILL"),
-        Backend::Fake => {
+    match (death, backend) {
+        (Death::BetweenCycles, Backend::Real) => signal(fleet.server_pid(), "KILL"),
+        (Death::BetweenCycles, Backend::Fake) => {
             fleet.sim(&["down"]);
+        }
+        (Death::InsideARead, _) => {
+            gate.close(&["list-panes"]);
+            eventually("a cycle's read is on its way", || gate.entered());
+            fleet.sim(&["down"]);
+            gate.open();
         }
     }
     let mut vanished: Vec<_> = agents
@@ -318,7 +350,7 @@ fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(bac
         .map(|(pane, from)| (pane.clone(), from.to_owned(), String::new()))
         .collect();
     vanished.sort();
-    assert_eq!(edges(&mut host, 3), vanished);
+    assert_eq!(edges(&mut host, 3), vanished, "{death:?}");
     host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
     assert_eq!(
         host.recv(),
@@ -332,7 +364,11 @@ fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(bac
         .map(|(pane, to)| (pane.clone(), String::new(), to.to_owned()))
         .collect();
     appeared.sort();
-    assert_eq!(edges(&mut host, 3), appeared, "the same stream goes on");
+    assert_eq!(
+        edges(&mut host, 3),
+        appeared,
+        "{death:?}: the same stream goes on"
+    );
     host.send(r#"{"schema":1,"id":"s2","t":"snapshot"}"#);
     assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
     host.close();
