@@ -1,8 +1,9 @@
-//! `corral serve` under what a bad night does to it, on a scratch real tmux server (and the fake where both can): a tmux that
-//! hangs (a stopped server behind a wrapper script), a client that closes its read end, a client
-//! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing,
-//! a tmux server that dies while a stream runs (between two cycles, or inside one's read), a tmux
-//! that exits non-zero, prints garbage or is stopped while every kind of request asks it.
+//! `corral serve` under what a bad night does to it, on a scratch real tmux server (and the fake
+//! where both can): a tmux that hangs (a stopped server behind a wrapper script), a client that
+//! closes its read end, a client that stops reading, SIGTERM and end of input while stdout is
+//! blocked, a tmux that is missing, a tmux server that dies while a stream runs (between two
+//! cycles, or inside one's read), a tmux that exits non-zero, prints garbage or is stopped while
+//! every kind of request asks it.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
