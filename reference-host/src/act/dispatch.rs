@@ -120,9 +120,14 @@ pub fn exit_code(outcome: &Outcome, reason: Option<&Reason>) -> i32 {
     }
 }
 
+/// The refusal of a dispatch the ledger cannot answer (unreadable, or no room to write): every
+/// caller of it has fired nothing, and says so.
 fn internal(err: LedgerError) -> Refusal {
     tracing::error!(%err, "the ledger cannot answer");
-    Refusal::Internal("the host's dispatch ledger cannot be read; see its log".into())
+    Refusal::Internal(
+        "the host's dispatch ledger cannot be read or written (see the host's log); nothing was fired"
+            .into(),
+    )
 }
 
 /// Runs `order` through the gates and fires it: its receipt, or an error frame's refusal.

@@ -7,6 +7,7 @@
 //!
 //! Mounting needs root (CI runs as root on a fresh VM). Where the probe mount is refused, each
 //! test prints why and returns: there is no other way to make a write fail for lack of space.
+//! Logs on stderr need no mount: `/dev/full` fails every write with ENOSPC, for anyone.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::support::{
-    Backend, Fleet, Home, command, eventually, fleet_with_phone, hold, is_error, json_lines,
+    Backend, Fleet, Home, Host, command, eventually, fleet_with_phone, hold, is_error, json_lines,
 };
 
 on_both_backends!(a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim);
@@ -132,6 +133,12 @@ fn a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim(backend: Backend) {
     phone.send(&steer("d1", &idle, "second", "second"));
     let frame = phone.recv();
     assert!(is_error(&frame, "d1", "internal"), "{frame}");
+    assert!(
+        frame["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ledger") && m.contains("nothing was fired")),
+        "a message that says what failed: {frame}"
+    );
     phone.send(r#"{"schema":1,"id":"r1","t":"receipts"}"#);
     assert_eq!(phone.recv()["receipts"], json!([]), "nothing was claimed");
     assert_eq!(
@@ -294,4 +301,63 @@ fn a_notification_log_on_a_full_disk_is_skipped() {
     eventually("the next announcement", || json_lines(&payloads).len() == 2);
     assert_eq!(json_lines(&payloads)[1]["pane"], idle.as_str());
     drop(daemon);
+}
+
+/// `serve` and `corral act` whose stderr, with every debug line on, is `/dev/full` (each write
+/// fails for lack of space): every request is answered as before, a dispatch fires once, and the
+/// process ends with the code it would have (a failed log write once crashed it: exit 101).
+#[test]
+fn logs_on_a_full_disk_stop_nothing() {
+    let (fleet, home) = fleet_with_phone(Backend::Fake);
+    home.enrol("steerer", "fp-steerer", &["read", "act:steer"]);
+    let idle = fleet.pane("idle");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let mut command = home.serve_command("fp-steerer");
+    command.env("RUST_LOG", "trace");
+    let mut host = Host::start_with_stderr(command, full().into());
+    host.hello();
+    host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
+    host.send(&steer("d", &idle, "full-log", "full-log"));
+    assert_eq!(host.recv()["outcome"], "sent");
+    host.send(r#"{"schema":1,"id":"bad","t":"card"}"#);
+    assert!(is_error(&host.recv(), "bad", "bad-request"));
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+
+    let out = home
+        .corral()
+        .args(["act", &idle, "steer", "--text", "again", "--slot", "again"])
+        .env("RUST_LOG", "trace")
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        fleet.typed(&idle, "full-log") + fleet.typed(&idle, "again"),
+        2
+    );
+
+    // Refusals and failures that say why on stderr exit with their own codes, not a crash's.
+    let out = home
+        .corral()
+        .args(["act", &idle, "steer", "--slot", "no-text"])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage refusal");
+    home.write_config("[serve]\nno_such_key = 1\n");
+    let out = home
+        .corral()
+        .args(["serve", "--stdio", "--device", "fp-phone"])
+        .stdin(std::process::Stdio::null())
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a start-up failure");
 }

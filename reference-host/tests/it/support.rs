@@ -484,11 +484,21 @@ impl Host {
         Host::spawn(command, false)
     }
 
-    fn spawn(mut command: Command, read: bool) -> Host {
+    /// Starts `command` with its stderr on `stderr` (a file, `/dev/full`) instead of a pipe:
+    /// [`Host::stderr`] is then empty.
+    pub fn start_with_stderr(command: Command, stderr: Stdio) -> Host {
+        Host::spawn_with(command, true, stderr)
+    }
+
+    fn spawn(command: Command, read: bool) -> Host {
+        Host::spawn_with(command, read, Stdio::piped())
+    }
+
+    fn spawn_with(mut command: Command, read: bool, stderr: Stdio) -> Host {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -512,13 +522,14 @@ impl Host {
         } else {
             Some(stdout)
         };
-        let stderr = child.stderr.take().unwrap();
         let (etx, stderr_lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = etx.send(line);
-            }
-        });
+        if let Some(stderr) = child.stderr.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let _ = etx.send(line);
+                }
+            });
+        }
         Host {
             stdin: child.stdin.take(),
             child,
