@@ -20,6 +20,7 @@ macro_rules! on_both_backends {
 
 mod support;
 
+mod cursors;
 mod devices;
 mod disk;
 mod dispatch;
