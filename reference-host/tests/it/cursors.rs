@@ -29,7 +29,8 @@ fn tampered(token: &str, at: usize, flip: bool) -> String {
 
 #[test]
 fn every_tampered_cursor_is_cursor_invalid() {
-    let (fleet, home) = fleet_with_phone(Backend::Fake);
+    let (fleet, mut home) = fleet_with_phone(Backend::Fake);
+    home.patient_tmux();
     let records = runs(20, 200).to_string();
     let panes = [("idle", "claude"), ("blocked", "codex")].map(|(name, format)| {
         write_transcript(&fleet, name, format, &records);

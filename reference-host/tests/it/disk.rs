@@ -93,6 +93,7 @@ impl Drop for Tmpfs {
 /// A home reading `fleet` whose runtime dir and act log are on `disk`.
 fn home_on(fleet: &Fleet, disk: &Tmpfs) -> Home {
     let mut home = fleet.home();
+    home.patient_tmux();
     home.runtime_dir = disk.path().join("runtime");
     home.write_config(&format!(
         "[serve]\nreconcile_interval_ms = 100\n\n[act]\nlog = \"{}\"\n",
@@ -308,7 +309,8 @@ fn a_notification_log_on_a_full_disk_is_skipped() {
 /// process ends with the code it would have (a failed log write once crashed it: exit 101).
 #[test]
 fn logs_on_a_full_disk_stop_nothing() {
-    let (fleet, home) = fleet_with_phone(Backend::Fake);
+    let (fleet, mut home) = fleet_with_phone(Backend::Fake);
+    home.patient_tmux();
     home.enrol("steerer", "fp-steerer", &["read", "act:steer"]);
     let idle = fleet.pane("idle");
     let full = || {

@@ -25,6 +25,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// log of the tmux calls its processes make.
 fn racing_home(fleet: &Fleet) -> (Home, CallLog) {
     let mut home = home_with_act_log(fleet);
+    home.patient_tmux();
     let calls = CallLog::install(&mut home);
     let config = std::fs::read_to_string(home.config_file()).unwrap();
     home.write_config(&config.replace("[serve]\n", "[serve]\nmax_connections = 32\n"));

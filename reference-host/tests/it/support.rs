@@ -436,6 +436,14 @@ impl Home {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Gives every tmux invocation of this home's processes ten seconds instead of the one a
+    /// fast cycle leaves it: for a test that makes many reads on a loaded machine and is not
+    /// about tmux's time-out, where a slow fake tmux would be a failed read.
+    pub fn patient_tmux(&mut self) {
+        self.env
+            .push(("CORRAL_TMUX_TIMEOUT_MS".into(), "10000".into()));
+    }
+
     /// Enrols a device.
     pub fn enrol(&self, name: &str, id: &str, scopes: &[&str]) {
         let mut args = vec!["device", "add", name, "--id", id];
