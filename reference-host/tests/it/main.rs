@@ -20,12 +20,17 @@ macro_rules! on_both_backends {
 
 mod support;
 
+mod cursors;
 mod devices;
+mod disk;
 mod dispatch;
 mod event;
 mod faults;
+mod kills;
 mod ls;
 mod notify;
 mod permissions;
+mod races;
+mod revocation;
 mod serve;
 mod ssh;

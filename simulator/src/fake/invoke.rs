@@ -45,14 +45,21 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
     if with_faults {
         match injected(dir, &server, commands) {
             Ok(None) => {}
-            Ok(Some(Effect::Fail { exit_code, stderr })) => {
-                return Output {
-                    stdout: Vec::new(),
-                    stderr: if stderr.is_empty() {
+            Ok(Some(Effect::Fail {
+                exit_code,
+                stderr,
+                stdout,
+            })) => {
+                let line = |text: String| {
+                    if text.is_empty() {
                         Vec::new()
                     } else {
-                        format!("{stderr}\n").into_bytes()
-                    },
+                        format!("{text}\n").into_bytes()
+                    }
+                };
+                return Output {
+                    stdout: line(stdout),
+                    stderr: line(stderr),
                     code: exit_code,
                 };
             }

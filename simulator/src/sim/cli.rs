@@ -369,6 +369,9 @@ pub enum FaultAction {
         /// Stderr of a failure.
         #[arg(long, default_value = "server exited unexpectedly")]
         stderr: String,
+        /// Stdout of a failure (with `--exit-code 0`: an answer that is not what was asked).
+        #[arg(long, default_value = "")]
+        stdout: String,
         /// Hang this long, then run normally.
         #[arg(long, required_unless_present_any = ["fail", "hang_after_ms"], conflicts_with = "hang_after_ms")]
         hang_ms: Option<u64>,
@@ -596,13 +599,18 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     fail,
                     exit_code,
                     stderr,
+                    stdout,
                     hang_ms,
                     hang_after_ms,
                     times,
                 } => {
                     let pane = pane.map(|p| sim.pane(&p).map(|(_, id)| id)).transpose()?;
                     let effect = match (fail, hang_ms, hang_after_ms) {
-                        (true, _, _) => Effect::Fail { exit_code, stderr },
+                        (true, _, _) => Effect::Fail {
+                            exit_code,
+                            stderr,
+                            stdout,
+                        },
                         (false, Some(ms), _) => Effect::Hang { ms },
                         (false, None, Some(ms)) => Effect::HangAfter { ms },
                         (false, None, None) => {
