@@ -1,10 +1,11 @@
-//! Integration tests of corral-fake-tmux and corral-sim, run as built binaries, each in its own
+//! Integration tests of corral-fake-tmux, corral-sim and corral-conformance, run as built binaries, each in its own
 //! temp `CORRAL_SIM_DIR` with unique socket names; real tmux servers are always torn down.
 
 mod api;
 mod common;
 mod fake_tmux;
 mod hooks;
+mod installed;
 mod observe;
 mod parity;
 mod replay;
