@@ -19,13 +19,14 @@ struct Args {
     /// The simulator backend the fleets run on.
     #[arg(long, default_value = "fake", value_parser = backend_parser())]
     backend: Backend,
-    /// Host command template; `{device}` is replaced by the (shell-quoted) device id. Default:
-    /// the built `corral serve --stdio --device {device}`.
+    /// Host command template; `{device}` is replaced by the (shell-quoted) device id. Default,
+    /// in a checkout only: the built `corral serve --stdio --device {device}`;
+    /// `corral-conformance` needs it.
     #[arg(long)]
     host: Option<String>,
-    /// The host's own command line (its `corral`), which `run` steps with program `corral` start.
-    /// Default: the built `corral` when --host is absent; with --host and without it, the cases
-    /// that run `corral` are skipped.
+    /// The host's own command line (its `corral`), which `run` steps with program `corral` and
+    /// `corral-sim hook` start. Default: the built `corral` when --host is absent; with --host and
+    /// without it, the cases that run `corral` are skipped.
     #[arg(long, value_name = "PATH")]
     host_cli: Option<PathBuf>,
     /// The kit to run: a directory laid out as a corral checkout (`golden/sessions`,
