@@ -1,7 +1,8 @@
-//! Embeds the kit's data (the ledger, sessions, fixtures and generated schemas: the rule is
-//! `src/kit/files.rs`) in the crate: writes `$OUT_DIR/kit_files.rs`, a table of
-//! `(path, include_bytes!(..))` that `golden::kit::embedded` returns, so an installed
-//! `corral-conformance` needs no checkout. Reruns when any of those files or folders changes.
+//! With the `embed` feature, embeds the kit's data (the ledger, sessions, fixtures and generated
+//! schemas: the rule is `src/kit/files.rs`) in the crate: writes `$OUT_DIR/kit_files.rs`, a table
+//! of `(path, include_bytes!(..))` that `golden::kit::embedded` returns, so an installed
+//! `corral-conformance` needs no checkout. Reruns when any of those files or folders changes;
+//! without the feature, does nothing and never reruns for them.
 
 #![allow(
     clippy::print_stdout,
@@ -19,6 +20,9 @@ fn main() {
     let root = manifest.parent().expect("golden/ sits in the workspace");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/kit/files.rs");
+    if std::env::var_os("CARGO_FEATURE_EMBED").is_none() {
+        return;
+    }
     for entry in files::ROOTS {
         // A directory is scanned whole: a file added, changed or removed reruns this script.
         println!("cargo:rerun-if-changed={}", root.join(entry).display());

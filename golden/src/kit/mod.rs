@@ -1,7 +1,7 @@
 //! The kit's data as one set of files, wherever it comes from: the copy embedded in this crate
-//! when it was built (`build.rs` writes the table), or a checkout read from disk by the same
-//! rule ([`files`]). A runner writes the embedded copy out ([`write`]) and loads it like a
-//! checkout, so there is one loader per format whichever copy it runs.
+//! when it was built with the `embed` feature (`build.rs` writes the table), or a checkout read
+//! from disk by the same rule ([`files`]). A runner writes the embedded copy out ([`write`]) and
+//! loads it like a checkout, so there is one loader per format whichever copy it runs.
 
 mod files;
 
@@ -13,11 +13,21 @@ pub use files::{ROOTS, list};
 /// `schema/json/requests.schema.json`) and its bytes.
 pub type File<'a> = (&'a str, &'a [u8]);
 
+#[cfg(feature = "embed")]
 static EMBEDDED: &[File<'static>] = include!(concat!(env!("OUT_DIR"), "/kit_files.rs"));
 
-/// The kit's files as they were when this crate was built, sorted by path.
-pub fn embedded() -> &'static [File<'static>] {
-    EMBEDDED
+/// The kit's files as they were when this crate was built, sorted by path; `None` when it was
+/// built without the `embed` feature.
+#[cfg(feature = "embed")]
+pub fn embedded() -> Option<&'static [File<'static>]> {
+    Some(EMBEDDED)
+}
+
+/// The kit's files as they were when this crate was built: `None`, as it was built without the
+/// `embed` feature.
+#[cfg(not(feature = "embed"))]
+pub fn embedded() -> Option<&'static [File<'static>]> {
+    None
 }
 
 /// The kit's files in a checkout (or a kit written out by [`write`]) at `root`, sorted by path.
@@ -48,14 +58,17 @@ pub fn write(root: &Path, files: &[File<'_>]) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "embed")]
     fn checkout() -> &'static Path {
         Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
     }
 
     #[test]
+    #[cfg(feature = "embed")]
     fn the_embedded_kit_is_the_checkouts_file_for_file() {
         let on_disk = read(checkout()).unwrap();
         let embedded: Vec<(String, Vec<u8>)> = embedded()
+            .unwrap()
             .iter()
             .map(|(path, bytes)| ((*path).to_owned(), bytes.to_vec()))
             .collect();
@@ -69,8 +82,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "embed")]
     fn the_kit_holds_every_kind_of_file_a_run_reads() {
-        let paths: Vec<&str> = embedded().iter().map(|(path, _)| *path).collect();
+        let paths: Vec<&str> = embedded().unwrap().iter().map(|(path, _)| *path).collect();
         for wanted in [
             "golden/requirements.toml",
             "golden/sessions/handshake.second-hello.ndjson",
@@ -88,12 +102,13 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "embed")]
     fn a_written_kit_reads_back_the_same() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), embedded()).unwrap();
+        write(dir.path(), embedded().unwrap()).unwrap();
         let back = read(dir.path()).unwrap();
-        assert_eq!(back.len(), embedded().len());
-        for ((path, bytes), (back_path, back_bytes)) in embedded().iter().zip(&back) {
+        assert_eq!(back.len(), embedded().unwrap().len());
+        for ((path, bytes), (back_path, back_bytes)) in embedded().unwrap().iter().zip(&back) {
             assert_eq!(*path, back_path);
             assert!(*bytes == back_bytes.as_slice(), "{path}");
         }

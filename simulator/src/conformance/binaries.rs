@@ -38,8 +38,16 @@ pub fn target_dir(root: &Path) -> PathBuf {
 
 /// The arguments of the build: the simulator's binaries, and the host's when the run uses it.
 /// Not `--quiet`: cargo's progress is what a person watches for the minutes a first build takes.
+/// Without the kit embedded (`embed`, so no `corral-conformance`): a run from a checkout reads its
+/// sessions from disk, and editing one then rebuilds nothing.
 fn build_args(with_host: bool) -> Vec<&'static str> {
-    let mut args = vec!["build", "--bins", "-p", "simulator"];
+    let mut args = vec![
+        "build",
+        "--bins",
+        "--no-default-features",
+        "-p",
+        "simulator",
+    ];
     if with_host {
         args.extend(["-p", "reference-host"]);
     }
@@ -177,7 +185,8 @@ impl Binaries {
                 let remedy = if options.build {
                     "the build did not make it"
                 } else {
-                    "build it (cargo build --bins -p simulator) or drop --no-build"
+                    "build it (cargo build --bins --no-default-features -p simulator) or drop \
+                     --no-build"
                 };
                 let mut found = search
                     .find_all(&ours, path.as_deref(), remedy)
@@ -330,12 +339,21 @@ mod tests {
     fn the_build_shows_cargos_progress_and_says_what_it_builds() {
         assert_eq!(
             build_args(true),
-            ["build", "--bins", "-p", "simulator", "-p", "reference-host"]
+            [
+                "build",
+                "--bins",
+                "--no-default-features",
+                "-p",
+                "simulator",
+                "-p",
+                "reference-host"
+            ]
         );
         assert!(!build_args(false).contains(&"--quiet"));
         assert_eq!(
             build_line(false),
-            "conformance: building corral-sim and corral-fake-tmux (cargo build --bins -p simulator)"
+            "conformance: building corral-sim and corral-fake-tmux (cargo build --bins \
+             --no-default-features -p simulator)"
         );
     }
 

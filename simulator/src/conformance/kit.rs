@@ -30,8 +30,14 @@ pub fn place(options: &Options, launcher: &Launcher, work: &Path) -> anyhow::Res
                      with --kit DIR"
                 );
             }
+            let Some(embedded) = golden::kit::embedded() else {
+                bail!(
+                    "this runner was built without its kit (the simulator's `embed` feature): \
+                     give a checkout with --kit DIR"
+                );
+            };
             let dir = work.join("kit");
-            golden::kit::write(&dir, golden::kit::embedded())
+            golden::kit::write(&dir, embedded)
                 .map_err(|err| anyhow::anyhow!("writing out the embedded kit: {err}"))?;
             dir
         }
@@ -202,6 +208,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "embed")]
     fn the_embedded_kit_written_out_loads_as_the_checkout_does() {
         let work = tempfile::tempdir().unwrap();
         let options = super::super::cli::parse(&[], &Launcher::Installed).unwrap();

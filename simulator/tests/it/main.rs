@@ -5,6 +5,8 @@ mod api;
 mod common;
 mod fake_tmux;
 mod hooks;
+// `corral-conformance` is built only with the kit embedded (the default).
+#[cfg(feature = "embed")]
 mod installed;
 mod observe;
 mod parity;
