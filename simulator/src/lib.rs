@@ -11,8 +11,9 @@
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
 //! - [`plan`]: a fixture expanded into the fleet `up` creates, with the pane ids tmux will assign.
 //! - [`sim`]: `corral-sim` (backends, bring-up, steps, what panes received, transcripts, hook
-//!   replay, the agent API).
-//! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app.
+//!   replay, the agent API, and `demo`, an animated fleet for a client app).
+//! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app
+//!   (over stdio, or a directory of sessions against an app it starts).
 //! - [`conformance`]: `corral-conformance` (and `cargo xtask conformance`), the client's half
 //!   against a host; it starts `corral-sim` as a program, never calls it.
 //! - [`process`]: the one place that spawns child processes (tmux, git, `corral event`).

@@ -1,6 +1,7 @@
 //! Fault injection: `faults.json` in the server directory lists faults, each making a named
-//! command fail (exit code and stderr of your choosing) or hang (sleep before it runs), for every
-//! invocation or only when it targets a named pane, optionally only a number of times.
+//! command fail (exit code and stderr of your choosing), hang before it runs, or run and then
+//! hang before it answers, for every invocation or only when it targets a named pane, optionally
+//! only a number of times.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,12 @@ pub enum Effect {
     },
     /// Sleep `ms` milliseconds, then run the command normally.
     Hang {
+        /// How long.
+        ms: u64,
+    },
+    /// Run the command (its effect on the server and the log happen at once), then sleep `ms`
+    /// milliseconds before answering: the caller has acted and does not know it yet.
+    HangAfter {
         /// How long.
         ms: u64,
     },

@@ -142,6 +142,13 @@ pub enum Command {
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
     /// for a load or usage error. Needs no CORRAL_SIM_DIR. See golden/README.md.
     Replay(crate::replay::ReplayArgs),
+    /// Bring up a lively fleet for a client app and print the command that connects it.
+    ///
+    /// A fleet on the fake tmux in a temp dir, a device enrolled, the agent API served; agents
+    /// start work, ask for permissions and answers, finish, and go on when an app answers them.
+    /// Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
+    /// golden/README.md.
+    Demo(Box<super::demo::DemoArgs>),
 }
 
 /// `--backend`: golden's [`Backend`], each value offered with what it is.
@@ -354,7 +361,7 @@ pub enum FaultAction {
         #[arg(long)]
         pane: Option<String>,
         /// Fail with this exit code.
-        #[arg(long, conflicts_with = "hang_ms")]
+        #[arg(long, conflicts_with_all = ["hang_ms", "hang_after_ms"])]
         fail: bool,
         /// Exit code of a failure.
         #[arg(long, default_value_t = 1)]
@@ -363,8 +370,11 @@ pub enum FaultAction {
         #[arg(long, default_value = "server exited unexpectedly")]
         stderr: String,
         /// Hang this long, then run normally.
-        #[arg(long, required_unless_present = "fail")]
+        #[arg(long, required_unless_present_any = ["fail", "hang_after_ms"], conflicts_with = "hang_after_ms")]
         hang_ms: Option<u64>,
+        /// Run at once, then hang this long before answering (the caller acted, unknowing).
+        #[arg(long)]
+        hang_after_ms: Option<u64>,
         /// Only this many times.
         #[arg(long)]
         times: Option<u32>,
@@ -490,6 +500,9 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         Command::Replay(_) => {
             bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
         }
+        Command::Demo(_) => {
+            bail!("`demo` makes a simulator directory of its own (simulator::sim::main)")
+        }
         Command::Record(_) => {
             bail!("`record` picks its own exit code (simulator::sim::main)")
         }
@@ -584,13 +597,17 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     exit_code,
                     stderr,
                     hang_ms,
+                    hang_after_ms,
                     times,
                 } => {
                     let pane = pane.map(|p| sim.pane(&p).map(|(_, id)| id)).transpose()?;
-                    let effect = match (fail, hang_ms) {
-                        (true, _) => Effect::Fail { exit_code, stderr },
-                        (false, Some(ms)) => Effect::Hang { ms },
-                        (false, None) => bail!("give --fail or --hang-ms"),
+                    let effect = match (fail, hang_ms, hang_after_ms) {
+                        (true, _, _) => Effect::Fail { exit_code, stderr },
+                        (false, Some(ms), _) => Effect::Hang { ms },
+                        (false, None, Some(ms)) => Effect::HangAfter { ms },
+                        (false, None, None) => {
+                            bail!("give --fail, --hang-ms or --hang-after-ms")
+                        }
                     };
                     list.push(Fault {
                         command: canonical(&command)?.to_owned(),

@@ -3,6 +3,7 @@
 
 mod api;
 mod common;
+mod demo;
 mod fake_tmux;
 mod hooks;
 // `corral-conformance` is built only with the kit embedded (the default).
