@@ -17,11 +17,14 @@
 //! - [`validate`]: frames and local documents checked against the generated schemas, with precise
 //!   paths (and a document's key order where the protocol fixes it).
 //! - [`generate`]: the JSON Schema files of the kit's formats.
+//! - [`kit`]: the kit's data files themselves, embedded in this crate when it is built (so an
+//!   installed `corral-conformance` needs no checkout) or read from a checkout.
 
 pub mod backend;
 pub mod clock;
 pub mod fixture;
 pub mod generate;
+pub mod kit;
 pub mod ledger;
 pub mod pattern;
 pub mod session;

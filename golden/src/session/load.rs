@@ -91,6 +91,23 @@ impl Session {
         self.names_panes
     }
 
+    /// Whether the case needs the host's own command line: a `run` or `background` step starts
+    /// `corral`, or `corral-sim hook` runs the host's `corral event` (which the runner names to
+    /// the simulator as `$CORRAL_BIN`).
+    pub fn runs_host_cli(&self) -> bool {
+        let hook = |args: &[String]| args.first().is_some_and(|first| first == "hook");
+        self.runs(Program::Corral)
+            || self.steps.iter().any(|located| match &located.step.step {
+                Step::Sim(args) => hook(args),
+                Step::SimBackground(background) => hook(&background.args),
+                Step::Run(run) => run.program == Program::CorralSim && hook(&run.args),
+                Step::Background(started) => {
+                    started.program == Program::CorralSim && hook(&started.args)
+                }
+                _ => false,
+            })
+    }
+
     /// Whether some `run` or `background` step starts this program.
     pub fn runs(&self, program: Program) -> bool {
         self.steps.iter().any(|located| match &located.step.step {
@@ -788,6 +805,28 @@ mod tests {
             let err = parse_text(&format!("{HEADER}\n{step}\n")).unwrap_err();
             assert!(err.contains(wanted), "{step}: {err}");
         }
+    }
+
+    #[test]
+    fn a_hook_through_the_simulator_needs_the_hosts_command_line() {
+        let needs = |step: &str| {
+            parse_text(&format!("{HEADER}\n{step}\n"))
+                .unwrap()
+                .runs_host_cli()
+        };
+        assert!(needs(
+            r#"{"sim":["hook","--pane","agent","claude","Stop","--payload","@hooks/claude/stop.json"]}"#
+        ));
+        assert!(needs(
+            r#"{"sim_background":{"args":["hook","--pane","agent","claude","Stop"]}}"#
+        ));
+        assert!(needs(
+            r#"{"run":{"program":"corral","args":["ls"],"exit":0,"stdout":{"contains":"x"}}}"#
+        ));
+        assert!(!needs(r#"{"sim":["step","--pane","agent","working"]}"#));
+        assert!(!needs(
+            r#"{"run":{"program":"corral-sim","args":["tty","agent"],"exit":0,"stdout":{"contains":"x"}}}"#
+        ));
     }
 
     #[test]

@@ -30,14 +30,15 @@ pub fn tmux_bin(backend: Backend) -> anyhow::Result<String> {
     match backend {
         Backend::Fake => {
             let exe = std::env::current_exe().context("locating corral-sim")?;
-            let fake = exe.with_file_name("corral-fake-tmux");
-            if !fake.is_file() {
-                bail!(
-                    "{} is missing (build the simulator crate's binaries)",
-                    fake.display()
-                );
+            let beside = exe.parent().unwrap_or(Path::new("/"));
+            match fake_tmux(beside, std::env::var_os("PATH").as_deref()) {
+                Some(fake) => Ok(fake.display().to_string()),
+                None => bail!(
+                    "corral-fake-tmux is missing: not in {} nor on PATH (it installs with \
+                     corral-sim: cargo install --locked --path simulator)",
+                    beside.display()
+                ),
             }
-            Ok(fake.display().to_string())
         }
         Backend::Real => {
             let path = std::env::var_os("PATH").unwrap_or_default();
@@ -48,6 +49,18 @@ pub fn tmux_bin(backend: Backend) -> anyhow::Result<String> {
                 .context("tmux is not on PATH")
         }
     }
+}
+
+/// The fake tmux: beside `corral-sim` (where the kit installs it), else on the search path.
+fn fake_tmux(beside: &Path, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    const NAME: &str = "corral-fake-tmux";
+    let here = beside.join(NAME);
+    if here.is_file() {
+        return Some(here);
+    }
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(NAME))
+        .find(|candidate| candidate.is_file())
 }
 
 /// Options of `up`.
@@ -358,4 +371,30 @@ pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     Ok(ran.code == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fake_tmux_beside_corral_sim_wins_and_path_is_the_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let (beside, on_path) = (dir.path().join("kit"), dir.path().join("path"));
+        for folder in [&beside, &on_path] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        let path = std::env::join_paths([&on_path]).unwrap();
+        assert_eq!(fake_tmux(&beside, Some(&path)), None);
+        std::fs::write(on_path.join("corral-fake-tmux"), "").unwrap();
+        assert_eq!(
+            fake_tmux(&beside, Some(&path)),
+            Some(on_path.join("corral-fake-tmux"))
+        );
+        std::fs::write(beside.join("corral-fake-tmux"), "").unwrap();
+        assert_eq!(
+            fake_tmux(&beside, Some(&path)),
+            Some(beside.join("corral-fake-tmux"))
+        );
+    }
 }

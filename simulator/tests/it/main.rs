@@ -1,4 +1,4 @@
-//! Integration tests of corral-fake-tmux and corral-sim, run as built binaries, each in its own
+//! Integration tests of corral-fake-tmux, corral-sim and corral-conformance, run as built binaries, each in its own
 //! temp `CORRAL_SIM_DIR` with unique socket names; real tmux servers are always torn down.
 
 mod api;
@@ -6,6 +6,9 @@ mod common;
 mod demo;
 mod fake_tmux;
 mod hooks;
+// `corral-conformance` is built only with the kit embedded (the default).
+#[cfg(feature = "embed")]
+mod installed;
 mod observe;
 mod parity;
 mod replay;

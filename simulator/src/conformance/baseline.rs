@@ -110,6 +110,7 @@ mod tests {
         CaseResult {
             case: case.into(),
             file: PathBuf::new(),
+            shown: String::new(),
             requirements: Vec::new(),
             grade,
             duration: Duration::ZERO,

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use golden::session::{Program, StepLine};
+use golden::session::StepLine;
 
 use golden::Backend;
 use golden::clock::Window;
@@ -50,7 +50,8 @@ pub struct RunContext {
     pub host_cli: Option<PathBuf>,
     pub sim_bin: PathBuf,
     pub scale: f64,
-    pub golden: PathBuf,
+    /// The kit's root: a checkout, or the embedded kit written out.
+    pub kit_root: PathBuf,
     /// Where case work dirs are made.
     pub work: PathBuf,
     pub bless: bool,
@@ -70,6 +71,15 @@ impl RunContext {
         Duration::from_millis((ms as f64 * self.scale).round() as u64)
     }
 
+    /// A kit file as people read it: relative to the kit's root (`golden/sessions/<case>.ndjson`),
+    /// wherever the kit was written out.
+    pub fn shown(&self, path: &Path) -> String {
+        path.strip_prefix(&self.kit_root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
     /// Runs one case in `dir` (made fresh by the caller) with a socket name unique to the run.
     pub fn run_case(
         &self,
@@ -82,6 +92,7 @@ impl RunContext {
         let mut result = CaseResult {
             case: session.header.case.clone(),
             file: session.path.clone(),
+            shown: self.shown(&session.path),
             requirements: session.header.requirements.clone(),
             grade: Grade::Pass,
             duration: Duration::ZERO,
@@ -97,10 +108,11 @@ impl RunContext {
                 }));
             return result;
         }
-        if self.host_cli.is_none() && session.runs(Program::Corral) {
+        if self.host_cli.is_none() && session.runs_host_cli() {
             result.grade = Grade::Skipped;
             result.skip_reason = Some(
-                "the case runs `corral`, the host's own command line, and --host was given \
+                "the case runs `corral`, the host's own command line (a `run` or `background` \
+                 step, or `corral event` through `corral-sim hook`), and --host was given \
                  without --host-cli"
                     .to_owned(),
             );

@@ -1,17 +1,49 @@
-//! The kit's committed data a run reads: the requirement ledger, every golden session (through
-//! the kit's one loader), the two frame schemas and the schemas of the local documents the
-//! sessions name; a session naming a requirement the ledger lacks, or a document with no schema,
-//! is refused, and every other disagreement between them is a warning.
+//! The kit's data a run reads: the requirement ledger, every golden session (through the kit's
+//! one loader), the two frame schemas, the config schema and the schemas of the local documents
+//! the sessions name; a session naming a requirement the ledger lacks, or a document with no
+//! schema, is refused, and every other disagreement between them is a warning. It comes from a
+//! directory laid out as a checkout: `--kit DIR`, the checkout `cargo xtask` runs in, or the copy
+//! embedded in `corral-conformance` written out into the run's work dir.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use golden::Ledger;
 use golden::session::{self, Session};
 use golden::validate::{DocumentSchema, FrameSchema};
 
-use super::ledger;
+use super::cli::Options;
+use super::{Launcher, ledger};
+
+/// The directory a run loads the kit from: `--kit`, else the checkout, else the embedded copy
+/// written out under `work`. Blessing rewrites session files, so it needs a kit on disk.
+pub fn place(options: &Options, launcher: &Launcher, work: &Path) -> anyhow::Result<PathBuf> {
+    let root = match (&options.kit, launcher) {
+        (Some(dir), _) => std::path::absolute(dir)
+            .with_context(|| format!("resolving --kit {}", dir.display()))?,
+        (None, Launcher::Checkout { root }) => root.clone(),
+        (None, Launcher::Installed) => {
+            if options.bless {
+                bail!(
+                    "--bless rewrites session files: give the checkout whose sessions to rewrite \
+                     with --kit DIR"
+                );
+            }
+            let Some(embedded) = golden::kit::embedded() else {
+                bail!(
+                    "this runner was built without its kit (the simulator's `embed` feature): \
+                     give a checkout with --kit DIR"
+                );
+            };
+            let dir = work.join("kit");
+            golden::kit::write(&dir, embedded)
+                .map_err(|err| anyhow::anyhow!("writing out the embedded kit: {err}"))?;
+            dir
+        }
+    };
+    Ok(root)
+}
 
 /// The ledger, the sessions and the frame schemas.
 #[derive(Debug)]
@@ -24,13 +56,22 @@ pub struct Kit {
     pub requests: FrameSchema,
     /// `schema/json/responses.schema.json`.
     pub responses: FrameSchema,
+    /// `schema/json/config.schema.json`: a header's config is checked against it.
+    pub config: DocumentSchema,
     /// `schema/json/<name>.schema.json` for every document a `run` or `file` step names.
     pub documents: BTreeMap<String, DocumentSchema>,
 }
 
 impl Kit {
-    /// Loads it from the workspace at `root`; every session that does not load is named.
+    /// Loads it from the checkout (or written-out kit) at `root`; every session that does not
+    /// load is named.
     pub fn load(root: &Path) -> anyhow::Result<Kit> {
+        golden::kit::list(root).map_err(|err| {
+            anyhow::anyhow!(
+                "{} is not a whole kit ({err}): a kit is laid out as a corral checkout",
+                root.display()
+            )
+        })?;
         let golden = root.join("golden");
         let schemas = root.join("schema/json");
         let frames = |file| FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
@@ -54,6 +95,8 @@ impl Kit {
             sessions,
             requests: frames("requests.schema.json")?,
             responses: frames("responses.schema.json")?,
+            config: DocumentSchema::load(&schemas, "config.schema.json")
+                .map_err(anyhow::Error::msg)?,
             documents,
         })
     }
@@ -124,7 +167,7 @@ mod tests {
     use golden::pattern;
 
     use super::*;
-    use crate::workspace_root;
+    use crate::conformance::checkout as workspace_root;
 
     #[test]
     fn every_golden_session_loads_and_agrees_with_the_ledger() {
@@ -162,5 +205,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    #[cfg(feature = "embed")]
+    fn the_embedded_kit_written_out_loads_as_the_checkout_does() {
+        let work = tempfile::tempdir().unwrap();
+        let options = super::super::cli::parse(&[], &Launcher::Installed).unwrap();
+        let super::super::cli::Invocation::Run(options) = options else {
+            panic!("a run");
+        };
+        let root = place(&options, &Launcher::Installed, work.path()).unwrap();
+        assert_eq!(root, work.path().join("kit"));
+        let embedded = Kit::load(&root).unwrap();
+        let checkout = Kit::load(&workspace_root()).unwrap();
+        let cases = |kit: &Kit| -> Vec<String> {
+            kit.sessions.iter().map(|s| s.case().to_owned()).collect()
+        };
+        assert_eq!(cases(&embedded), cases(&checkout));
+        assert_eq!(
+            embedded.ledger.requirements.len(),
+            checkout.ledger.requirements.len()
+        );
+    }
+
+    #[test]
+    fn blessing_needs_a_kit_on_disk() {
+        let work = tempfile::tempdir().unwrap();
+        let args = ["--bless".to_owned()];
+        let super::super::cli::Invocation::Run(options) =
+            super::super::cli::parse(&args, &Launcher::Installed).unwrap()
+        else {
+            panic!("a run");
+        };
+        let err = place(&options, &Launcher::Installed, work.path()).unwrap_err();
+        assert!(err.to_string().contains("--kit DIR"), "{err}");
+        let mut options = options;
+        options.kit = Some(workspace_root());
+        assert_eq!(
+            place(&options, &Launcher::Installed, work.path()).unwrap(),
+            workspace_root()
+        );
+    }
+
+    #[test]
+    fn a_directory_that_is_no_kit_is_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Kit::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("is not a whole kit"), "{err}");
+        assert!(err.contains("golden/requirements.toml is missing"), "{err}");
     }
 }

@@ -180,7 +180,7 @@ mod tests {
     use golden::Requirement;
 
     use super::*;
-    use crate::workspace_root;
+    use crate::conformance::checkout as workspace_root;
     use golden::session;
 
     fn requirement(id: &str, level: Level, status: Status) -> Requirement {

@@ -1,5 +1,6 @@
 //! A case's setting up and tearing down: its environment (every other `CORRAL_*`, `TMUX` and
-//! `TMUX_PANE` removed; `PATH` led by the case's `bin`, which holds the kit's `corral-sim`), its
+//! `TMUX_PANE` removed; `PATH` led by the case's `bin`, which holds the kit's `corral-sim`; the
+//! simulator's also names the host's own command line as `CORRAL_BIN`), its
 //! work dir, the header's config (checked against
 //! `config.schema.json`) and device store written private, the fleet brought up with the pinned
 //! clock and the prebound captures taken from its answer; at the end every host killed and the
@@ -105,6 +106,10 @@ impl<'a> Case<'a> {
             "CORRAL_SIM_NOW_MS".into(),
             golden::clock::NOW_MS.to_string(),
         ));
+        // `corral-sim hook` runs the host's `corral event`: this host's, wherever it lives.
+        if let Some(cli) = &self.ctx.host_cli {
+            sim_env.push(("CORRAL_BIN".into(), cli.display().to_string()));
+        }
         let sim = Sim::up(
             &self.ctx.sim_bin,
             &fixture,

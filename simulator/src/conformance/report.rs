@@ -1,6 +1,7 @@
 //! What a run tells people and machines: one console line per case (a failure block under a
-//! failing one), the closing `N passed, N failed, N skipped` line, and the JSON, JUnit XML and
-//! Markdown compliance reports.
+//! failing one), the closing line (the cases' counts and what they showed of the requirement
+//! ledger, so a count of passed cases never reads as "the protocol passes"), and the JSON, JUnit
+//! XML and Markdown compliance reports, each with the same counts.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -33,13 +34,77 @@ impl Summary {
         summary
     }
 
-    /// The closing line.
+    /// The cases' part of the closing line.
     pub fn line(&self) -> String {
         format!(
             "conformance: {} passed, {} failed, {} skipped",
             self.passed, self.failed, self.skipped
         )
     }
+}
+
+/// What a run showed of the requirement ledger. A requirement the ledger marks tested counts as
+/// tested in this run when at least one of its cases ran and every one of its cases that ran
+/// passed; with a failing case when one of them failed (a should-level, non-strict failure too);
+/// not run when none of them ran (filtered out by `--case`, or skipped). Pending and excluded
+/// requirements are the ledger's, which no run changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Coverage {
+    pub tested: usize,
+    pub failing: usize,
+    pub not_run: usize,
+    pub pending: usize,
+    pub excluded: usize,
+    pub total: usize,
+}
+
+impl Coverage {
+    pub fn of(ledger: &Ledger, results: &[CaseResult]) -> Coverage {
+        let mut grades: BTreeMap<&str, Vec<Grade>> = BTreeMap::new();
+        for result in results {
+            for id in &result.requirements {
+                grades.entry(id.as_str()).or_default().push(result.grade);
+            }
+        }
+        let mut coverage = Coverage {
+            total: ledger.requirements.len(),
+            ..Coverage::default()
+        };
+        for requirement in &ledger.requirements {
+            let ran: Vec<Grade> = grades
+                .get(requirement.id.as_str())
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|grade| *grade != Grade::Skipped)
+                .collect();
+            let count = match requirement.status {
+                Status::Pending => &mut coverage.pending,
+                Status::Excluded => &mut coverage.excluded,
+                Status::Tested if ran.is_empty() => &mut coverage.not_run,
+                Status::Tested if ran.iter().all(|grade| *grade == Grade::Pass) => {
+                    &mut coverage.tested
+                }
+                Status::Tested => &mut coverage.failing,
+            };
+            *count += 1;
+        }
+        coverage
+    }
+
+    /// The requirements' part of the closing line; its words state the rule.
+    pub fn line(&self) -> String {
+        format!(
+            "requirements: {} tested by passing cases, {} with a failing case, {} not run, \
+             {} pending, {} excluded of {}",
+            self.tested, self.failing, self.not_run, self.pending, self.excluded, self.total
+        )
+    }
+}
+
+/// The closing line of a run.
+pub fn closing_line(summary: &Summary, coverage: &Coverage) -> String {
+    format!("{} · {}", summary.line(), coverage.line())
 }
 
 fn seconds(result: &CaseResult) -> String {
@@ -115,14 +180,20 @@ fn failure_json(failure: &Failure) -> Value {
 }
 
 /// The JSON report.
-pub fn json_report(backend: Backend, host: &str, results: &[CaseResult]) -> String {
+pub fn json_report(
+    backend: Backend,
+    host: &str,
+    ledger: &Ledger,
+    results: &[CaseResult],
+) -> String {
     let summary = Summary::of(results);
+    let coverage = Coverage::of(ledger, results);
     let cases: Vec<Value> = results
         .iter()
         .map(|r| {
             json!({
                 "case": r.case,
-                "file": r.file.display().to_string(),
+                "file": r.shown,
                 "requirements": r.requirements,
                 "grade": r.grade.as_str(),
                 "duration_ms": r.duration.as_millis() as u64,
@@ -140,6 +211,15 @@ pub fn json_report(backend: Backend, host: &str, results: &[CaseResult]) -> Stri
             "skipped": summary.skipped,
             "non_strict": summary.non_strict,
         },
+        "requirements": {
+            "tested": coverage.tested,
+            "failing": coverage.failing,
+            "not_run": coverage.not_run,
+            "pending": coverage.pending,
+            "excluded": coverage.excluded,
+            "total": coverage.total,
+        },
+        "closing_line": closing_line(&summary, &coverage),
         "cases": cases,
     });
     let mut text = serde_json::to_string_pretty(&report).expect("reports encode");
@@ -166,9 +246,11 @@ fn xml(text: &str) -> String {
     out
 }
 
-/// The JUnit XML report: one testsuite per run, one testcase per case.
-pub fn junit(backend: Backend, results: &[CaseResult]) -> String {
+/// The JUnit XML report: one testsuite per run, its properties the requirements' counts, one
+/// testcase per case.
+pub fn junit(backend: Backend, ledger: &Ledger, results: &[CaseResult]) -> String {
     let summary = Summary::of(results);
+    let coverage = Coverage::of(ledger, results);
     let total: f64 = results.iter().map(|r| r.duration.as_secs_f64()).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let name = format!("corral conformance ({} backend)", backend.as_str());
@@ -188,12 +270,24 @@ pub fn junit(backend: Backend, results: &[CaseResult]) -> String {
         summary.failed,
         summary.skipped
     );
+    out.push_str("    <properties>\n");
+    for (name, value) in [
+        ("requirements.tested", coverage.tested),
+        ("requirements.failing", coverage.failing),
+        ("requirements.not_run", coverage.not_run),
+        ("requirements.pending", coverage.pending),
+        ("requirements.excluded", coverage.excluded),
+        ("requirements.total", coverage.total),
+    ] {
+        let _ = writeln!(out, "      <property name=\"{name}\" value=\"{value}\"/>");
+    }
+    out.push_str("    </properties>\n");
     for result in results {
         let _ = writeln!(
             out,
             "    <testcase classname=\"golden.sessions\" name=\"{}\" file=\"{}\" time=\"{:.3}\">",
             xml(&result.case),
-            xml(&result.file.display().to_string()),
+            xml(&result.shown),
             result.duration.as_secs_f64()
         );
         out.push_str("      <properties>\n");
@@ -232,6 +326,11 @@ pub fn junit(backend: Backend, results: &[CaseResult]) -> String {
         }
         out.push_str("    </testcase>\n");
     }
+    let _ = writeln!(
+        out,
+        "    <system-out>{}</system-out>",
+        xml(&closing_line(&summary, &coverage))
+    );
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }
@@ -266,8 +365,10 @@ pub fn markdown(backend: Backend, host: &str, ledger: &Ledger, results: &[CaseRe
     let _ = writeln!(out, "Host command: `{}`\n", host.replace('`', "'"));
     let _ = writeln!(
         out,
-        "{} passed, {} failed, {} skipped, {} non-strict (should-level failures).\n",
-        summary.passed, summary.failed, summary.skipped, summary.non_strict
+        "{}\n\n{} non-strict (should-level failures). A requirement is tested by passing cases when \
+         at least one of its cases ran and every one of them that ran passed.\n",
+        closing_line(&summary, &Coverage::of(ledger, results)),
+        summary.non_strict
     );
     let counts = |status: Status| {
         ledger
@@ -357,7 +458,8 @@ mod tests {
     fn result(case: &str, grade: Grade, requirements: &[&str]) -> CaseResult {
         CaseResult {
             case: case.into(),
-            file: PathBuf::from(format!("golden/sessions/{case}.ndjson")),
+            file: PathBuf::from(format!("/kit/golden/sessions/{case}.ndjson")),
+            shown: format!("golden/sessions/{case}.ndjson"),
             requirements: requirements.iter().map(|s| (*s).to_owned()).collect(),
             grade,
             duration: Duration::from_millis(250),
@@ -390,16 +492,53 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_closing_line_has_the_plain_form() {
-        let results = [
-            result("a", Grade::Pass, &[]),
-            result("b", Grade::Fail, &[]),
-            result("c", Grade::Skipped, &[]),
+    /// A ledger of one requirement per status, and the cases `a` (pass), `b` (fail), `c`
+    /// (skipped), `n` (non-strict) and `z` (not run) over it.
+    fn ledger_and_results() -> (Ledger, Vec<CaseResult>) {
+        let ledger = Ledger {
+            requirements: vec![
+                requirement("r.pass", Status::Tested, &["a"]),
+                requirement("r.pass-and-fail", Status::Tested, &["a", "b"]),
+                requirement("r.pass-and-skip", Status::Tested, &["a", "c"]),
+                requirement("r.skip", Status::Tested, &["c"]),
+                requirement("r.non-strict", Status::Tested, &["n"]),
+                requirement("r.unrun", Status::Tested, &["z"]),
+                requirement("r.pending", Status::Pending, &[]),
+                requirement("r.excluded", Status::Excluded, &[]),
+            ],
+        };
+        let results = vec![
+            result(
+                "a",
+                Grade::Pass,
+                &["r.pass", "r.pass-and-fail", "r.pass-and-skip"],
+            ),
+            result("b", Grade::Fail, &["r.pass-and-fail"]),
+            result("c", Grade::Skipped, &["r.pass-and-skip", "r.skip"]),
+            result("n", Grade::NonStrict, &["r.non-strict"]),
         ];
+        (ledger, results)
+    }
+
+    #[test]
+    fn the_closing_line_counts_cases_and_what_they_showed_of_the_ledger() {
+        let (ledger, results) = ledger_and_results();
+        let coverage = Coverage::of(&ledger, &results);
         assert_eq!(
-            Summary::of(&results).line(),
-            "conformance: 1 passed, 1 failed, 1 skipped"
+            coverage,
+            Coverage {
+                tested: 2,
+                failing: 2,
+                not_run: 2,
+                pending: 1,
+                excluded: 1,
+                total: 8,
+            }
+        );
+        assert_eq!(
+            closing_line(&Summary::of(&results), &coverage),
+            "conformance: 1 passed, 1 failed, 1 skipped · requirements: 2 tested by passing \
+             cases, 2 with a failing case, 2 not run, 1 pending, 1 excluded of 8"
         );
     }
 
@@ -415,18 +554,28 @@ mod tests {
     #[test]
     fn junit_escapes_and_counts() {
         let results = [
-            result("a", Grade::Pass, &["r.one"]),
+            result("a", Grade::Pass, &["r.pass"]),
             result("b", Grade::Fail, &[]),
             result("c", Grade::Skipped, &[]),
         ];
-        let xml = junit(Backend::Fake, &results);
+        let (ledger, _) = ledger_and_results();
+        let xml = junit(Backend::Fake, &ledger, &results);
         assert!(
             xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""),
             "{xml}"
         );
-        assert!(xml.contains("<property name=\"requirement\" value=\"r.one\"/>"));
+        assert!(xml.contains("<property name=\"requirement\" value=\"r.pass\"/>"));
         assert!(xml.contains("expected `id` &lt;&amp;&gt;"), "{xml}");
         assert!(xml.contains("<skipped message=\"fake only\"/>"));
+        assert!(xml.contains("file=\"golden/sessions/a.ndjson\""), "{xml}");
+        assert!(
+            xml.contains("<property name=\"requirements.not_run\" value=\"5\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<system-out>conformance: 1 passed, 1 failed, 1 skipped · requirements: 1 tested by passing cases, 0 with a failing case, 5 not run, 1 pending, 1 excluded of 8</system-out>"),
+            "{xml}"
+        );
     }
 
     #[test]
@@ -456,13 +605,27 @@ mod tests {
         );
         assert!(md.contains("| `r.pending` | wire-details | must | pending |  | pending: host part 2 \\| later |"), "{md}");
         assert!(md.contains("`z` (not run) | not run |"), "{md}");
+        assert!(
+            md.contains("conformance: 1 passed, 1 failed, 0 skipped · requirements: 1 tested by passing cases, 1 with a failing case, 1 not run, 1 pending, 0 excluded of 4"),
+            "{md}"
+        );
     }
 
     #[test]
     fn the_json_report_carries_grades_and_failures() {
-        let text = json_report(Backend::Fake, "h", &[result("b", Grade::Fail, &["r"])]);
+        let (ledger, _) = ledger_and_results();
+        let text = json_report(
+            Backend::Fake,
+            "h",
+            &ledger,
+            &[result("b", Grade::Fail, &["r.pass-and-fail"])],
+        );
         let value: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["summary"]["failed"], 1);
+        assert_eq!(value["requirements"]["failing"], 1);
+        assert_eq!(value["requirements"]["not_run"], 5);
+        assert_eq!(value["requirements"]["total"], 8);
+        assert_eq!(value["cases"][0]["file"], "golden/sessions/b.ndjson");
         assert_eq!(value["cases"][0]["grade"], "fail");
         assert_eq!(
             value["cases"][0]["failure"]["location"],

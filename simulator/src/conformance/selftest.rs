@@ -1,7 +1,8 @@
-//! The broken-host proof (`cargo xtask conformance --self-test`): runs cases against a wrapper
-//! that drops `id` from every frame the host writes, and checks that every case fails with a
-//! diff of expected against received and the command that reruns it. The wrapper itself is
-//! `cargo xtask conformance drop-id <host command...>`.
+//! The broken-host proof (`--self-test`): runs cases against a wrapper that drops `id` from
+//! every frame the host writes (the built `corral` in a checkout, else the `--host` given), and
+//! checks that every case fails with a diff of expected against received and the command that
+//! reruns it. The wrapper itself is the running program again: `corral-conformance drop-id
+//! <host command...>`, `cargo xtask conformance drop-id ...` in a checkout.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -9,11 +10,11 @@ use std::process::Stdio;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::binaries::{build, default_host, target_dir};
+use super::binaries::{build, built_corral, host_of};
 use super::cli::Options;
 use super::execute::execute;
 use super::outcome::Grade;
-use super::{host, process};
+use super::{Launcher, host, process};
 
 /// The wrapper's subcommand name.
 pub const WRAPPER: &str = "drop-id";
@@ -34,9 +35,9 @@ pub fn without_id(line: &str) -> String {
 
 /// Runs a host command with stdin and stderr passed through and `id` dropped from every stdout
 /// line; exits with the host's exit code.
-pub fn drop_id(command: &[String]) -> anyhow::Result<()> {
+pub fn drop_id(command: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     let Some((program, args)) = command.split_first() else {
-        bail!("usage: cargo xtask conformance {WRAPPER} <host command...>");
+        bail!("usage: {} {WRAPPER} <host command...>", launcher.command());
     };
     let mut child = process::command(program)
         .args(args)
@@ -61,25 +62,34 @@ pub fn drop_id(command: &[String]) -> anyhow::Result<()> {
 }
 
 /// The proof: fails unless every case run against the broken host fails readably.
-pub fn run(options: &Options) -> anyhow::Result<()> {
-    if options.build {
-        build(true)?;
-    }
-    let xtask = std::env::current_exe().context("locating the xtask binary")?;
-    let template = format!(
-        "{} conformance {WRAPPER} {}",
-        host::shell_quote(&xtask.display().to_string()),
-        default_host(&target_dir())
-    );
+pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
+    let host = match (&options.host, launcher) {
+        (Some(host), _) => host.clone(),
+        (None, Launcher::Checkout { root }) => {
+            if options.build {
+                build(root, true)?;
+            }
+            host_of(&built_corral(root))
+        }
+        (None, Launcher::Installed) => {
+            bail!("--self-test wraps the host given with --host '<command with {{device}}>'")
+        }
+    };
+    let exe = std::env::current_exe().context("locating the running program")?;
+    let mut wrapper = vec![host::shell_quote(&exe.display().to_string())];
+    wrapper.extend(launcher.own_arguments().iter().map(|arg| (*arg).to_owned()));
+    wrapper.push(WRAPPER.to_owned());
+    let template = format!("{} {host}", wrapper.join(" "));
     let mut broken = options.clone();
     broken.host = Some(template);
-    broken.build = false;
+    // The simulator is built (or found) by the run itself; the host was built above.
+    broken.build = options.build && options.host.is_some();
     broken.bless = false;
     broken.baseline = None;
     if broken.cases.is_empty() {
         broken.cases = DEFAULT_CASES.iter().map(|s| (*s).to_owned()).collect();
     }
-    let outcome = execute(&broken, false)?;
+    let outcome = execute(&broken, launcher, false)?;
     println!("{}", outcome.console.trim_end());
     println!();
     let ran: Vec<_> = outcome

@@ -2,21 +2,13 @@
 //! the connection's last lines sent (`→`) and received (`←`), the tail of the host's stderr, and
 //! the command that reruns the case.
 
-use std::path::Path;
-
 use super::{Case, StepError};
 use crate::conformance::outcome::Failure;
 
 impl Case<'_> {
     /// The failure of the step on golden line `line` (its text `step`).
     pub(super) fn failure(&self, line: usize, step: &str, error: StepError) -> Failure {
-        let shown = self
-            .session
-            .path
-            .strip_prefix(self.ctx.golden.parent().unwrap_or(Path::new("")))
-            .unwrap_or(&self.session.path)
-            .display()
-            .to_string();
+        let shown = self.ctx.shown(&self.session.path);
         let (transcript, stderr) = match error.conn.as_deref().and_then(|c| self.conns.get(c)) {
             Some(process) => {
                 let lines = &process.transcript;

@@ -48,7 +48,10 @@ pub struct Failure {
 #[derive(Debug, Clone)]
 pub struct CaseResult {
     pub case: String,
+    /// The session file, where `--bless` writes.
     pub file: PathBuf,
+    /// The session file relative to the kit's root, as reports show it.
+    pub shown: String,
     pub requirements: Vec<String>,
     pub grade: Grade,
     pub duration: Duration,

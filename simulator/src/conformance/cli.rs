@@ -1,31 +1,40 @@
-//! `cargo xtask conformance`'s command line (clap), checked into the settings of a run.
+//! The runner's command line (clap), the same for `corral-conformance` and
+//! `cargo xtask conformance`, checked into the settings of a run.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{CommandFactory, FromArgMatches, Parser};
 use golden::Backend;
+
+use super::Launcher;
 
 /// The environment variable that sets the timeout multiplier when `--timeout-scale` is absent.
 pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
 
 /// Runs the golden sessions against a host.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "cargo xtask conformance")]
 struct Args {
     /// The simulator backend the fleets run on.
     #[arg(long, default_value = "fake", value_parser = backend_parser())]
     backend: Backend,
-    /// Host command template; `{device}` is replaced by the (shell-quoted) device id. Default:
-    /// the built `corral serve --stdio --device {device}`.
+    /// Host command template; `{device}` is replaced by the (shell-quoted) device id. Default,
+    /// in a checkout only: the built `corral serve --stdio --device {device}`;
+    /// `corral-conformance` needs it.
     #[arg(long)]
     host: Option<String>,
-    /// The host's own command line (its `corral`), which `run` steps with program `corral` start.
-    /// Default: the built `corral` when --host is absent; with --host and without it, the cases
-    /// that run `corral` are skipped.
+    /// The host's own command line (its `corral`), which `run` steps with program `corral` and
+    /// `corral-sim hook` start. Default: the built `corral` when --host is absent; with --host and
+    /// without it, the cases that run `corral` are skipped.
     #[arg(long, value_name = "PATH")]
     host_cli: Option<PathBuf>,
+    /// The kit to run: a directory laid out as a corral checkout (`golden/sessions`,
+    /// `golden/fixtures`, `golden/requirements.toml`, `schema/json`), for sessions being edited.
+    /// Default: `corral-conformance` runs the copy embedded in it, `cargo xtask conformance` the
+    /// checkout's.
+    #[arg(long, value_name = "DIR")]
+    kit: Option<PathBuf>,
     /// Only cases whose id matches this glob (`*`, `?`); repeatable.
     #[arg(long = "case", value_name = "GLOB")]
     cases: Vec<String>,
@@ -55,7 +64,8 @@ struct Args {
     /// Keep each case's work dir (config, runtime, simulator state, host stderr) and print it.
     #[arg(long)]
     keep: bool,
-    /// Use the binaries already built instead of running `cargo build` first.
+    /// Use the binaries already built instead of running `cargo build` first (a checkout only:
+    /// an installed runner builds nothing).
     #[arg(long)]
     no_build: bool,
     /// Prove the kit catches a broken host: run against a wrapper that drops `id` from every
@@ -78,6 +88,8 @@ pub struct Options {
     pub host: Option<String>,
     /// The host's own command line, when not the built `corral`.
     pub host_cli: Option<PathBuf>,
+    /// The kit on disk, when not the launcher's own.
+    pub kit: Option<PathBuf>,
     /// Case id globs; every case when empty.
     pub cases: Vec<String>,
     /// Rewrite failing expectations from what was received.
@@ -111,11 +123,16 @@ pub enum Invocation {
     SelfTest(Options),
 }
 
-/// Reads the arguments after `conformance`.
-pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
-    let mut argv = vec!["cargo xtask conformance".to_owned()];
+/// Reads the arguments after the command.
+pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation> {
+    let mut argv = vec![launcher.command().to_owned()];
     argv.extend(args.iter().cloned());
-    let args = match Args::try_parse_from(argv) {
+    let parsed = Args::command()
+        .name(launcher.command())
+        .bin_name(launcher.command())
+        .try_get_matches_from(argv)
+        .and_then(|matches| Args::from_arg_matches(&matches));
+    let args = match parsed {
         Ok(args) => args,
         Err(err) if !err.use_stderr() => return Ok(Invocation::Help(err.to_string())),
         Err(err) => bail!("{err}"),
@@ -142,6 +159,7 @@ pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
         backend: args.backend,
         host: args.host,
         host_cli: args.host_cli,
+        kit: args.kit,
         cases: args.cases,
         bless: args.bless,
         baseline: args.baseline,

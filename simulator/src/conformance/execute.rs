@@ -1,6 +1,6 @@
-//! One run of the golden sessions against a host, step by step: load and check the kit, select
-//! the cases, find (or build) the binaries, run the cases in parallel each in its own work dir,
-//! then bless, write the reports, judge the baseline and print the summary.
+//! One run of the golden sessions against a host, step by step: place, load and check the kit,
+//! select the cases, find (or build) the binaries, run the cases in parallel each in its own work
+//! dir, then bless, write the reports, judge the baseline and print the summary.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,16 +10,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{Context, bail};
 use golden::Ledger;
 use golden::session::Session;
-use golden::validate::DocumentSchema;
 
 use super::baseline::Baseline;
 use super::binaries::Binaries;
 use super::cli::Options;
-use super::kit::Kit;
+use super::kit::{self, Kit};
 use super::outcome::{CaseResult, Grade};
 use super::runner::RunContext;
-use super::{bless, host, ledger, report};
-use crate::workspace_root;
+use super::{Launcher, bless, host, ledger, report};
 
 /// What a run produced.
 #[derive(Debug)]
@@ -33,24 +31,7 @@ pub struct Outcome {
 }
 
 /// Runs the selected cases; with `echo`, prints as it goes.
-pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
-    let root = workspace_root();
-    let kit = Kit::load(&root)?;
-    kit.refuse_unknown_requirements()?;
-    let warnings = kit.warnings();
-    let Kit {
-        ledger,
-        sessions,
-        requests,
-        responses,
-        documents,
-    } = kit;
-    let selected = select(&sessions, &options.cases)?;
-    let binaries = Binaries::prepare(
-        options.host.as_deref(),
-        options.host_cli.as_deref(),
-        options.build,
-    )?;
+pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Result<Outcome> {
     let work = tempfile::Builder::new()
         .prefix("corral-kit-")
         .tempdir()
@@ -60,21 +41,34 @@ pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         .path()
         .canonicalize()
         .context("resolving the run's work dir")?;
+    let root = kit::place(options, launcher, &work_path)?;
+    let kit = Kit::load(&root)?;
+    kit.refuse_unknown_requirements()?;
+    let warnings = kit.warnings();
+    let Kit {
+        ledger,
+        sessions,
+        requests,
+        responses,
+        config,
+        documents,
+    } = kit;
+    let selected = select(&sessions, &options.cases)?;
+    let binaries = Binaries::prepare(options, launcher)?;
     let ctx = RunContext {
         backend: options.backend,
         host_template: binaries.host_template,
         host_cli: binaries.host_cli,
         sim_bin: binaries.sim_bin,
         scale: options.scale,
-        golden: root.join("golden"),
+        kit_root: root,
         work: work_path,
         bless: options.bless,
         requests,
         responses,
-        config: DocumentSchema::load(&root.join("schema/json"), "config.schema.json")
-            .map_err(anyhow::Error::msg)?,
+        config,
         documents,
-        rerun: rerun_prefix(options),
+        rerun: rerun_prefix(options, launcher),
         host_name: host_name(),
     };
     let console = Console::new(echo);
@@ -92,7 +86,7 @@ pub fn execute(options: &Options, echo: bool) -> anyhow::Result<Outcome> {
         write_blessings(&results, &console)?;
     }
     write_reports(options, &ctx.host_template, &ledger, &results)?;
-    let ok = judge(options, &sessions, &results, &console)?;
+    let ok = judge(options, &ledger, &sessions, &results, &console)?;
     Ok(Outcome {
         results,
         console: console.into_text(),
@@ -145,11 +139,18 @@ fn host_name() -> String {
 }
 
 /// The command that reruns one case of this run, without its `--case <id>`.
-fn rerun_prefix(options: &Options) -> String {
+fn rerun_prefix(options: &Options, launcher: &Launcher) -> String {
     let mut rerun = format!(
-        "cargo xtask conformance --backend {}",
+        "{} --backend {}",
+        launcher.command(),
         options.backend.as_str()
     );
+    if let Some(kit) = &options.kit {
+        rerun.push_str(&format!(
+            " --kit {}",
+            host::shell_quote(&kit.display().to_string())
+        ));
+    }
     if let Some(host) = &options.host {
         rerun.push_str(&format!(" --host {}", host::shell_quote(host)));
     }
@@ -271,9 +272,12 @@ fn write_reports(
     };
     write(
         &options.report_json,
-        report::json_report(options.backend, host_template, results),
+        report::json_report(options.backend, host_template, ledger, results),
     )?;
-    write(&options.junit, report::junit(options.backend, results))?;
+    write(
+        &options.junit,
+        report::junit(options.backend, ledger, results),
+    )?;
     write(
         &options.markdown,
         report::markdown(options.backend, host_template, ledger, results),
@@ -283,6 +287,7 @@ fn write_reports(
 /// The verdict: no failure, or with a baseline, exactly its failures. Prints the summary.
 fn judge(
     options: &Options,
+    ledger: &Ledger,
     sessions: &[Session],
     results: &[CaseResult],
     console: &Console,
@@ -298,7 +303,10 @@ fn judge(
             summary.non_strict
         ));
     }
-    console.say(&summary.line());
+    console.say(&report::closing_line(
+        &summary,
+        &report::Coverage::of(ledger, results),
+    ));
     Ok(ok)
 }
 

@@ -1,0 +1,61 @@
+//! Which files make up the kit's data, by one rule that both `build.rs` (which embeds them) and
+//! [`crate::kit`] (which reads a checkout, and compares) use: the ledger, every session, every
+//! fixture (hook payloads included) and every generated JSON Schema, by their paths relative to a
+//! checkout's root. Plain `std`, since `build.rs` compiles this file on its own.
+
+use std::path::Path;
+
+/// What is taken, relative to the root: a file, or a directory walked recursively.
+pub const ROOTS: [&str; 4] = [
+    "golden/requirements.toml",
+    "golden/sessions",
+    "golden/fixtures",
+    "schema/json",
+];
+
+/// The extensions of the files taken from the directories (their READMEs are for people).
+const EXTENSIONS: [&str; 3] = ["ndjson", "toml", "json"];
+
+/// Every kit file under `root`: paths relative to it with `/` separators, sorted. An entry of
+/// [`ROOTS`] that is missing is an error naming it.
+pub fn list(root: &Path) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for entry in ROOTS {
+        let path = root.join(entry);
+        if path.is_file() {
+            out.push(entry.to_owned());
+        } else if path.is_dir() {
+            walk(&path, entry, &mut out)?;
+        } else {
+            return Err(format!("{} is missing", path.display()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn walk(dir: &Path, relative: &str, out: &mut Vec<String>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|err| format!("{}: {err}", dir.display()))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            return Err(format!(
+                "{}: a file name that is not UTF-8",
+                entry.path().display()
+            ));
+        };
+        let path = entry.path();
+        let inner = format!("{relative}/{name}");
+        if path.is_dir() {
+            walk(&path, &inner, out)?;
+        } else if Path::new(name)
+            .extension()
+            .and_then(|ext| ext.to_str())
+            .is_some_and(|ext| EXTENSIONS.contains(&ext))
+        {
+            out.push(inner);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! The kit's data as one set of files, wherever it comes from: the copy embedded in this crate
+//! when it was built with the `embed` feature (`build.rs` writes the table), or a checkout read
+//! from disk by the same rule ([`files`]). A runner writes the embedded copy out ([`write`]) and
+//! loads it like a checkout, so there is one loader per format whichever copy it runs.
+
+mod files;
+
+use std::path::Path;
+
+pub use files::{ROOTS, list};
+
+/// One file of the kit: its path relative to the kit's root (`golden/sessions/x.ndjson`,
+/// `schema/json/requests.schema.json`) and its bytes.
+pub type File<'a> = (&'a str, &'a [u8]);
+
+#[cfg(feature = "embed")]
+static EMBEDDED: &[File<'static>] = include!(concat!(env!("OUT_DIR"), "/kit_files.rs"));
+
+/// The kit's files as they were when this crate was built, sorted by path; `None` when it was
+/// built without the `embed` feature.
+#[cfg(feature = "embed")]
+pub fn embedded() -> Option<&'static [File<'static>]> {
+    Some(EMBEDDED)
+}
+
+/// The kit's files as they were when this crate was built: `None`, as it was built without the
+/// `embed` feature.
+#[cfg(not(feature = "embed"))]
+pub fn embedded() -> Option<&'static [File<'static>]> {
+    None
+}
+
+/// The kit's files in a checkout (or a kit written out by [`write`]) at `root`, sorted by path.
+pub fn read(root: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    list(root)?
+        .into_iter()
+        .map(|relative| {
+            let path = root.join(&relative);
+            let bytes = std::fs::read(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+            Ok((relative, bytes))
+        })
+        .collect()
+}
+
+/// Writes files under `root` (their folders made), laid out as a checkout.
+pub fn write(root: &Path, files: &[File<'_>]) -> Result<(), String> {
+    for (relative, bytes) in files {
+        let path = root.join(relative);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+        }
+        std::fs::write(&path, bytes).map_err(|err| format!("{}: {err}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "embed")]
+    fn checkout() -> &'static Path {
+        Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+    }
+
+    #[test]
+    #[cfg(feature = "embed")]
+    fn the_embedded_kit_is_the_checkouts_file_for_file() {
+        let on_disk = read(checkout()).unwrap();
+        let embedded: Vec<(String, Vec<u8>)> = embedded()
+            .unwrap()
+            .iter()
+            .map(|(path, bytes)| ((*path).to_owned(), bytes.to_vec()))
+            .collect();
+        let names = |files: &[(String, Vec<u8>)]| -> Vec<String> {
+            files.iter().map(|(path, _)| path.clone()).collect()
+        };
+        assert_eq!(names(&embedded), names(&on_disk));
+        for ((path, embedded), (_, on_disk)) in embedded.iter().zip(&on_disk) {
+            assert!(embedded == on_disk, "{path} differs from the checkout's");
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "embed")]
+    fn the_kit_holds_every_kind_of_file_a_run_reads() {
+        let paths: Vec<&str> = embedded().unwrap().iter().map(|(path, _)| *path).collect();
+        for wanted in [
+            "golden/requirements.toml",
+            "golden/sessions/handshake.second-hello.ndjson",
+            "golden/fixtures/small.toml",
+            "golden/fixtures/hooks/claude/stop.json",
+            "schema/json/requests.schema.json",
+            "schema/json/responses.schema.json",
+        ] {
+            assert!(paths.contains(&wanted), "{wanted} is not in the kit");
+        }
+        assert!(
+            !paths.iter().any(|path| path.ends_with("README.md")),
+            "{paths:?}"
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "embed")]
+    fn a_written_kit_reads_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), embedded().unwrap()).unwrap();
+        let back = read(dir.path()).unwrap();
+        assert_eq!(back.len(), embedded().unwrap().len());
+        for ((path, bytes), (back_path, back_bytes)) in embedded().unwrap().iter().zip(&back) {
+            assert_eq!(*path, back_path);
+            assert!(*bytes == back_bytes.as_slice(), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_missing_part_of_a_checkout_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("golden/sessions")).unwrap();
+        let err = read(dir.path()).unwrap_err();
+        assert!(err.contains("golden/requirements.toml is missing"), "{err}");
+    }
+}

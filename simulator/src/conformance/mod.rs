@@ -1,0 +1,102 @@
+//! The conformance runner: runs every golden session against a host, each with a fresh host
+//! process and simulator state, in parallel; validates every frame against the generated
+//! schemas; prints one line per case and a closing line with the cases' and the requirements'
+//! counts; writes JSON, JUnit and Markdown reports; compares with a baseline; blesses
+//! expectations. Two programs launch it ([`Launcher`]): the installed `corral-conformance`, with
+//! the kit embedded, and `cargo xtask conformance` in a checkout, which builds the binaries first.
+//!
+//! Modules, in reading order: [`cli`] (the command line), [`execute`] (one run, step by step),
+//! [`kit`] (the ledger, sessions and schemas it reads), [`binaries`] (finding or building what it
+//! starts), [`runner`] (one case), [`assign`] (order-free matching), [`host`] (the host process
+//! driver), [`sim`] (the simulator driver), [`outcome`] (how a case ended), [`ledger`]
+//! (requirements, coverage), [`report`], [`baseline`], [`bless`], [`selftest`] (the broken-host
+//! proof), [`process`]. The sessions, their loader, their patterns, the schema checks of frames
+//! and the embedded data are the `golden` crate's, shared with `corral-sim replay`.
+#![allow(
+    clippy::print_stdout,
+    reason = "the conformance report is this command's stdout"
+)]
+
+mod assign;
+mod baseline;
+mod binaries;
+mod bless;
+mod cli;
+mod execute;
+mod host;
+mod kit;
+mod ledger;
+mod outcome;
+mod process;
+mod report;
+mod runner;
+mod selftest;
+mod sim;
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+
+use cli::Invocation;
+
+/// The program that runs the kit, which decides where its data and its binaries come from.
+#[derive(Debug, Clone)]
+pub enum Launcher {
+    /// `corral-conformance`, installed: the kit embedded in it; `corral-sim` and
+    /// `corral-fake-tmux` beside it, else on `PATH`; the host named with `--host`.
+    Installed,
+    /// `cargo xtask conformance` in the checkout at `root`: the kit read from it, the host and
+    /// the simulator built with cargo into its target dir first (unless `--no-build`).
+    Checkout {
+        /// The workspace root.
+        root: PathBuf,
+    },
+}
+
+impl Launcher {
+    /// How a person types the command (usage, rerun lines).
+    pub fn command(&self) -> &'static str {
+        match self {
+            Launcher::Installed => "corral-conformance",
+            Launcher::Checkout { .. } => "cargo xtask conformance",
+        }
+    }
+
+    /// The arguments, after the running executable, that reach [`run`] (the self-test's
+    /// wrapper is this executable again).
+    fn own_arguments(&self) -> &'static [&'static str] {
+        match self {
+            Launcher::Installed => &[],
+            Launcher::Checkout { .. } => &["conformance"],
+        }
+    }
+}
+
+/// Runs the runner with `args` (the arguments after the command).
+pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
+    if args.first().map(String::as_str) == Some(selftest::WRAPPER) {
+        return selftest::drop_id(&args[1..], launcher);
+    }
+    match cli::parse(args, launcher)? {
+        Invocation::Help(text) => {
+            print!("{text}");
+            Ok(())
+        }
+        Invocation::SelfTest(options) => selftest::run(&options, launcher),
+        Invocation::Run(options) => {
+            if !execute::execute(&options, launcher, true)?.ok {
+                bail!("conformance failed");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The checkout this crate sits in, for tests that read its kit.
+#[cfg(test)]
+fn checkout() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the simulator sits in the workspace")
+        .to_owned()
+}
