@@ -33,8 +33,9 @@ pub(super) struct Running {
 impl Running {
     /// Stops it (SIGTERM, then SIGKILL to its group after a grace) and reaps it. Whatever it
     /// left running in its group (a shell's `sleep` outlives the shell SIGTERM ended) is killed
-    /// too: the group's id stays reserved while any member lives, so the signal reaches no one
-    /// else.
+    /// too. While a member lives, no new process can take the group's id; when none does, the
+    /// signal finds no group (pids are handed out in sequence, so the leader's was not reused
+    /// moments after it was reaped).
     pub(super) fn stop(&mut self) {
         if !matches!(self.child.try_wait(), Ok(Some(_))) {
             process::signal(self.child.id(), "TERM", false);
