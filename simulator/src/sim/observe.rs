@@ -189,7 +189,9 @@ mod socket_tests {
                 .write_all(format!("got {line}").as_bytes())
                 .unwrap();
             let (stream, _) = listener.accept().unwrap();
-            BufReader::new(&stream).read_line(&mut String::new()).unwrap();
+            BufReader::new(&stream)
+                .read_line(&mut String::new())
+                .unwrap();
             drop(stream);
         });
         assert_eq!(super::socket_line(&path, "ping").unwrap(), "got ping");
