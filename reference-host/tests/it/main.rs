@@ -24,6 +24,7 @@ mod devices;
 mod dispatch;
 mod event;
 mod faults;
+mod hygiene;
 mod ls;
 mod notify;
 mod permissions;

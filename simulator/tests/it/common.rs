@@ -64,9 +64,21 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
         }
     }
     for name in LOCATIONS {
-        command.env(name, Path::new(NOWHERE).join(name));
+        command.env(name, nowhere(name));
     }
     command
+}
+
+/// The value of a location variable that lets nothing be written: [`NOWHERE`]`/<name>`, but
+/// `/dev/null` itself for `TMUX_TMPDIR`: tmux passes over a `TMUX_TMPDIR` that does not exist
+/// and puts its socket in `/tmp/tmux-<uid>` instead, while under an existing file it fails
+/// ("couldn't create directory /dev/null/tmux-0").
+pub fn nowhere(name: &str) -> PathBuf {
+    if name == "TMUX_TMPDIR" {
+        PathBuf::from("/dev/null")
+    } else {
+        Path::new(NOWHERE).join(name)
+    }
 }
 
 /// A temp `CORRAL_SIM_DIR`, and the real scratch tmux servers brought up in it: their sockets sit
@@ -204,16 +216,29 @@ fn a_child_given_no_temp_dir_can_write_nowhere() {
     let seen = locations(command("env"));
     assert_eq!(seen.len(), LOCATIONS.len(), "{seen:?}");
     for (name, value) in &seen {
-        assert!(value.starts_with(NOWHERE), "{name}={value}");
+        assert_eq!(Path::new(value), nowhere(name), "{name}");
     }
     let (_, err, code) = split(
-        command("sh")
-            .args(["-c", "mkdir -p \"$TMUX_TMPDIR/tmux-0\""])
+        command("tmux")
+            .args(["-L", &unique_socket("nowhere"), "-f", "/dev/null"])
+            .args(["new-session", "-d"])
             .output()
             .unwrap(),
     );
-    assert_ne!(code, 0, "a directory was made under {NOWHERE}");
-    assert!(err.contains("Not a directory"), "{err}");
+    assert_ne!(code, 0, "a tmux server started in /tmp/tmux-<uid>");
+    assert!(
+        err.contains("couldn't create directory /dev/null/"),
+        "{err}"
+    );
+    let (_, err, code) = split(
+        command(SIM)
+            .args(["up", fixture("small.toml").to_str().unwrap()])
+            .args(["--backend", "fake", "--socket", "nowhere"])
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(code, 0, "corral-sim found a state dir");
+    assert!(err.contains("CORRAL_SIM_DIR"), "{err}");
 }
 
 #[test]
