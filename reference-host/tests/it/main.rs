@@ -20,6 +20,7 @@ macro_rules! on_both_backends {
 
 mod support;
 
+mod cli;
 mod devices;
 mod dispatch;
 mod event;
