@@ -4,6 +4,7 @@
 mod api;
 mod common;
 mod fake_tmux;
+mod help;
 mod hooks;
 mod observe;
 mod parity;
