@@ -12,7 +12,10 @@ pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
 
 /// Runs the golden sessions against a host.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "cargo xtask conformance")]
+#[command(
+    name = "cargo xtask conformance",
+    after_help = "Examples:\n  cargo xtask conformance\n  cargo xtask conformance --backend real --case 'device.*' --keep\n  cargo xtask conformance --host 'my-host serve --device {device}' --host-cli my-host --markdown report.md"
+)]
 struct Args {
     /// The simulator backend the fleets run on.
     #[arg(long, default_value = "fake", value_parser = backend_parser())]
@@ -158,4 +161,18 @@ pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
     } else {
         Invocation::Run(options)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Invocation, parse};
+
+    #[test]
+    fn help_says_what_the_runner_is_for_with_an_example() {
+        let Invocation::Help(help) = parse(&["--help".to_owned()]).unwrap() else {
+            panic!("--help is help");
+        };
+        assert!(help.contains("Runs the golden sessions"), "{help}");
+        assert!(help.contains("Examples:"), "{help}");
+    }
 }
