@@ -36,3 +36,75 @@ fn every_help_says_what_the_command_is_for_with_an_example_and_exits_0() {
             .stderr("");
     }
 }
+
+/// Each device command confirms what it did in one line on stderr; stdout stays empty (it holds
+/// only a listing, or `add --key`'s authorized_keys line).
+#[test]
+fn the_device_commands_confirm_what_they_did_in_one_line_on_stderr() {
+    let home = Home::new("unused");
+    let confirms = |args: &[&str], line: &str| {
+        corral(&home)
+            .args(args)
+            .assert()
+            .success()
+            .stdout("")
+            .stderr(format!("{line}\n"));
+    };
+    confirms(
+        &[
+            "device", "add", "phone", "--id", "SHA256:p", "--scope", "read",
+        ],
+        "enrolled phone (SHA256:p) with read",
+    );
+    confirms(
+        &["device", "grant", "phone", "act:answer"],
+        "granted act:answer to phone (SHA256:p): it has read, act:answer",
+    );
+    confirms(
+        &["device", "grant", "phone", "act:answer"],
+        "phone (SHA256:p) already has act:answer: it has read, act:answer",
+    );
+    confirms(
+        &["device", "revoke", "phone"],
+        "revoked phone (SHA256:p): its live connections end at their next request or publish",
+    );
+    corral(&home)
+        .args(["device", "revoke", "phone"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("corral: no device named phone\n");
+}
+
+#[test]
+fn device_list_has_a_header_and_says_when_the_store_is_empty() {
+    let home = Home::new("unused");
+    let store = home.dir.path().join("config/corral/devices.toml");
+    corral(&home)
+        .args(["device", "list"])
+        .assert()
+        .success()
+        .stdout(format!(
+            "no device is enrolled (the store is {}); enrol one with `corral device add`\n",
+            store.display()
+        ))
+        .stderr("");
+    home.enrol("phone", "SHA256:p", &["read"]);
+    corral(&home)
+        .args(["device", "list"])
+        .assert()
+        .success()
+        .stdout("NAME   ID        SCOPES\nphone  SHA256:p  read\n");
+    // Emptied again by a revocation: said again.
+    home.ok(&["device", "revoke", "phone"]);
+    corral(&home)
+        .args(["device", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("no device is enrolled"));
+    corral(&home)
+        .args(["device", "list", "--json"])
+        .assert()
+        .success()
+        .stdout("{\"schema\":1,\"devices\":[]}\n");
+}
