@@ -2,6 +2,8 @@
 //! example and exits 0, the device commands confirm what they did, and mistakes are said (a
 //! tmux socket with no server, a `$CORRAL_CONFIG` naming no file).
 
+use std::os::unix::fs::MetadataExt;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
@@ -107,4 +109,45 @@ fn device_list_has_a_header_and_says_when_the_store_is_empty() {
         .assert()
         .success()
         .stdout("{\"schema\":1,\"devices\":[]}\n");
+}
+
+/// A socket no tmux server listens on lists nothing, exits 0, and says so on stderr, naming the
+/// socket; stdout is the listing as ever (a header, or the empty document).
+#[test]
+fn ls_on_a_socket_with_no_server_says_so_on_stderr() {
+    let socket = crate::support::unique("corral-absent");
+    let home = Home::new(&socket);
+    let uid = std::fs::metadata(home.dir.path()).unwrap().uid();
+    let said = format!(
+        "corral: no tmux server is running on {}: the fleet is empty\n",
+        home.dir
+            .path()
+            .join(format!("tmux-{uid}/{socket}"))
+            .display()
+    );
+    corral(&home)
+        .arg("ls")
+        .assert()
+        .success()
+        .stdout("PANE  AGENT  STATE  DETAIL  LOCATOR  REPO  BRANCH  TITLE\n")
+        .stderr(said.clone());
+    corral(&home)
+        .args(["ls", "--json"])
+        .assert()
+        .success()
+        .stdout("{\"schema\":1,\"agents\":[]}\n")
+        .stderr(said);
+}
+
+/// A server that runs is no mistake, even with no agent pane: nothing is said.
+#[test]
+fn ls_on_a_running_server_says_nothing_on_stderr() {
+    let fleet = crate::support::Fleet::up(crate::support::Backend::Fake);
+    let home = fleet.home();
+    corral(&home)
+        .arg("ls")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("PANE"))
+        .stderr("");
 }
