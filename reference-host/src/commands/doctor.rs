@@ -41,16 +41,17 @@ fn report(tmux: &Tmux, paths: &Paths, now: u64) -> DoctorReport {
         });
     };
     let config = crate::config::load(&paths.config_file);
+    let config_path = &paths.config_file.path;
     match &config {
-        Ok(_) if paths.config_file.exists() => check(
+        Ok(_) if config_path.exists() => check(
             "config",
             CheckStatus::Ok,
-            format!("{} parses", paths.config_file.display()),
+            format!("{} parses", config_path.display()),
         ),
         Ok(_) => check(
             "config",
             CheckStatus::Ok,
-            format!("no {}: the defaults apply", paths.config_file.display()),
+            format!("no {}: the defaults apply", config_path.display()),
         ),
         Err(err) => check("config", CheckStatus::Fail, format!("{err:#}")),
     }

@@ -151,3 +151,60 @@ fn ls_on_a_running_server_says_nothing_on_stderr() {
         .stdout(predicate::str::starts_with("PANE"))
         .stderr("");
 }
+
+/// `$CORRAL_CONFIG` naming a file that does not exist is a mistake, not the defaults: one
+/// readable line and a non-zero exit from every command that reads the config.
+#[test]
+fn a_corral_config_naming_no_file_is_an_error() {
+    let home = Home::new(&crate::support::unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let missing = home.dir.path().join("conifg.toml");
+    let said = format!(
+        "$CORRAL_CONFIG names {}, which does not exist (create it, or unset CORRAL_CONFIG for the default config file)",
+        missing.display()
+    );
+    for args in [
+        &["daemon"][..],
+        &["debug", "notify-test", "--trigger", "done"],
+        &["hooks", "print", "claude"],
+    ] {
+        corral(&home)
+            .env("CORRAL_CONFIG", &missing)
+            .args(args)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(format!("corral: {said}\n"));
+    }
+    // serve cannot start: exit 1, its one error frame, the reason in its log.
+    let out = home
+        .serve_command("fp-phone")
+        .env("CORRAL_CONFIG", &missing)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let frame: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(crate::support::is_error(&frame, "0", "internal"), "{frame}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&said),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // doctor reports it as its failing config check.
+    corral(&home)
+        .env("CORRAL_CONFIG", &missing)
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "FAIL  config          {said}"
+        )));
+    // Once the file is there, it is read.
+    std::fs::write(&missing, "[serve]\nmax_connections = 1\n").unwrap();
+    corral(&home)
+        .env("CORRAL_CONFIG", &missing)
+        .args(["hooks", "print", "claude"])
+        .assert()
+        .success();
+}
