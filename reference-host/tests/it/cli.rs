@@ -208,3 +208,42 @@ fn a_corral_config_naming_no_file_is_an_error() {
         .assert()
         .success();
 }
+
+/// A hand-edited store holding a scope this build does not know: serve ignores the token (it
+/// grants nothing), and `corral doctor` says which device has it.
+#[test]
+fn doctor_reports_a_scope_the_build_does_not_know() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let home = Home::new(&crate::support::unique("corral-absent"));
+    home.enrol("phone", "SHA256:p", &["read"]);
+    let store = home.dir.path().join("config/corral/devices.toml");
+    let text = std::fs::read_to_string(&store)
+        .unwrap()
+        .replace("\"read\"", "\"read\", \"act:anwser\"");
+    std::fs::write(&store, text).unwrap();
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o600)).unwrap();
+    corral(&home)
+        .arg("doctor")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "warn  device-store    ".to_owned() + &store.display().to_string(),
+        ))
+        .stdout(predicate::str::contains("phone has `act:anwser`"));
+    let out = corral(&home).args(["doctor", "--json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "device-store")
+        .unwrap();
+    assert_eq!(check["status"], "warn", "{report}");
+    // The listing shows the token as the store holds it.
+    corral(&home)
+        .args(["device", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("read,act:anwser"));
+}
