@@ -11,7 +11,8 @@ use std::path::Path;
 
 use schema::manifest::ActionList;
 use schema::{
-    CompletionPayload, DeviceList, LsDocument, NotifyLogLine, NotifyPayload, TransitionRing,
+    CompletionPayload, DeviceList, LsDocument, NotifyLogLine, NotifyPayload, Receipts,
+    TransitionRing,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -214,8 +215,9 @@ fn reencode<T: Serialize + DeserializeOwned>(value: &Value) -> Result<Value, Str
 /// The JSON documents a host writes whose key order the protocol states (as it states a frame's),
 /// by schema file: `corral ls --json` (a row's keys in wire order, `title` right after
 /// `locator`), `corral device list --json`, `corral actions --json`, a `notify.log` line, the
-/// payload a notification command reads (a fire's, a detached action's completion's) and the
-/// transition ring `corral debug transitions --json` prints.
+/// payload a notification command reads (a fire's, a detached action's completion's), the
+/// transition ring `corral debug transitions --json` prints and the receipts `corral receipts
+/// --json` prints (a receipt's keys in wire order).
 fn ordered(file: &str) -> Option<Reencode> {
     Some(match file {
         "ls.schema.json" => reencode::<LsDocument>,
@@ -224,6 +226,7 @@ fn ordered(file: &str) -> Option<Reencode> {
         "notify-log-line.schema.json" => reencode::<NotifyLogLine>,
         "notify-payload.schema.json" => reencode::<NotifyPayload>,
         "notify-completion.schema.json" => reencode::<CompletionPayload>,
+        "receipts.schema.json" => reencode::<Receipts>,
         "transition-ring.schema.json" => reencode::<TransitionRing>,
         _ => return None,
     })

@@ -84,12 +84,7 @@ fn permission(pane: &Pane, sources: &mut Sources<'_>) -> PermissionCard {
     let row = &pane.row;
     let approve = sources.manifests.action(&row.agent, &Action::Approve);
     let api = matches!(approve.map(|a| &a.spec), Some(ActionSpec::Api(_)))
-        && pane
-            .facts
-            .api_endpoint
-            .as_deref()
-            .and_then(crate::http::loopback)
-            .is_some();
+        && api_endpoint(pane).is_some();
     let (lane, options, extraction, parked) = if api {
         (
             Lane::Api,
@@ -141,6 +136,14 @@ fn permission(pane: &Pane, sources: &mut Sources<'_>) -> PermissionCard {
     }
 }
 
+/// The pane's agent API endpoint, when it is one the host may call (loopback).
+fn api_endpoint(pane: &Pane) -> Option<&str> {
+    pane.facts
+        .api_endpoint
+        .as_deref()
+        .and_then(crate::http::loopback)
+}
+
 fn hook_option(kind: OptionKind, name: &str, id: &str) -> CardOption {
     CardOption {
         kind,
@@ -159,7 +162,14 @@ fn manifest_options(pane: &Pane, manifests: &Manifests) -> Vec<CardOption> {
     .into_iter()
     .filter_map(|(action, kind)| {
         let loaded = manifests.action(&pane.row.agent, &action)?;
-        if matches!(loaded.spec, ActionSpec::Exec(_)) {
+        // Only what a dispatch of this pane could fire: never a local command, and an API call
+        // only where the pane names a loopback endpoint (elsewhere it is refused `no-coverage`).
+        let fireable = match loaded.spec {
+            ActionSpec::Exec(_) => false,
+            ActionSpec::Api(_) => api_endpoint(pane).is_some(),
+            ActionSpec::Keys(_) | ActionSpec::Text(_) => true,
+        };
+        if !fireable {
             return None;
         }
         Some(CardOption {

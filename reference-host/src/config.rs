@@ -46,13 +46,10 @@ fn check_notify(notify: &schema::config::NotifyConfig) -> anyhow::Result<()> {
             bail!("[notify] on: unknown transition `{word}` (expected `blocked` or `done`)");
         }
     }
-    if let Some(high) = &notify.context_high
-        && high.threshold > 100
+    if let Some(threshold) = notify.context_high.as_ref().and_then(|c| c.threshold)
+        && threshold > 100
     {
-        bail!(
-            "[notify.context_high] threshold: {} is not a percent (0 to 100)",
-            high.threshold
-        );
+        bail!("[notify.context_high] threshold: {threshold} is not a percent (0 to 100)");
     }
     Ok(())
 }
@@ -145,6 +142,19 @@ mod tests {
         );
         std::fs::write(&path, "[serve]\nmax_connections = 2\n").unwrap();
         assert_eq!(load(&named).unwrap().serve.max_connections, 2);
+    }
+
+    #[test]
+    fn a_trigger_table_without_its_threshold_loads_and_turns_nothing_on() {
+        let config = load_text(
+            "[notify.context_high]\ncommand = \"a\"\n\n[notify.stall]\ncommand = \"b\"\n",
+        )
+        .unwrap();
+        let triggers = crate::notify::trigger::Triggers::of(&config.notify);
+        assert_eq!((triggers.context_high, triggers.stall_ms), (None, None));
+        let config = load_text("[notify.stall]\nthreshold_s = 5\n").unwrap();
+        let triggers = crate::notify::trigger::Triggers::of(&config.notify);
+        assert_eq!(triggers.stall_ms, Some(5000));
     }
 
     #[test]

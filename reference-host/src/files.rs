@@ -57,12 +57,20 @@ pub fn lock_within(path: &Path, patience: std::time::Duration) -> io::Result<Opt
 
 /// Creates `path` exclusively with `bytes`, mode 0600 (its dir created private): fails with
 /// `AlreadyExists` when the file is there, so two writers can never both succeed.
+///
+/// A file whose bytes could not all be written (a full disk) is removed again: the exclusive
+/// create made it this writer's, a reader cannot act on a part of a JSON document, and left
+/// behind it would turn every later writer away. Once written whole a reader may have acted on
+/// it, so a failed sync leaves it in place.
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
     }
     let mut file = create_new(path, 0o600)?;
-    file.write_all(bytes)?;
+    if let Err(err) = file.write_all(bytes) {
+        let _ = std::fs::remove_file(path);
+        return Err(err);
+    }
     file.sync_all()
 }
 

@@ -1,7 +1,7 @@
 //! `corral`: the reference host. Parses the command line, sets up logging to stderr, runs the
 //! command, and maps its result to an exit code; nothing else happens here.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -21,13 +21,18 @@ fn main() -> ExitCode {
     match reference_host::run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("corral: {err:#}");
+            // Not `eprintln!`: it panics when stderr cannot be written (a full disk), which
+            // would turn this exit 1 into a crash.
+            let _ = writeln!(std::io::stderr(), "corral: {err:#}");
             ExitCode::from(1)
         }
     }
 }
 
-/// Logs go to stderr only, filtered by `RUST_LOG` (default: `default`).
+/// Logs go to stderr only, filtered by `RUST_LOG` (default: `default`). A log line stderr cannot
+/// take (a full disk, `/dev/full`) is dropped: a log must never stop what it records, and the
+/// subscriber's own report of the failure would go to that same stderr through `eprintln!`,
+/// which panics.
 fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -35,5 +40,6 @@ fn init_logging(default: &str) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        .log_internal_errors(false)
         .init();
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::device::{DeviceList, DeviceStore};
+use crate::dispatch::Receipts;
 use crate::doctor::DoctorReport;
 use crate::envelope::Envelope;
 use crate::hook::{ParkedRequest, Verdict};
@@ -162,6 +163,13 @@ pub fn documents() -> Vec<SchemaDocument> {
             Write,
             "corral notification payload",
             "The JSON a notify command reads on stdin.",
+        ),
+        document::<Receipts>(
+            ORIGIN,
+            "receipts.schema.json",
+            Write,
+            "corral receipts --json",
+            "The ledger's resolved receipts as `corral receipts --json` prints them: the body of the wire's `receipts` response, `{\"receipts\":[...]}`, each receipt `cached: true`, sorted by `at_ms`.",
         ),
         document::<Envelope<Request>>(
             ORIGIN,

@@ -10,8 +10,9 @@
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
 //! - [`plan`]: a fixture expanded into the fleet `up` creates, with the pane ids tmux will assign.
 //! - [`sim`]: `corral-sim` (backends, bring-up, steps, what panes received, transcripts, hook
-//!   replay, the agent API).
-//! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app.
+//!   replay, the agent API, and `demo`, an animated fleet for a client app).
+//! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app
+//!   (over stdio, or a directory of sessions against an app it starts).
 //! - [`process`]: the one place that spawns child processes (tmux, git, `corral event`).
 
 pub mod env;

@@ -117,6 +117,10 @@ pub enum Step {
     Close(Empty),
     /// Sends SIGTERM to the connection's host process.
     Terminate(Empty),
+    /// Sends SIGKILL to the connection's host process (a host that dies mid-request, whatever
+    /// it was doing) and waits for its end. Every frame it wrote before must have been expected;
+    /// a later `spawn` may start the connection again.
+    Kill(Empty),
     /// The host process exits with this code. Every frame it wrote before must have been
     /// expected.
     Exit(i32),
@@ -331,6 +335,10 @@ pub enum SignalName {
     /// SIGTERM.
     #[serde(rename = "TERM")]
     Term,
+    /// SIGKILL: the program cannot answer it, so the step waits for its end and takes no
+    /// `exit` or `stderr`.
+    #[serde(rename = "KILL")]
+    Kill,
 }
 
 impl SignalName {
@@ -340,6 +348,7 @@ impl SignalName {
             SignalName::Hup => "HUP",
             SignalName::Int => "INT",
             SignalName::Term => "TERM",
+            SignalName::Kill => "KILL",
         }
     }
 }
@@ -353,7 +362,8 @@ pub struct SignalStep {
     /// The signal.
     pub signal: SignalName,
     /// When present, the program must then exit with this code (within the step's limit); the
-    /// name is free again. Absent, it must keep running (a reload).
+    /// name is free again. Absent, it must keep running (a reload), except after `KILL`, which
+    /// it cannot survive: then the step waits for its end and the name is free again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit: Option<i32>,
     /// With `exit`: what its whole stderr holds (a daemon's log); absent, not judged.
@@ -433,8 +443,15 @@ mod tests {
             let parsed: StepLine = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
         }
-        let refused = r#"{"signal":{"name":"daemon","signal":"KILL"}}"#;
+        let refused = r#"{"signal":{"name":"daemon","signal":"STOP"}}"#;
         assert!(serde_json::from_str::<StepLine>(refused).is_err());
+        for line in [
+            r#"{"signal":{"name":"daemon","signal":"KILL"}}"#,
+            r#"{"kill":{},"conn":"b"}"#,
+        ] {
+            let parsed: StepLine = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
+        }
     }
 
     #[test]

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::MAIN_CONN;
 use super::line::{
-    Content, Entry, FileCheck, Program, Run, SessionHeader, SignalStep, Started, Step, StepLine,
-    WriteFile,
+    Content, Entry, FileCheck, Program, Run, SessionHeader, SignalName, SignalStep, Started, Step,
+    StepLine, WriteFile,
 };
 use super::names::{is_prebound, names_fixture_pane};
 use crate::backend::Backend;
@@ -311,6 +311,7 @@ fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
         | Step::Revoke(_)
         | Step::Close(_)
         | Step::Terminate(_)
+        | Step::Kill(_)
         | Step::Exit(_) => {}
     }
     Ok(())
@@ -399,6 +400,16 @@ fn check_signal(signal: &SignalStep, names: &mut Names) -> Result<(), String> {
             "no `background` program named `{}` is running here",
             signal.name
         ));
+    }
+    if signal.signal == SignalName::Kill {
+        if signal.exit.is_some() || signal.stderr.is_some() {
+            return Err(
+                "a program killed with `KILL` has no exit code to judge: drop `exit` and `stderr`"
+                    .into(),
+            );
+        }
+        names.running.remove(&signal.name);
+        return Ok(());
     }
     match (&signal.exit, &signal.stderr) {
         (None, Some(_)) => {
@@ -784,9 +795,12 @@ mod tests {
         let daemon = r#"{"background":{"name":"d","program":"corral","args":["daemon"],"ready_file":"${run_dir}/corral/notify/daemon-${server_key}.sock"}}"#;
         let hup = r#"{"signal":{"name":"d","signal":"HUP"}}"#;
         let term = r#"{"signal":{"name":"d","signal":"TERM","exit":0,"stderr":{"contains":"x"}}}"#;
+        let kill = r#"{"signal":{"name":"d","signal":"KILL"}}"#;
         let session =
             parse_text(&format!("{HEADER}\n{daemon}\n{hup}\n{term}\n{daemon}\n")).unwrap();
         assert!(session.runs(Program::Corral));
+        // A kill ends the program: its name is free for another.
+        parse_text(&format!("{HEADER}\n{daemon}\n{kill}\n{daemon}\n{kill}\n")).unwrap();
         for (text, wanted) in [
             (format!("{daemon}\n{daemon}\n"), "already running"),
             (format!("{hup}\n"), "no `background` program named `d`"),
@@ -800,6 +814,17 @@ mod tests {
                     r#"{"signal":{"name":"d","signal":"INT","stderr":{"text":""}}}"#
                 ),
                 "give `exit` too",
+            ),
+            (
+                format!("{daemon}\n{kill}\n{hup}\n"),
+                "no `background` program named `d`",
+            ),
+            (
+                format!(
+                    "{daemon}\n{}\n",
+                    r#"{"signal":{"name":"d","signal":"KILL","exit":0}}"#
+                ),
+                "has no exit code to judge",
             ),
             (
                 r#"{"background":{"name":"","program":"corral"}}"#.to_owned() + "\n",

@@ -13,8 +13,10 @@
 //!    uncovered, requirement unmet, episode changed, request gone, then the text's own rules.
 //!
 //! Then the action fires on its lane (`fire.rs`), and the receipt is written to the ledger before
-//! it is answered. `force` does not exist here. The person at the host (`corral act`) goes
-//! through gates 2 and 3 and the same fire, with no scope gate.
+//! it is answered. A receipt the ledger cannot take (a full disk) is still answered, and its claim
+//! abandoned: from then on the slot resolves `error`/`fired-unknown`. `force` does not exist
+//! here. The person at the host (`corral act`) goes through gates 2 and 3 and the same fire, with
+//! no scope gate.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -118,9 +120,14 @@ pub fn exit_code(outcome: &Outcome, reason: Option<&Reason>) -> i32 {
     }
 }
 
+/// The refusal of a dispatch the ledger cannot answer (unreadable, or no room to write): every
+/// caller of it has fired nothing, and says so.
 fn internal(err: LedgerError) -> Refusal {
     tracing::error!(%err, "the ledger cannot answer");
-    Refusal::Internal("the host's dispatch ledger cannot be read; see its log".into())
+    Refusal::Internal(
+        "the host's dispatch ledger cannot be read or written (see the host's log); nothing was fired"
+            .into(),
+    )
 }
 
 /// Runs `order` through the gates and fires it: its receipt, or an error frame's refusal.
@@ -175,7 +182,7 @@ pub fn dispatch<S: FleetSource>(
     let lock = match crate::files::lock_within(&lock_path, LOCK_WAIT) {
         Ok(Some(lock)) => lock,
         Ok(None) => {
-            d.ledger.release(order.slot).map_err(internal)?;
+            release(d.ledger, order.slot)?;
             return Ok(receipt(
                 order,
                 Outcome::Refused,
@@ -185,7 +192,7 @@ pub fn dispatch<S: FleetSource>(
         }
         Err(err) => {
             tracing::error!(path = %lock_path.display(), %err, "the pane lock cannot be taken");
-            d.ledger.release(order.slot).map_err(internal)?;
+            release(d.ledger, order.slot)?;
             return Err(Refusal::Internal(
                 "the host cannot lock the pane; see its log".into(),
             ));
@@ -195,7 +202,7 @@ pub fn dispatch<S: FleetSource>(
         Ok(pane) => pane,
         Err(err) => {
             tracing::debug!(%err, "reading the pane for a dispatch failed");
-            d.ledger.release(order.slot).map_err(internal)?;
+            release(d.ledger, order.slot)?;
             return Err(Refusal::Internal(
                 "the host could not read its tmux server".into(),
             ));
@@ -211,9 +218,27 @@ pub fn dispatch<S: FleetSource>(
             fired
         }
     };
-    d.ledger.resolve(&answer).map_err(internal)?;
+    // What happened is answered even when the ledger cannot record it: the claim is abandoned,
+    // and later askers get `fired-unknown`, never a second fire.
+    if let Err(err) = d.ledger.resolve(&answer) {
+        tracing::error!(
+            %err,
+            slot = order.slot,
+            "the receipt could not be recorded; the slot resolves fired-unknown from now on"
+        );
+        d.ledger.abandon();
+    }
     drop(lock);
     Ok(answer)
+}
+
+/// Releases a claim this dispatch gives back (nothing fired); when the release cannot be
+/// written, the claim is abandoned rather than left in flight.
+fn release(ledger: &mut Ledger, slot: &str) -> Result<(), Refusal> {
+    ledger.release(slot).map_err(|err| {
+        ledger.abandon();
+        internal(err)
+    })
 }
 
 fn cached(mut found: Receipt) -> Receipt {

@@ -326,6 +326,16 @@ impl Ledger {
         })
     }
 
+    /// Gives up this process's claim when its end (the receipt, or the release of a `locked`
+    /// refusal) could not be written, a full disk say. Its liveness lock goes, so every later
+    /// asker, this process included, finds the claim's owner dead and resolves the slot
+    /// `error`/`fired-unknown` (once the ledger can be written again): the ledger holds no record
+    /// of what happened, and waiting on a live process that will never write one would keep the
+    /// slot in flight for as long as that process lives. The next claim takes a fresh owner.
+    pub fn abandon(&mut self) {
+        self.owner = None;
+    }
+
     /// Resolved receipts, filtered by slot and by claim time (inclusive), sorted by `at_ms`.
     pub fn receipts(
         &mut self,

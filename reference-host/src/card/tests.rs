@@ -168,6 +168,11 @@ fn an_agent_whose_approve_is_an_api_call_is_the_api_lane_when_it_has_an_endpoint
         panic!()
     };
     assert_eq!(card.lane, Lane::Screen, "no endpoint");
+    assert_eq!(
+        card.options,
+        [],
+        "an API action with no endpoint to call is refused at dispatch, so no card offers it"
+    );
     pane.facts.api_endpoint = Some("http://127.0.0.1:4096".into());
     let Card::Permission(card) = world.card(&pane) else {
         panic!()
@@ -183,6 +188,7 @@ fn an_agent_whose_approve_is_an_api_call_is_the_api_lane_when_it_has_an_endpoint
         panic!()
     };
     assert_eq!(card.lane, Lane::Screen, "only a loopback endpoint counts");
+    assert_eq!(card.options, []);
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! with the receipt's exit code.
 #![allow(clippy::print_stdout, reason = "a command's output is stdout")]
 
+use std::io::Write as _;
+
 use anyhow::{Context, bail};
 use schema::manifest::{ActionList, ActionListing};
 use schema::{Action, Binder, Receipt, Receipts, SCHEMA_VERSION};
@@ -78,7 +80,8 @@ pub fn act(args: ActArgs, paths: &Paths, host: String) -> anyhow::Result<u8> {
             Ok(u8::try_from(receipt.exit_code).unwrap_or(1))
         }
         Err(Refusal::BadRequest(message)) => {
-            eprintln!("corral: {message}");
+            // Not `eprintln!`, which panics on a stderr that cannot be written.
+            let _ = writeln!(std::io::stderr(), "corral: {message}");
             Ok(USAGE)
         }
         Err(Refusal::Internal(message)) => bail!(message),

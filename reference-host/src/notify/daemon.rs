@@ -2,7 +2,9 @@
 //! stderr.
 //!
 //! Start-up, in order: the config (broken: exit 1), the runtime dir, the server's identity, the
-//! daemon lock of that server (held: refused, exit 1, saying so), the socket. Then one event loop
+//! daemon lock of that server (held: refused, exit 1, saying so), the socket (bound under a
+//! staging name), the baseline read, and only then the socket under its real name: a daemon
+//! whose socket is there is watching. Then one event loop
 //! over a closed set of events: a cycle tick (one read of the whole fleet, then the notifier's
 //! cycle), SIGHUP (reload the config; a broken one keeps the old and says why), a socket request
 //! (the ring, a hook's transition), SIGTERM or SIGINT (clear progress, exit 0).
@@ -66,10 +68,12 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
             server.socket_path
         );
     };
+    // The socket is bound now, under a staging name, so a failure to make it is said before any
+    // cycle runs; it takes its real name after the baseline read.
     let socket_path = runtime.daemon_socket(&server.key);
-    let listener = socket::bind(&socket_path)
-        .with_context(|| format!("the daemon socket {}", socket_path.display()))?;
-    tracing::info!(server = %server.socket_path, socket = %socket_path.display(), "notification daemon started");
+    let staging = socket_path.with_extension(format!("sock.{}", std::process::id()));
+    let listener = socket::bind(&staging)
+        .with_context(|| format!("the daemon socket {}", staging.display()))?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let daemon = Daemon {
         reader: reader(&options, &config),
@@ -78,7 +82,8 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
         options,
         server,
     };
-    let code = daemon.run(listener);
+    let code = daemon.run(listener, &staging, &socket_path);
+    let _ = std::fs::remove_file(&staging);
     let _ = std::fs::remove_file(&socket_path);
     code
 }
@@ -111,17 +116,29 @@ fn reader(options: &DaemonOptions, config: &Config) -> FleetReader {
 }
 
 impl Daemon {
-    fn run(mut self, listener: std::os::unix::net::UnixListener) -> anyhow::Result<u8> {
+    /// Takes the baseline read, then gives the socket bound at `staging` its name `socket_path`
+    /// (so a daemon whose socket is there has read the fleet once) and cycles until a signal
+    /// ends it.
+    fn run(
+        mut self,
+        listener: std::os::unix::net::UnixListener,
+        staging: &std::path::Path,
+        socket_path: &std::path::Path,
+    ) -> anyhow::Result<u8> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let code = runtime.block_on(async move {
-            let (ask, mut asked) = tokio::sync::mpsc::channel(16);
-            socket::serve(listener, ask);
             let mut term = signal(SignalKind::terminate())?;
             let mut interrupt = signal(SignalKind::interrupt())?;
             let mut hangup = signal(SignalKind::hangup())?;
-            let mut next = tokio::time::Instant::now();
+            self.cycle();
+            let mut next = tokio::time::Instant::now() + self.interval;
+            std::fs::rename(staging, socket_path)
+                .with_context(|| format!("the daemon socket {}", socket_path.display()))?;
+            tracing::info!(server = %self.server.socket_path, socket = %socket_path.display(), "notification daemon started");
+            let (ask, mut asked) = tokio::sync::mpsc::channel(16);
+            socket::serve(listener, ask);
             loop {
                 let event = tokio::select! {
                     _ = term.recv() => Event::Shutdown,

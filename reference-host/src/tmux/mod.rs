@@ -91,6 +91,11 @@ pub enum TmuxError {
         /// First line of its stderr.
         stderr: String,
     },
+    /// tmux exited 0 but printed something other than what the command asked for.
+    Unreadable {
+        /// The first line of what it printed, cut to 80 characters.
+        output: String,
+    },
 }
 
 impl std::fmt::Display for TmuxError {
@@ -102,6 +107,12 @@ impl std::fmt::Display for TmuxError {
                 "tmux did not answer within {after:?} moments ago; not asking it again yet"
             ),
             TmuxError::Failed { status, stderr } => write!(f, "tmux failed ({status}): {stderr}"),
+            TmuxError::Unreadable { output } => {
+                write!(
+                    f,
+                    "tmux answered something other than what was asked: {output:?}"
+                )
+            }
         }
     }
 }

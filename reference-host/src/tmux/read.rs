@@ -127,7 +127,7 @@ impl Tmux {
         let format = list_format(&nonce, titles);
         Ok(
             match self.ask(&["list-panes".into(), "-a".into(), "-F".into(), format])? {
-                Answer::Output(out) => Listing::Panes(parse_panes(&out, &nonce, titles)),
+                Answer::Output(out) => Listing::Panes(panes_of(&out, &nonce, titles)?),
                 Answer::NoServer { socket } => Listing::NoServer { socket },
             },
         )
@@ -202,6 +202,20 @@ fn list_format(nonce: &str, titles: Titles) -> String {
         fields.push("#{pane_title}".into());
     }
     format!("{start}{}", fields.join(&sep))
+}
+
+/// The panes of a `list-panes` answer. Output that is not empty yet holds no pane is not tmux's
+/// answer to the format asked for (a wrapper's message, another program's output): an error,
+/// never an empty fleet, which would report every pane gone. No output is no panes: a running
+/// server always has one, and a missing server prints nothing.
+fn panes_of(out: &[u8], nonce: &str, titles: Titles) -> Result<Vec<PaneRead>, TmuxError> {
+    let panes = parse_panes(out, nonce, titles);
+    if panes.is_empty() && !out.is_empty() {
+        let text = String::from_utf8_lossy(out);
+        let first: String = text.lines().next().unwrap_or("").chars().take(80).collect();
+        return Err(TmuxError::Unreadable { output: first });
+    }
+    Ok(panes)
 }
 
 /// Splits `list-panes` output into panes. A record with the wrong field count is skipped.
@@ -444,6 +458,30 @@ mod tests {
             panes.iter().map(|p| p.pane_id.as_str()).collect::<Vec<_>>(),
             ["%1"]
         );
+    }
+
+    #[test]
+    fn output_with_no_pane_in_it_is_an_error_and_no_output_is_no_panes() {
+        let nonce = "n";
+        for garbage in [
+            &b"usage: tmux [-2CDlNuVv]\n"[..],
+            b"\x1e\x1f%0\x1fclaude\n",
+            b"\n",
+            b"\xff\xfe",
+        ] {
+            let err = panes_of(garbage, nonce, Titles::Omit).unwrap_err();
+            assert!(matches!(err, TmuxError::Unreadable { .. }), "{err}");
+        }
+        let mut short = record(&agent("%0", "claude", "idle"), Titles::Omit);
+        short.pop();
+        let only_malformed = render(nonce, &[short]);
+        assert!(panes_of(&only_malformed, nonce, Titles::Omit).is_err());
+        assert_eq!(panes_of(b"", nonce, Titles::Omit).unwrap(), []);
+        let one = render(
+            nonce,
+            &[record(&agent("%1", "codex", "idle"), Titles::Omit)],
+        );
+        assert_eq!(panes_of(&one, nonce, Titles::Omit).unwrap().len(), 1);
     }
 
     #[test]

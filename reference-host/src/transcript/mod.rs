@@ -113,8 +113,8 @@ pub struct Page {
 pub struct PageLimits {
     /// `last`, `header_bytes`, `read_bytes` (and `frame_bytes`, already turned into `room`).
     pub window: WindowLimits,
-    /// Bytes the encoded `events` array's elements may take (the frame budget minus the rest of
-    /// the frame).
+    /// Bytes the encoded session metadata and the `events` array's elements may take together
+    /// (the frame budget minus the rest of the frame).
     pub room: usize,
 }
 
@@ -256,7 +256,10 @@ impl Reader {
             unknown: 0,
             events: Vec::new(),
         };
-        let mut used = 0usize;
+        // The session metadata goes out with every page: its bytes come off the room first.
+        let mut used = page.session.as_ref().map_or(0, |meta| {
+            serde_json::to_string(meta).map_or(usize::MAX, |s| s.len())
+        });
         let mut scanned = 0u64;
         // Set when the page stops with older events left: the position to page back from if
         // no event made it into the page.

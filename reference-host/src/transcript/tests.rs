@@ -212,9 +212,13 @@ fn the_frame_room_drops_events_from_the_old_end_and_older_continues_there() {
     let mut reader = fixture.reader();
     let full = reader.window(&fixture.source(), limits(200), None).unwrap();
     let one = serde_json::to_string(&full.events[0]).unwrap().len() + 1;
+    let session = full
+        .session
+        .as_ref()
+        .map_or(0, |meta| serde_json::to_string(meta).unwrap().len());
     let room = PageLimits {
         window: WindowLimits::DEFAULT,
-        room: one * 3 + one / 2,
+        room: session + one * 3 + one / 2,
     };
     let page = reader.window(&fixture.source(), room, None).unwrap();
     assert_eq!(previews(&page), ["message 9", "message 8", "message 7"]);

@@ -1,31 +1,25 @@
 //! Dispatch end to end: `corral act`, `corral receipts` and `corral actions` at the host, and
-//! `dispatch`/`receipts` over `serve`, on the fake tmux and on a scratch real tmux server. The
-//! slot fires once however many processes race it, and a claimer killed mid-dispatch leaves a
-//! slot that resolves `fired-unknown` and never fires.
+//! `dispatch`/`receipts` over `serve`, on the fake tmux and on a scratch real tmux server. Races
+//! are `races.rs`'s, a dispatcher killed mid-dispatch `kills.rs`'s.
 
 use std::process::Output;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::{Backend, Fleet, Home, fleet_with_phone};
 
-on_both_backends!(
-    act_at_the_host,
-    dispatch_from_devices,
-    racing_processes_fire_a_slot_once
-);
+on_both_backends!(act_at_the_host, dispatch_from_devices);
 
-fn act(home: &Home, args: &[&str]) -> Output {
+pub fn act(home: &Home, args: &[&str]) -> Output {
     home.corral().arg("act").args(args).output().unwrap()
 }
 
-fn stdout(out: &Output) -> String {
+pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The fake's `send-keys` calls (argv after the socket flags), in order.
-fn sent_keys(fleet: &Fleet) -> Vec<Vec<String>> {
+pub fn sent_keys(fleet: &Fleet) -> Vec<Vec<String>> {
     fleet
         .fake_calls()
         .into_iter()
@@ -36,7 +30,7 @@ fn sent_keys(fleet: &Fleet) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn act_log(home: &Home) -> Vec<Value> {
+pub fn act_log(home: &Home) -> Vec<Value> {
     std::fs::read_to_string(home.dir.path().join("act.log"))
         .unwrap_or_default()
         .lines()
@@ -44,7 +38,7 @@ fn act_log(home: &Home) -> Vec<Value> {
         .collect()
 }
 
-fn home_with_act_log(fleet: &Fleet) -> Home {
+pub fn home_with_act_log(fleet: &Fleet) -> Home {
     let home = fleet.home();
     home.write_config(&format!(
         "[serve]\nreconcile_interval_ms = 100\n\n[act]\nlog = \"{}\"\n",
@@ -214,102 +208,6 @@ fn dispatch_from_devices(backend: Backend) {
         json!([]),
         "a scope refusal records nothing"
     );
-}
-
-fn racing_processes_fire_a_slot_once(backend: Backend) {
-    let fleet = Fleet::up(backend);
-    let home = home_with_act_log(&fleet);
-    let idle = fleet.pane("idle");
-    let children: Vec<_> = (0..20)
-        .map(|_| {
-            home.corral()
-                .args(["act", &idle, "steer", "--text", "once", "--slot", "race"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect();
-    for out in &outputs {
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let fresh = outputs
-        .iter()
-        .filter(|o| !stdout(o).contains("cached"))
-        .count();
-    assert_eq!(
-        fresh, 1,
-        "one process fired; the others got the cached receipt"
-    );
-    assert_eq!(act_log(&home).len(), 1, "one fire in the act log");
-    if backend == Backend::Fake {
-        let typed = sent_keys(&fleet)
-            .iter()
-            .filter(|k| k.contains(&"-l".to_owned()))
-            .count();
-        assert_eq!(typed, 1, "the text reached the pane once");
-    }
-}
-
-/// A dispatching process killed between its claim and its fire leaves a slot that resolves
-/// `error`/`fired-unknown` for every later asker and is never fired. The fake tmux hangs the pane
-/// read that follows the claim, and the process is killed inside it.
-#[test]
-fn a_claimer_killed_mid_dispatch_never_fires_twice() {
-    let fleet = Fleet::up(Backend::Fake);
-    let home = fleet.home();
-    let idle = fleet.pane("idle");
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-ms",
-        "20000",
-    ]);
-    let mut child = home
-        .corral()
-        .args(["act", &idle, "steer", "--text", "hello", "--slot", "doomed"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let ledger = home.runtime().join("corral/ledger.jsonl");
-    let started = Instant::now();
-    while !std::fs::read_to_string(&ledger).is_ok_and(|t| t.contains("\"doomed\"")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the claim was never written"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(200));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    fleet.sim(&["fault", "clear"]);
-    for _ in 0..2 {
-        let out = act(
-            &home,
-            &[&idle, "steer", "--text", "hello", "--slot", "doomed"],
-        );
-        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-        assert!(
-            stdout(&out).starts_with("error/fired-unknown"),
-            "{}",
-            stdout(&out)
-        );
-        assert!(stdout(&out).contains("cached"), "{}", stdout(&out));
-    }
-    assert!(sent_keys(&fleet).is_empty(), "nothing was ever sent");
 }
 
 #[test]

@@ -1,15 +1,18 @@
-//! `corral serve` under what a bad night does to it, on a scratch real tmux server: a tmux that
-//! hangs (a stopped server behind a wrapper script), a client that closes its read end, a client
-//! that stops reading, SIGTERM and end of input while stdout is blocked, a tmux that is missing.
+//! `corral serve` under what a bad night does to it, on a scratch real tmux server (and the fake
+//! where both can): a tmux that hangs (a stopped server behind a wrapper script), a client that
+//! closes its read end, a client that stops reading, SIGTERM and end of input while stdout is
+//! blocked, a tmux that is missing, a tmux server that dies while a stream runs (between two
+//! cycles, or inside one's read), a tmux that exits non-zero, prints garbage or is stopped while
+//! every kind of request asks it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::support::{
-    Backend, Fleet, Home, Host, PATIENCE, command, fds, fleet_with_phone, is_error,
-    marked_processes, script, threads, unique,
+    Backend, CallLog, Fleet, Gate, Home, Host, PATIENCE, command, eventually, fds,
+    fleet_with_phone, is_error, marked_processes, script, threads, unique,
 };
 
 const SUBSCRIBE_EDGES: &str = r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#;
@@ -40,27 +43,6 @@ impl Drop for Stopped {
     }
 }
 
-/// Points `home` at a wrapper around the fleet's tmux that counts its invocations in the file it
-/// returns, and runs tmux as its child (not `exec`): killing only the wrapper would orphan tmux.
-fn counting_wrapper(fleet: &Fleet, home: &mut Home) -> PathBuf {
-    let count = home.dir.path().join("invocations");
-    let wrapper = home.dir.path().join("tmux-wrapper");
-    script(
-        &wrapper,
-        &format!(
-            "echo x >> '{}'\n'{}' \"$@\"",
-            count.display(),
-            fleet.tmux_bin.display()
-        ),
-    );
-    home.tmux_bin = wrapper;
-    count
-}
-
-fn invocations(count: &Path) -> usize {
-    std::fs::read_to_string(count).map_or(0, |text| text.lines().count())
-}
-
 /// Waits up to [`PATIENCE`] for `done`.
 fn wait_for(what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
@@ -84,7 +66,7 @@ fn warnings(stderr: &str, needle: &str) -> usize {
 #[test]
 fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
     let (fleet, mut home) = fleet_with_phone(Backend::Real);
-    let count = counting_wrapper(&fleet, &mut home);
+    let count = CallLog::install(&mut home);
     let mark = unique("hung");
     home.env.push(("CORRAL_IT_MARK".into(), mark.clone()));
     home.write_config("[serve]\nreconcile_interval_ms = 20\n");
@@ -95,16 +77,16 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
     host.send(SUBSCRIBE_EDGES);
     assert_eq!(host.recv()["t"], "ack");
     let pid = host.pid();
-    wait_for("the baseline read", || invocations(&count) >= 1);
+    wait_for("the baseline read", || count.len() >= 1);
 
     let stopped = Stopped::new(fleet.server_pid());
-    let first = invocations(&count);
+    let first = count.len();
     // (hung invocations so far, threads, fds, live processes of the host's)
     let mut samples = Vec::new();
     let mut asked = false;
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        let hung = invocations(&count) - first;
+        let hung = count.len() - first;
         samples.push((hung, threads(pid), fds(pid), marked_processes(&mark).len()));
         if hung >= 110 {
             break;
@@ -211,8 +193,8 @@ fn a_missing_tmux_is_warned_about_once() {
 /// so no broken pipe to notice): the host sees it within a cycle, exits 0 and frees its slot.
 #[test]
 fn a_client_that_closes_its_read_end_frees_its_slot() {
-    let (fleet, mut home) = fleet_with_phone(Backend::Real);
-    let count = counting_wrapper(&fleet, &mut home);
+    let (_fleet, mut home) = fleet_with_phone(Backend::Real);
+    let count = CallLog::install(&mut home);
     home.write_config("[serve]\nreconcile_interval_ms = 100\nmax_connections = 1\n");
     let mut host = Host::start_unread(home.serve_command("fp-phone"));
     host.send(
@@ -220,7 +202,7 @@ fn a_client_that_closes_its_read_end_frees_its_slot() {
     );
     host.send(SUBSCRIBE_EDGES);
     // The first cycle's read comes after the ack was written: nothing is left to write.
-    wait_for("the stream's first cycle", || invocations(&count) >= 1);
+    wait_for("the stream's first cycle", || count.len() >= 1);
     host.close_stdout();
     assert_eq!(host.exit_within(PATIENCE), Some(0), "{}", host.stderr());
 
@@ -232,7 +214,7 @@ fn a_client_that_closes_its_read_end_frees_its_slot() {
 /// pipe, then wait in the host).
 fn blocked_host() -> (Fleet, Home, Host) {
     let (fleet, mut home) = fleet_with_phone(Backend::Real);
-    let count = counting_wrapper(&fleet, &mut home);
+    let count = CallLog::install(&mut home);
     let mut host = Host::start_unread(home.serve_command("fp-phone"));
     host.send(
         r#"{"schema":1,"id":"h","t":"hello","app":"it","app_version":"1","device":"fp-phone"}"#,
@@ -242,7 +224,7 @@ fn blocked_host() -> (Fleet, Home, Host) {
     }
     // Were the host to stop at a full pipe, it would read tmux no more: give it a while.
     let start = Instant::now();
-    while invocations(&count) < 400 && start.elapsed() < Duration::from_secs(5) {
+    while count.len() < 400 && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
     }
     (fleet, home, host)
@@ -291,4 +273,318 @@ fn a_client_that_stops_reading_is_let_go_past_the_budget() {
     drop(feeder.join());
     let stderr = host.stderr();
     assert!(stderr.contains("stopped reading"), "{stderr}");
+}
+
+on_both_backends!(
+    a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again,
+    a_tmux_server_killed_inside_a_cycles_read_is_an_empty_fleet_until_one_runs_again,
+);
+
+/// The frames of the next `n` edges, as (pane, from, to), in any order.
+fn edges(host: &mut Host, n: usize) -> Vec<(String, String, String)> {
+    let mut found: Vec<(String, String, String)> = (0..n)
+        .map(|_| {
+            let edge = host.recv();
+            assert_eq!(edge["t"], "edge", "{edge}");
+            let text = |key: &str| edge[key].as_str().unwrap().to_owned();
+            (text("pane"), text("from"), text("to"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// When the tmux server dies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Death {
+    /// Between two cycles: SIGKILL on a real server, `kill-server` on the fake.
+    BetweenCycles,
+    /// `kill-server` while a cycle's `list-panes` is on its way (held at a [`Gate`]), which
+    /// then meets no server.
+    InsideARead,
+}
+
+/// A tmux server that dies while a stream runs, between two cycles: a server that does not run
+/// is an empty fleet, not a failed read. The stream reports every agent pane vanished, a
+/// snapshot lists none, and when a server runs on the socket again its panes appear on the same
+/// stream.
+fn a_tmux_server_that_dies_mid_stream_is_an_empty_fleet_until_one_runs_again(backend: Backend) {
+    dies_mid_stream(backend, Death::BetweenCycles);
+}
+
+/// The same, the server killed while a cycle's read is on its way to it.
+fn a_tmux_server_killed_inside_a_cycles_read_is_an_empty_fleet_until_one_runs_again(
+    backend: Backend,
+) {
+    dies_mid_stream(backend, Death::InsideARead);
+}
+
+fn dies_mid_stream(backend: Backend, death: Death) {
+    let (mut fleet, mut home) = fleet_with_phone(backend);
+    let gate = Gate::install(&mut home);
+    let agents = ["blocked", "done", "idle"].map(|name| fleet.pane(name));
+    let states = ["blocked", "idle", "idle"];
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    host.send(SUBSCRIBE_EDGES);
+    assert_eq!(host.recv()["t"], "ack");
+    // The first cycle's silent baseline is taken before the pane moves; the edge shows it was.
+    host.silent_for(Duration::from_millis(350));
+    fleet.step(&agents[2], &["--state", "working"]);
+    assert_eq!(edges(&mut host, 1)[0].2, "working");
+
+    match (death, backend) {
+        (Death::BetweenCycles, Backend::Real) => signal(fleet.server_pid(), "KILL"),
+        (Death::BetweenCycles, Backend::Fake) => {
+            fleet.sim(&["down"]);
+        }
+        (Death::InsideARead, _) => {
+            gate.close(&["list-panes"]);
+            eventually("a cycle's read is on its way", || gate.entered());
+            fleet.sim(&["down"]);
+            gate.open();
+        }
+    }
+    let mut vanished: Vec<_> = agents
+        .iter()
+        .zip(["blocked", "idle", "working"])
+        .map(|(pane, from)| (pane.clone(), from.to_owned(), String::new()))
+        .collect();
+    vanished.sort();
+    assert_eq!(edges(&mut host, 3), vanished, "{death:?}");
+    host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
+    assert_eq!(
+        host.recv(),
+        json!({"schema":1,"id":"s","t":"snapshot","agents":[]})
+    );
+
+    fleet.revive();
+    let mut appeared: Vec<_> = agents
+        .iter()
+        .zip(states)
+        .map(|(pane, to)| (pane.clone(), String::new(), to.to_owned()))
+        .collect();
+    appeared.sort();
+    assert_eq!(
+        edges(&mut host, 3),
+        appeared,
+        "{death:?}: the same stream goes on"
+    );
+    host.send(r#"{"schema":1,"id":"s2","t":"snapshot"}"#);
+    assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+}
+
+/// The threads and fds of process `pid` between its tmux calls: the fewest seen over 200 ms (a
+/// call in flight holds a few fds for a moment).
+fn resting(pid: u32) -> (usize, usize) {
+    let samples: Vec<(usize, usize)> = (0..20)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            (threads(pid), fds(pid))
+        })
+        .collect();
+    (
+        samples.iter().map(|s| s.0).min().unwrap(),
+        samples.iter().map(|s| s.1).min().unwrap(),
+    )
+}
+
+/// How a tmux fails in [`a_failing_tmux_is_internal_and_left_behind_when_it_answers_again`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    /// Every invocation exits 1 with an error on stderr.
+    Exits,
+    /// Every invocation exits 0 and prints something that is not what was asked for.
+    Garbage,
+    /// The server is stopped (SIGSTOP): every invocation hangs until the host's time-out.
+    Stopped,
+}
+
+/// Points `home` at a wrapper around its tmux that fails as the file it returns says
+/// (`exits`, `garbage`; anything else, or no file: tmux itself).
+fn failing_wrapper(home: &mut Home) -> PathBuf {
+    let mode = home.dir.path().join("tmux-failure");
+    let wrapper = home.dir.path().join("failing-tmux");
+    script(
+        &wrapper,
+        &format!(
+            r#"case "$(cat '{mode}' 2>/dev/null)" in
+    exits) echo 'server exited unexpectedly' >&2; exit 1 ;;
+    garbage) printf 'usage: tmux [-2CDlNuVv] \001\036\037 %%0 claude blocked\n'; exit 0 ;;
+esac
+exec '{tmux}' "$@""#,
+            mode = mode.display(),
+            tmux = home.tmux_bin.display()
+        ),
+    );
+    home.tmux_bin = wrapper;
+    mode
+}
+
+#[test]
+fn a_tmux_that_exits_non_zero_is_internal_until_it_answers_again() {
+    a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(Failure::Exits);
+}
+
+#[test]
+fn a_tmux_that_prints_garbage_is_internal_until_it_answers_again() {
+    a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(Failure::Garbage);
+}
+
+#[test]
+fn a_stopped_tmux_server_is_internal_until_it_answers_again() {
+    a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(Failure::Stopped);
+}
+
+/// A tmux that fails, on a scratch real server, while a device asks every kind of request that
+/// reads it and a stream runs: each is answered `internal` (a failed read is never an empty
+/// fleet, a missing pane or a fired action), the stream publishes nothing it did not see (no
+/// pane vanishes), nothing is claimed or fired, the host's threads and fds stay flat and its
+/// warning is logged once. When tmux answers again the same connection and stream go on: the
+/// dispatch refused meanwhile fires once, and the stream's next edge is the pane's real move.
+fn a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(failure: Failure) {
+    let fleet = Fleet::up(Backend::Real);
+    let mut home = fleet.home();
+    home.enrol("phone", "fp-phone", &["read", "act:answer", "act:steer"]);
+    home.write_config("[serve]\nreconcile_interval_ms = 50\n");
+    fleet.sim(&[
+        "transcript",
+        "write",
+        "--pane",
+        "idle",
+        "--format",
+        "claude",
+        "--events",
+        "3",
+    ]);
+    let mode = failing_wrapper(&mut home);
+    let (idle, blocked) = (fleet.pane("idle"), fleet.pane("blocked"));
+    let mut command = home.serve_command("fp-phone");
+    // A stopped server is waited out once per time-out: keep it short there. Elsewhere the
+    // time-out is not what is tested, and a loaded machine must not make it one.
+    let timeout = if failure == Failure::Stopped {
+        "300"
+    } else {
+        "10000"
+    };
+    command.env("CORRAL_TMUX_TIMEOUT_MS", timeout);
+    let mut host = Host::start(command);
+    host.hello();
+    let cursor = loop {
+        host.send(&json!({"schema":1,"id":"w","t":"window","pane":idle}).to_string());
+        let window = host.recv();
+        if window["t"] == "window" {
+            break window["events"][0]["cursor"].clone();
+        }
+        // A read slower than the short time-out, before anything failed.
+        assert!(is_error(&window, "w", "internal"), "{window}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert!(cursor.is_string());
+    host.send(SUBSCRIBE_EDGES);
+    assert_eq!(host.recv()["t"], "ack");
+    host.silent_for(Duration::from_millis(350));
+    let pid = host.pid();
+
+    let stopped = match failure {
+        Failure::Exits => {
+            std::fs::write(&mode, "exits").unwrap();
+            None
+        }
+        Failure::Garbage => {
+            std::fs::write(&mode, "garbage").unwrap();
+            None
+        }
+        Failure::Stopped => Some(Stopped::new(fleet.server_pid())),
+    };
+    let steer = json!({"schema":1,"id":"d","t":"dispatch","slot":"meanwhile","host":"",
+        "pane":idle,"action":"steer","text":"meanwhile","binder":{"expect_episode_ms":0}});
+    let requests = [
+        json!({"schema":1,"id":"s","t":"snapshot"}),
+        json!({"schema":1,"id":"c","t":"card","pane":blocked}),
+        json!({"schema":1,"id":"w","t":"window","pane":idle}),
+        json!({"schema":1,"id":"e","t":"event","pane":idle,"cursor":cursor}),
+        steer.clone(),
+    ];
+    // Twice over: the second round comes while the host's warning is already out, and finds
+    // the host holding what it held after the first (the first dispatch took its lasting
+    // ledger owner lock).
+    let mut first_round = None;
+    for round in 0..2 {
+        for request in &requests {
+            host.send(&request.to_string());
+            let id = request["id"].as_str().unwrap();
+            let frame = host.recv();
+            assert!(
+                is_error(&frame, id, "internal"),
+                "{failure:?} round {round}: {request} was answered {frame}"
+            );
+        }
+        first_round.get_or_insert_with(|| resting(pid));
+    }
+    host.send(r#"{"schema":1,"id":"r","t":"receipts"}"#);
+    assert_eq!(
+        host.recv()["receipts"],
+        json!([]),
+        "{failure:?}: nothing was claimed"
+    );
+    // Cycles go by and the stream says nothing: no pane vanished.
+    host.silent_for(Duration::from_millis(500));
+    assert_eq!(
+        Some(resting(pid)),
+        first_round,
+        "{failure:?}: threads and fds stay flat"
+    );
+
+    std::fs::remove_file(&mode).ok();
+    drop(stopped);
+    // The time-out of a hung invocation pauses tmux for one more time-out; then it is asked.
+    let back = Instant::now();
+    loop {
+        host.send(&steer.to_string());
+        let answer = host.recv();
+        if answer["t"] == "receipt" {
+            assert_eq!(
+                (&answer["outcome"], &answer["cached"]),
+                (&json!("sent"), &json!(false)),
+                "{failure:?}: {answer}"
+            );
+            break;
+        }
+        assert!(is_error(&answer, "d", "internal"), "{answer}");
+        assert!(
+            back.elapsed() < PATIENCE,
+            "{failure:?}: tmux is asked again"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        fleet.typed(&idle, "meanwhile"),
+        1,
+        "{failure:?}: fired once"
+    );
+    fleet.step(&idle, &["--state", "working"]);
+    let edge = host.recv();
+    assert_eq!(
+        (&edge["t"], &edge["pane"], &edge["from"], &edge["to"]),
+        (
+            &json!("edge"),
+            &json!(idle),
+            &json!("idle"),
+            &json!("working")
+        ),
+        "{failure:?}: the stream goes on with the pane's real move"
+    );
+    host.send(r#"{"schema":1,"id":"s2","t":"snapshot"}"#);
+    assert_eq!(host.recv()["agents"].as_array().unwrap().len(), 3);
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    let stderr = host.stderr();
+    assert_eq!(
+        warnings(&stderr, "reading the fleet failed"),
+        1,
+        "{failure:?}: one warning for the whole run of failures:\n{stderr}"
+    );
 }

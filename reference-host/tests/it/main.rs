@@ -21,13 +21,18 @@ macro_rules! on_both_backends {
 mod support;
 
 mod cli;
+mod cursors;
 mod devices;
+mod disk;
 mod dispatch;
 mod event;
 mod faults;
 mod hygiene;
+mod kills;
 mod ls;
 mod notify;
 mod permissions;
+mod races;
+mod revocation;
 mod serve;
 mod ssh;

@@ -17,6 +17,7 @@ use crate::support::{Backend, Fleet, Home, eventually, json_lines};
 on_both_backends!(
     a_transition_rings_once_on_every_sink,
     a_restarted_daemon_does_not_ring_again,
+    a_daemon_whose_socket_is_there_has_taken_its_baseline,
     a_second_daemon_for_the_server_is_refused,
     sighup_reloads_and_a_broken_config_keeps_the_old,
     sigterm_and_sigint_clear_progress_and_exit_0,
@@ -184,6 +185,39 @@ fn a_restarted_daemon_does_not_ring_again(backend: Backend) {
         1,
         "the announced episode did not ring again"
     );
+}
+
+/// The socket takes its name only after the first read: a move made the moment the socket is
+/// there is a transition, never folded into the baseline. Five starts, each moving at once.
+fn a_daemon_whose_socket_is_there_has_taken_its_baseline(backend: Backend) {
+    let (fleet, home) = setup(backend, "[notify]\non = []\n");
+    let socket = |home: &Home| {
+        std::fs::read_dir(home.runtime().join("corral/notify"))
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.starts_with("daemon-"))
+                    .filter(|name| name.ends_with(".sock"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    for (n, state) in ["working", "idle", "working", "idle", "working"]
+        .into_iter()
+        .enumerate()
+    {
+        let mut daemon = home.daemon();
+        assert_eq!(socket(&home), 1, "start {n}: the socket is there");
+        fleet.step("%1", &["--state", state]);
+        wait_transition(&home, "%1", state);
+        daemon.signal("TERM");
+        assert_eq!(daemon.exit_code(), 0);
+        assert_eq!(
+            socket(&home),
+            0,
+            "start {n}: the socket went with its daemon"
+        );
+    }
 }
 
 fn a_second_daemon_for_the_server_is_refused(backend: Backend) {

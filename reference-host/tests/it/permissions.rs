@@ -180,3 +180,65 @@ fn a_runtime_dir_another_user_could_write_is_refused() {
     host.hello();
     assert_eq!(mode(&runtime), 0o700);
 }
+
+/// The rest of what makes a runtime dir untrustworthy: another user owns it, or it sits in a
+/// parent another user may write without the sticky bit (who could replace it). Each is refused,
+/// by `serve` (`internal`, exit 1) and by `corral act`, naming the path and the fix, and nothing
+/// is changed; a sticky parent others may write (`/tmp`) is fine.
+#[test]
+fn a_runtime_dir_another_user_owns_or_could_replace_is_refused() {
+    let home = Home::new(&crate::support::unique("corral-absent"));
+    home.enrol("phone", "fp-phone", &["read"]);
+    let parent = home.runtime();
+    let runtime = parent.join("corral");
+    std::fs::create_dir_all(&runtime).unwrap();
+    chmod(&runtime, 0o700);
+    let refused = |needle: &str| {
+        let mut host = home.serve("fp-phone");
+        let frame = host.recv();
+        assert!(is_error(&frame, "0", "internal"), "{frame}");
+        assert_eq!(host.exit_code(), 1);
+        let stderr = host.stderr();
+        assert!(stderr.contains(needle), "{stderr}");
+        let out = home
+            .corral()
+            .args(["act", "%1", "approve", "--slot", "s"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(needle), "{stderr}");
+    };
+
+    // Owned by nobody (only root can give a file away; a user's test cannot make this case).
+    match std::os::unix::fs::chown(&runtime, Some(65534), Some(65534)) {
+        Ok(()) => {
+            refused(&format!("{} belongs to uid 65534", runtime.display()));
+            let meta = std::fs::metadata(&runtime).unwrap();
+            assert_eq!(
+                std::os::unix::fs::MetadataExt::uid(&meta),
+                65534,
+                "left as it was"
+            );
+            let me = my_uid();
+            std::os::unix::fs::chown(&runtime, Some(me), Some(me)).unwrap();
+        }
+        Err(err) => eprintln!("SKIPPED the other owner's runtime dir: chown to nobody: {err}"),
+    }
+
+    // In a parent others may write, and not sticky.
+    chmod(&parent, 0o777);
+    refused(&format!("chmod go-w {}", parent.display()));
+    assert_eq!(mode(&parent), 0o777, "left as it was");
+    chmod(&parent, 0o1777);
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+}
+
+/// This process's uid: the owner of what it creates.
+fn my_uid() -> u32 {
+    let probe = tempfile::tempfile().unwrap();
+    std::os::unix::fs::MetadataExt::uid(&probe.metadata().unwrap())
+}

@@ -152,36 +152,44 @@ pub struct Fleet {
 impl Fleet {
     /// Brings the test fleet up on `backend`.
     pub fn up(backend: Backend) -> Fleet {
-        let sim_dir = tempfile::tempdir().unwrap();
-        let socket = unique("corral-it");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fleet.toml");
-        // The host's own rule under the XDG_RUNTIME_DIR every process of the fleet gets.
-        let runtime = sim_dir.path().join("runtime/corral");
         let mut fleet = Fleet {
-            sim_dir,
-            socket: socket.clone(),
+            sim_dir: tempfile::tempdir().unwrap(),
+            socket: unique("corral-it"),
             tmux_bin: PathBuf::new(),
             backend,
             panes: Default::default(),
             real_socket: None,
         };
-        let out = fleet.sim(&[
+        fleet.bring_up();
+        fleet
+    }
+
+    /// Brings the fixture up again on the fleet's socket, once its server is gone (killed, or
+    /// `corral-sim down`): a new server, the same panes.
+    pub fn revive(&mut self) {
+        self.bring_up();
+    }
+
+    fn bring_up(&mut self) {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fleet.toml");
+        // The host's own rule under the XDG_RUNTIME_DIR every process of the fleet gets.
+        let runtime = self.sim_dir.path().join("runtime/corral");
+        let out = self.sim(&[
             "up",
             fixture.to_str().unwrap(),
             "--backend",
-            backend.as_str(),
+            self.backend.as_str(),
             "--socket",
-            &socket,
+            &self.socket,
             "--runtime-dir",
             runtime.to_str().unwrap(),
         ]);
         let up: SimFile = serde_json::from_str(&out).unwrap();
-        fleet.tmux_bin = PathBuf::from(up.tmux_bin);
-        fleet.panes = up.panes;
+        self.tmux_bin = PathBuf::from(up.tmux_bin);
+        self.panes = up.panes;
         if up.backend == Backend::Real {
-            fleet.real_socket = Some(PathBuf::from(up.socket_path));
+            self.real_socket = Some(PathBuf::from(up.socket_path));
         }
-        fleet
     }
 
     /// Runs `corral-sim <args>`; panics with its stderr on failure.
@@ -246,11 +254,7 @@ impl Fleet {
 
     /// Every tmux invocation the fake has answered so far (its `calls.ndjson`), as argv lists.
     pub fn fake_calls(&self) -> Vec<Vec<String>> {
-        let sim: SimFile =
-            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
-                .unwrap();
-        let log = Path::new(&sim.socket_path).join("calls.ndjson");
-        std::fs::read_to_string(log)
+        std::fs::read_to_string(self.fake_file("calls.ndjson"))
             .unwrap_or_default()
             .lines()
             .map(|line| {
@@ -263,6 +267,31 @@ impl Fleet {
                     .collect()
             })
             .collect()
+    }
+
+    /// A file of the fake server's directory: `calls.ndjson`, `log.ndjson`, `faults.json`.
+    fn fake_file(&self, name: &str) -> PathBuf {
+        let sim: SimFile =
+            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
+                .unwrap();
+        Path::new(&sim.socket_path).join(name)
+    }
+
+    /// What `pane` received since the fleet came up, one line per run of keys (`{"keys":[..]}`)
+    /// or of text (`{"text":".."}`), the same on both backends (`corral-sim pane input`).
+    pub fn input(&self, pane: &str) -> Vec<Value> {
+        self.sim(&["pane", "input", "--pane", pane])
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// How many times `pane` received `text` typed as one run.
+    pub fn typed(&self, pane: &str, text: &str) -> usize {
+        self.input(pane)
+            .iter()
+            .filter(|run| run["text"] == text)
+            .count()
     }
 
     /// Runs the fleet's tmux (`-L <socket>`) with `args`; its stdout. Panics on failure.
@@ -315,11 +344,7 @@ impl Fleet {
     /// The status-line messages shown so far (the fake's log of `display-message -c`), as
     /// (client, text).
     pub fn messages(&self) -> Vec<(String, String)> {
-        let sim: Value =
-            serde_json::from_slice(&std::fs::read(self.sim_dir.path().join("sim.json")).unwrap())
-                .unwrap();
-        let log = Path::new(sim["socket_path"].as_str().unwrap()).join("log.ndjson");
-        std::fs::read_to_string(log)
+        std::fs::read_to_string(self.fake_file("log.ndjson"))
             .unwrap_or_default()
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
@@ -494,6 +519,14 @@ impl Home {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Gives every tmux invocation of this home's processes ten seconds instead of the one a
+    /// fast cycle leaves it: for a test that makes many reads on a loaded machine and is not
+    /// about tmux's time-out, where a slow fake tmux would be a failed read.
+    pub fn patient_tmux(&mut self) {
+        self.env
+            .push(("CORRAL_TMUX_TIMEOUT_MS".into(), "10000".into()));
+    }
+
     /// Enrols a device.
     pub fn enrol(&self, name: &str, id: &str, scopes: &[&str]) {
         let mut args = vec!["device", "add", name, "--id", id];
@@ -542,11 +575,21 @@ impl Host {
         Host::spawn(command, false)
     }
 
-    fn spawn(mut command: Command, read: bool) -> Host {
+    /// Starts `command` with its stderr on `stderr` (a file, `/dev/full`) instead of a pipe:
+    /// [`Host::stderr`] is then empty.
+    pub fn start_with_stderr(command: Command, stderr: Stdio) -> Host {
+        Host::spawn_with(command, true, stderr)
+    }
+
+    fn spawn(command: Command, read: bool) -> Host {
+        Host::spawn_with(command, read, Stdio::piped())
+    }
+
+    fn spawn_with(mut command: Command, read: bool, stderr: Stdio) -> Host {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -570,13 +613,14 @@ impl Host {
         } else {
             Some(stdout)
         };
-        let stderr = child.stderr.take().unwrap();
         let (etx, stderr_lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = etx.send(line);
-            }
-        });
+        if let Some(stderr) = child.stderr.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let _ = etx.send(line);
+                }
+            });
+        }
         Host {
             stdin: child.stdin.take(),
             child,
@@ -885,4 +929,204 @@ pub fn script(path: &Path, body: &str) {
 
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// An exclusive lock on one of the host's lock files, held by the test as another host process
+/// would hold it, until dropped. Its dir is made 0700 and the file 0600, as the host makes them.
+#[derive(Debug)]
+pub struct Held {
+    _file: std::fs::File,
+}
+
+/// Takes the lock on `path` (waiting for it).
+pub fn hold(path: &Path) -> Held {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+
+    let dir = path.parent().unwrap();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .unwrap();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    file.lock().unwrap();
+    Held { _file: file }
+}
+
+/// A gate in front of a home's tmux: a wrapper script that, while the gate is closed, holds
+/// every invocation naming one of the commands the gate was closed on (or every invocation, for
+/// `*`): it records that one entered and waits until the gate opens, then runs tmux. A process
+/// stopped there is stopped where the host itself calls tmux, on either backend, and what it
+/// was about to do still happens once the gate opens, as it would with a slow tmux.
+#[derive(Debug)]
+pub struct Gate {
+    closed: PathBuf,
+    entered: PathBuf,
+}
+
+impl Gate {
+    /// Puts the gate in front of `home`'s tmux. The host's tmux time-out is raised to a minute:
+    /// the gate, not the time-out, decides how long a held invocation waits.
+    pub fn install(home: &mut Home) -> Gate {
+        let dir = home.dir.path();
+        let gate = Gate {
+            closed: dir.join("gate"),
+            entered: dir.join("gate-entered"),
+        };
+        let wrapper = dir.join("gated-tmux");
+        script(
+            &wrapper,
+            &format!(
+                r#"set -f
+if [ -e '{closed}' ]; then
+    for held in $(cat '{closed}' 2>/dev/null); do
+        for arg in "$@"; do
+            if [ "$held" = '*' ] || [ "$arg" = "$held" ]; then
+                : > '{entered}'
+                while [ -e '{closed}' ]; do sleep 0.005; done
+                break 2
+            fi
+        done
+    done
+fi
+exec '{tmux}' "$@""#,
+                closed = gate.closed.display(),
+                entered = gate.entered.display(),
+                tmux = home.tmux_bin.display()
+            ),
+        );
+        home.tmux_bin = wrapper;
+        home.env
+            .push(("CORRAL_TMUX_TIMEOUT_MS".into(), "60000".into()));
+        gate
+    }
+
+    /// Closes the gate on these tmux commands (`*`: on every invocation).
+    pub fn close(&self, commands: &[&str]) {
+        std::fs::write(&self.closed, commands.join("\n")).unwrap();
+    }
+
+    /// True once an invocation has been held since the gate closed.
+    pub fn entered(&self) -> bool {
+        self.entered.exists()
+    }
+
+    /// Opens the gate: held invocations run.
+    pub fn open(&self) {
+        let _ = std::fs::remove_file(&self.closed);
+        let _ = std::fs::remove_file(&self.entered);
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.open();
+    }
+}
+
+/// A `corral-sim` command left running in the background (`api serve`), killed on drop.
+#[derive(Debug)]
+pub struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Fleet {
+    /// Starts `corral-sim api serve` (the agent HTTP API, `simulator/src/sim/api.rs`) and waits
+    /// until it listens.
+    pub fn api(&self) -> Background {
+        let child = self
+            .sim_command()
+            .args(["api", "serve", "--port", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let running = Background(child);
+        let address = self.sim_dir.path().join("api.json");
+        eventually("the agent API listens", || address.exists());
+        running
+    }
+
+    /// Every POST the agent API received, in order (`api-replies.ndjson`).
+    pub fn api_replies(&self) -> Vec<Value> {
+        json_lines(&self.sim_dir.path().join("api-replies.ndjson"))
+    }
+}
+
+/// How many runs a repeated test makes: `short` in the default test run, `long` when
+/// `CORRAL_IT_LONG` is set (`CORRAL_IT_LONG=1 cargo test -p reference-host --test it`), the
+/// form whose closing figures a change to the host's fault handling quotes.
+pub fn runs(short: usize, long: usize) -> usize {
+    if std::env::var_os("CORRAL_IT_LONG").is_some() {
+        long
+    } else {
+        short
+    }
+}
+
+/// A log of every tmux invocation a home's processes make, on either backend: a wrapper in front
+/// of the home's tmux appends the invocation's arguments as one line, then runs tmux as its child
+/// (not `exec`: killing only the wrapper would orphan tmux).
+#[derive(Debug)]
+pub struct CallLog {
+    path: PathBuf,
+}
+
+impl CallLog {
+    /// Puts the log in front of `home`'s tmux.
+    pub fn install(home: &mut Home) -> CallLog {
+        let path = home.dir.path().join("tmux-calls");
+        let wrapper = home.dir.path().join("logged-tmux");
+        script(
+            &wrapper,
+            &format!(
+                "printf '%s\\n' \"$*\" >> '{}'\n'{}' \"$@\"",
+                path.display(),
+                home.tmux_bin.display()
+            ),
+        );
+        home.tmux_bin = wrapper;
+        CallLog { path }
+    }
+
+    /// Every invocation so far, its arguments joined by spaces.
+    pub fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// How many invocations so far.
+    pub fn len(&self) -> usize {
+        self.calls().len()
+    }
+}
+
+/// The flock locks process `pid` holds, and those it waits for (`/proc/locks`).
+pub fn locks_of(pid: u32) -> (usize, usize) {
+    let pid = pid.to_string();
+    let locks = std::fs::read_to_string("/proc/locks").unwrap();
+    let mine = locks
+        .lines()
+        .filter(|line| line.split_whitespace().nth_back(3) == Some(pid.as_str()));
+    mine.fold((0, 0), |(held, waiting), line| {
+        if line.contains("->") {
+            (held, waiting + 1)
+        } else {
+            (held + 1, waiting)
+        }
+    })
 }

@@ -1,6 +1,7 @@
 //! Fault injection: `faults.json` in the server directory lists faults, each making a named
-//! command fail (exit code and stderr of your choosing) or hang (sleep before it runs), for every
-//! invocation or only when it targets a named pane, optionally only a number of times.
+//! command fail (exit code, stderr and stdout of your choosing), hang before it runs, or run and
+//! then hang before it answers, for every invocation or only when it targets a named pane,
+//! optionally only a number of times.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,15 +26,26 @@ pub struct Fault {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Effect {
-    /// Print `stderr` (plus a newline) and exit with `exit_code`; the command does not run.
+    /// Print `stdout` and `stderr` (each plus a newline, when not empty) and exit with
+    /// `exit_code`; the command does not run. With exit code 0 and a `stdout`, a tmux that
+    /// answers something other than what it was asked.
     Fail {
         /// Exit status.
         exit_code: i32,
         /// Text printed on stderr.
         stderr: String,
+        /// Text printed on stdout.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        stdout: String,
     },
     /// Sleep `ms` milliseconds, then run the command normally.
     Hang {
+        /// How long.
+        ms: u64,
+    },
+    /// Run the command (its effect on the server and the log happen at once), then sleep `ms`
+    /// milliseconds before answering: the caller has acted and does not know it yet.
+    HangAfter {
         /// How long.
         ms: u64,
     },

@@ -45,21 +45,34 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
     if with_faults {
         match injected(dir, &server, commands) {
             Ok(None) => {}
-            Ok(Some(Effect::Fail { exit_code, stderr })) => {
-                return Output {
-                    stdout: Vec::new(),
-                    stderr: if stderr.is_empty() {
+            Ok(Some(Effect::Fail {
+                exit_code,
+                stderr,
+                stdout,
+            })) => {
+                let line = |text: String| {
+                    if text.is_empty() {
                         Vec::new()
                     } else {
-                        format!("{stderr}\n").into_bytes()
-                    },
+                        format!("{text}\n").into_bytes()
+                    }
+                };
+                return Output {
+                    stdout: line(stdout),
+                    stderr: line(stderr),
                     code: exit_code,
                 };
             }
             Ok(Some(Effect::Hang { ms })) => {
                 drop(lock);
-                std::thread::sleep(std::time::Duration::from_millis(ms));
+                hang(dir, ms);
                 return execute(dir, commands, utf8, false);
+            }
+            Ok(Some(Effect::HangAfter { ms })) => {
+                drop(lock);
+                let output = execute(dir, commands, utf8, false);
+                hang(dir, ms);
+                return output;
             }
             Err(output) => return output,
         }
@@ -82,6 +95,19 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
         stdout: ran.stdout,
         stderr: ran.stderr,
         code: ran.code,
+    }
+}
+
+/// Sleeps `ms` milliseconds, or until the server stops: a hang whose caller was killed must not
+/// outlive the server it was injected into.
+fn hang(dir: &ServerDir, ms: u64) {
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    loop {
+        let now = std::time::Instant::now();
+        if now >= until || !dir.running() {
+            return;
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(50)));
     }
 }
 

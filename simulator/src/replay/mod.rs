@@ -4,14 +4,21 @@
 //! verdicts go to stderr (and to `--report`). Exit 0 when every app frame passed and the script
 //! completed, 1 otherwise, 2 when the session cannot be loaded or replayed.
 //!
+//! With `--app <command>` it starts the app itself, once per connection of every session given
+//! (files or directories), and prints one report instead.
+//!
 //! Read in this order: [`script`] (a session as the host's half, and the replayability rule),
-//! [`judge`] (one app line against the frame the session expects), [`play`] (the stdio loop).
+//! [`judge`] (one app line against the frame the session expects), [`play`] (the stdio loop),
+//! [`app`] (one session against an app the replayer starts), [`suite`] (many sessions, one
+//! report).
 //! The session's loader and its patterns are the `golden` crate's, the same ones
 //! `cargo xtask conformance` uses.
 
+pub mod app;
 pub mod judge;
 pub mod play;
 pub mod script;
+pub mod suite;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -25,17 +32,24 @@ use self::script::ScriptError;
 /// `corral-sim replay`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReplayArgs {
-    /// The golden session (`golden/sessions/<case>.ndjson`); with `--list`, session files or
-    /// directories of them.
+    /// The golden session (`golden/sessions/<case>.ndjson`); with `--list` or `--app`, session
+    /// files or directories of them.
     #[arg(required = true, value_name = "SESSION")]
     pub sessions: Vec<PathBuf>,
     /// Print, for every connection of every session, whether it can be replayed, and why not.
-    #[arg(long, conflicts_with_all = ["conn", "report", "timeout_scale"])]
+    #[arg(long, conflicts_with_all = ["conn", "report", "timeout_scale", "app"])]
     pub list: bool,
-    /// The connection whose host half is played.
-    #[arg(long, default_value = MAIN_CONN)]
-    pub conn: String,
-    /// Also write the verdicts to this file as JSON.
+    /// Start the app to judge, a command for `sh -c`, once per connection of every session: the
+    /// host's frames on its stdin, its frames read from its stdout; `CORRAL_REPLAY_CASE`,
+    /// `CORRAL_REPLAY_CONN`, `CORRAL_REPLAY_SESSION` and `CORRAL_REPLAY_DEVICE` say which.
+    /// Prints one line per case and `N passed, N failed, N skipped`.
+    #[arg(long, value_name = "COMMAND")]
+    pub app: Option<String>,
+    /// The connection whose host half is played (default `main`; with `--app`, every
+    /// connection of every session).
+    #[arg(long)]
+    pub conn: Option<String>,
+    /// Also write the verdicts to this file as JSON (with `--app`, the whole report).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Multiplies every wait for the app and every silence.
@@ -67,17 +81,21 @@ pub fn main(args: ReplayArgs) -> ExitCode {
     if args.list {
         return list(&args.sessions, &requests, &responses);
     }
-    let [path] = args.sessions.as_slice() else {
-        return refuse("give one session to replay (several are for --list)");
-    };
     if !(args.timeout_scale.is_finite() && args.timeout_scale > 0.0) {
         return refuse(format!(
             "--timeout-scale must be a positive number, not {}",
             args.timeout_scale
         ));
     }
+    if let Some(app) = &args.app {
+        return against_app(&args, app, &requests, &responses);
+    }
+    let [path] = args.sessions.as_slice() else {
+        return refuse("give one session to replay (several are for --list and --app)");
+    };
+    let conn = args.conn.as_deref().unwrap_or(MAIN_CONN);
     let script = match script::load(path)
-        .and_then(|session| script::script(&session, &args.conn, &requests, &responses))
+        .and_then(|session| script::script(&session, conn, &requests, &responses))
     {
         Ok(script) => script,
         Err(err) => return refuse(err),
@@ -114,6 +132,57 @@ pub fn main(args: ReplayArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `--app`: every session against the app, one report on stdout; exit 0 when every case that
+/// could be replayed passed, 1 when one failed, 2 when a session does not load.
+fn against_app(
+    args: &ReplayArgs,
+    app: &str,
+    requests: &FrameSchema,
+    responses: &FrameSchema,
+) -> ExitCode {
+    let files = match session_files(&args.sessions) {
+        Ok(files) => files,
+        Err(err) => return refuse(err),
+    };
+    let report_file = match &args.report {
+        Some(file) => match std::fs::File::create(file) {
+            Ok(report) => Some(report),
+            Err(err) => return refuse(format!("{}: {err}", file.display())),
+        },
+        None => None,
+    };
+    let run = suite::Run {
+        app,
+        conn: args.conn.as_deref(),
+        settings: play::Settings {
+            scale: args.timeout_scale,
+        },
+        requests,
+        responses,
+    };
+    // The report is this command's stdout; a reader that went away loses nothing.
+    let report = suite::run(&files, &run, |case| {
+        let _ = writeln!(std::io::stdout().lock(), "{}", case.render().join("\n"));
+    });
+    let _ = writeln!(std::io::stdout().lock(), "{}", report.summary());
+    if let Some(mut file) = report_file {
+        let text = serde_json::to_string_pretty(&report).expect("reports encode");
+        if let Err(err) = writeln!(file, "{text}") {
+            return refuse(format!(
+                "{}: {err}",
+                args.report.as_deref().unwrap_or(Path::new("")).display()
+            ));
+        }
+    }
+    if report.broken() {
+        ExitCode::from(LOAD_ERROR)
+    } else if report.failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

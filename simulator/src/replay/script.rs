@@ -17,7 +17,7 @@
 //! | `sim`, `sim_background`, `revoke`, `terminate` | nothing: host-side causes whose effect on the app is the frames (or the end) the session expects next |
 //! | `run`, `file`, `write`, `background`, `signal` | nothing: host-side commands, programs and files, which no app sees |
 //! | `close` | the app closes its end (end of input) |
-//! | `exit` | the replayer stops: its stdout ends, as the host's would |
+//! | `exit`, `kill` | the replayer stops: its stdout ends, as the host's would |
 //!
 //! Steps of other connections are not played; their `expect` patterns are still sampled in order,
 //! so a capture one of them binds (`$string:name`) has the same value on every connection.
@@ -133,7 +133,7 @@ pub enum Action {
         /// Milliseconds, before the scale.
         wait_ms: u64,
     },
-    /// Stop: the host's half ends here.
+    /// Stop: the host's half ends here (it exited, or was killed).
     Exit {
         /// The golden line.
         line: usize,
@@ -272,7 +272,8 @@ pub fn script(
             }
             Step::ExpectSilence(ms) => actions.push(Action::Silence { line, ms: *ms }),
             Step::Close(_) => actions.push(Action::Close { line, wait_ms }),
-            Step::Exit(_) => {
+            // A killed host's stdout ends as an exiting one's does.
+            Step::Exit(_) | Step::Kill(_) => {
                 actions.push(Action::Exit { line });
                 exited = true;
             }
@@ -493,6 +494,23 @@ mod tests {
             written_text(&script.actions[1]),
             [r#"{"schema":1,"id":"9","t":"snapshot","agents":[]}"#]
         );
+    }
+
+    #[test]
+    fn a_killed_host_ends_the_script_as_an_exit_does() {
+        let script = script(
+            &[
+                r#"{"spawn":{"device":"d"}}"#,
+                r#"{"kill":{}}"#,
+                r#"{"expect_silence":600}"#,
+            ],
+            "main",
+        )
+        .unwrap();
+        assert!(matches!(
+            script.actions.as_slice(),
+            [Action::Exit { line: 3 }]
+        ));
     }
 
     #[test]

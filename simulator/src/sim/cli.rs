@@ -189,9 +189,19 @@ pub enum Command {
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
     /// for a load or usage error. Needs no CORRAL_SIM_DIR. See golden/README.md.
     #[command(
-        after_help = "Examples:\n  corral-sim replay golden/sessions/snapshot.basic.ndjson    # an app on its stdin/stdout\n  corral-sim replay --list golden/sessions"
+        after_help = "Examples:\n  corral-sim replay --app './my-app --stdio' golden/sessions    every session, one report\n  corral-sim replay golden/sessions/handshake.hello-request.ndjson    the host's half on stdin/stdout\n  corral-sim replay --list golden/sessions"
     )]
     Replay(crate::replay::ReplayArgs),
+    /// Bring up a lively fleet for a client app and print the command that connects it.
+    ///
+    /// A fleet on the fake tmux in a temp dir, a device enrolled, the agent API served; agents
+    /// start work, ask for permissions and answers, finish, and go on when an app answers them.
+    /// Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
+    /// golden/README.md.
+    #[command(
+        after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
+    )]
+    Demo(Box<super::demo::DemoArgs>),
 }
 
 /// `--backend`: golden's [`Backend`], each value offered with what it is.
@@ -444,7 +454,7 @@ pub enum FaultAction {
         #[arg(long)]
         pane: Option<String>,
         /// Fail with this exit code.
-        #[arg(long, conflicts_with = "hang_ms")]
+        #[arg(long, conflicts_with_all = ["hang_ms", "hang_after_ms"])]
         fail: bool,
         /// Exit code of a failure.
         #[arg(long, default_value_t = 1)]
@@ -452,9 +462,15 @@ pub enum FaultAction {
         /// Stderr of a failure.
         #[arg(long, default_value = "server exited unexpectedly")]
         stderr: String,
+        /// Stdout of a failure (with `--exit-code 0`: an answer that is not what was asked).
+        #[arg(long, default_value = "")]
+        stdout: String,
         /// Hang this long, then run normally.
-        #[arg(long, required_unless_present = "fail")]
+        #[arg(long, required_unless_present_any = ["fail", "hang_after_ms"], conflicts_with = "hang_after_ms")]
         hang_ms: Option<u64>,
+        /// Run at once, then hang this long before answering (the caller acted, unknowing).
+        #[arg(long)]
+        hang_after_ms: Option<u64>,
         /// Only this many times.
         #[arg(long)]
         times: Option<u32>,
@@ -585,6 +601,9 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         Command::Replay(_) => {
             bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
         }
+        Command::Demo(_) => {
+            bail!("`demo` makes a simulator directory of its own (simulator::sim::main)")
+        }
         Command::Record(_) => {
             bail!("`record` picks its own exit code (simulator::sim::main)")
         }
@@ -678,14 +697,23 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     fail,
                     exit_code,
                     stderr,
+                    stdout,
                     hang_ms,
+                    hang_after_ms,
                     times,
                 } => {
                     let pane = pane.map(|p| sim.pane(&p).map(|(_, id)| id)).transpose()?;
-                    let effect = match (fail, hang_ms) {
-                        (true, _) => Effect::Fail { exit_code, stderr },
-                        (false, Some(ms)) => Effect::Hang { ms },
-                        (false, None) => bail!("give --fail or --hang-ms"),
+                    let effect = match (fail, hang_ms, hang_after_ms) {
+                        (true, _, _) => Effect::Fail {
+                            exit_code,
+                            stderr,
+                            stdout,
+                        },
+                        (false, Some(ms), _) => Effect::Hang { ms },
+                        (false, None, Some(ms)) => Effect::HangAfter { ms },
+                        (false, None, None) => {
+                            bail!("give --fail, --hang-ms or --hang-after-ms")
+                        }
                     };
                     list.push(Fault {
                         command: canonical(&command)?.to_owned(),

@@ -62,6 +62,10 @@ pub struct HookArgs {
     /// finished, for a `sim_background` step's `ready_file`.
     #[arg(long)]
     pub ready: Option<PathBuf>,
+    /// Variables `corral event` gets on top of the simulator's environment (`corral-sim demo`
+    /// points it at the demo's own config); not on the command line.
+    #[arg(skip)]
+    pub env: Vec<(String, String)>,
 }
 
 /// `$CORRAL_SIM_DIR/hooks/`.
@@ -229,7 +233,7 @@ fn running(out: &Path) -> anyhow::Result<bool> {
 }
 
 /// The request ids parked in `runtime` for `pane`.
-fn parked_for(runtime: &Path, pane: &str) -> BTreeSet<String> {
+pub fn parked_for(runtime: &Path, pane: &str) -> BTreeSet<String> {
     let Ok(entries) = std::fs::read_dir(runtime.join("requests")) else {
         return BTreeSet::new();
     };
@@ -326,7 +330,8 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
         .env("TMUX", tmux_var(&sim, sim_dir, &pane)?)
         .env("TMUX_PANE", &pane)
         .env("CORRAL_TMUX_BIN", &sim.tmux_bin)
-        .env(crate::env::SIM_DIR_VAR, sim_dir);
+        .env(crate::env::SIM_DIR_VAR, sim_dir)
+        .envs(args.env.iter().map(|(name, value)| (name, value)));
     for (key, value) in runtime_env(Path::new(&sim.runtime_dir), crate::env::uid(sim_dir))? {
         match value {
             Some(value) => command.env(key, value),
@@ -381,6 +386,17 @@ pub fn output(sim_dir: &Path, name: &str, wait: Duration, stderr: bool) -> anyho
         out
     };
     std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// What run `name` printed on stdout once it has finished; `None` while it runs.
+pub fn finished(sim_dir: &Path, name: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    let out = file(sim_dir, name, "out");
+    if running(&out)? {
+        return Ok(None);
+    }
+    Ok(Some(
+        std::fs::read(&out).with_context(|| format!("reading {}", out.display()))?,
+    ))
 }
 
 /// Stops every hook still running (SIGTERM, then SIGKILL after 3 s), for `down`.

@@ -2,10 +2,12 @@
 //! received, transcripts, hook payloads replayed through the host's `corral event`, the verdicts
 //! dispatches left, fault injection, attached clients, the agent HTTP API, and what a notifier
 //! left: pane ttys, pane options, and what its command was given (`record`). Every subcommand
-//! finds the fleet through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
+//! finds the fleet through `$CORRAL_SIM_DIR/sim.json`, written by `up`; `demo` brings up and
+//! animates a fleet of its own for a client app to connect to.
 
 pub mod api;
 pub mod cli;
+pub mod demo;
 pub mod git;
 pub mod hook;
 pub mod input;
@@ -39,8 +41,10 @@ pub fn print_bytes(bytes: &[u8]) -> std::io::Result<()> {
 pub fn main() -> std::process::ExitCode {
     use clap::Parser;
     let args = cli::Cli::parse();
-    if let cli::Command::Replay(replay) = args.command {
-        return crate::replay::main(replay);
+    match args.command {
+        cli::Command::Replay(replay) => return crate::replay::main(replay),
+        cli::Command::Demo(demo) => return demo::main(*demo),
+        _ => {}
     }
     let sim_dir = match crate::env::sim_dir() {
         Ok(dir) => dir,

@@ -196,6 +196,58 @@ fn a_hung_command_hangs_without_holding_the_lock() {
 }
 
 #[test]
+fn a_command_that_hangs_after_acts_at_once_and_a_hang_ends_with_its_server() {
+    let (sim, socket) = fake_fleet("small.toml");
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "send-keys",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    let mut hung = command(FAKE)
+        .env("CORRAL_SIM_DIR", sim.path())
+        .args(["-L", &socket, "send-keys", "-t", "%0", "y"])
+        .spawn()
+        .unwrap();
+    // The keys reach the pane (the log) while the caller still waits for its answer.
+    let log = sim.path().join(format!("tmux-0/{socket}/log.ndjson"));
+    let logged = r#"{"command":"send-keys","pane":"%0","literal":false,"keys":["y"]}"#;
+    let mut seen = false;
+    for _ in 0..250 {
+        if std::fs::read_to_string(&log).is_ok_and(|text| text == format!("{logged}\n")) {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(seen, "the keys were sent before the answer");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        hung.try_wait().unwrap().is_none(),
+        "the send-keys has not answered yet"
+    );
+    // A hang ends when its server stops, so one whose caller died does not linger.
+    sim.sim(&["down"]);
+    let mut ended = None;
+    for _ in 0..250 {
+        ended = hung.try_wait().unwrap();
+        if ended.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        ended.and_then(|status| status.code()),
+        Some(0),
+        "the hang ended with the server and answered what it did"
+    );
+}
+
+#[test]
 fn send_keys_and_messages_are_logged() {
     let (sim, socket) = fake_fleet("small.toml");
     sim.fake(&["-L", &socket, "send-keys", "-t", "%2", "-l", "hello; world"]);

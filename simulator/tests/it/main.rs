@@ -3,6 +3,7 @@
 
 mod api;
 mod common;
+mod demo;
 mod fake_tmux;
 mod help;
 mod hooks;

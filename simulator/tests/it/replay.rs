@@ -195,7 +195,7 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
                 }
             }
             Step::Close(_) => drop(stdin.take()),
-            Step::Exit(_) => break,
+            Step::Exit(_) | Step::Kill(_) => break,
             Step::Spawn(_)
             | Step::Comment(_)
             | Step::ExpectSilence(_)
@@ -251,15 +251,24 @@ fn replayable() -> Vec<(String, String)> {
 fn every_replayable_golden_session_passes_a_perfect_client() {
     let cases = replayable();
     assert!(cases.len() >= 30, "{cases:?}");
-    let results: Vec<_> = std::thread::scope(|scope| {
-        let runs: Vec<_> = cases
-            .iter()
-            .map(|(case, conn)| {
-                scope.spawn(move || (case, conn, play_perfectly(&golden(case), conn)))
+    // A few at a time: the replayer keeps each step's time limit, and a hundred replayers at
+    // once on two loaded cores can outrun them.
+    let results: Vec<_> = cases
+        .chunks(8)
+        .flat_map(|chunk| {
+            std::thread::scope(|scope| {
+                let runs: Vec<_> = chunk
+                    .iter()
+                    .map(|(case, conn)| {
+                        scope.spawn(move || (case, conn, play_perfectly(&golden(case), conn)))
+                    })
+                    .collect();
+                runs.into_iter()
+                    .map(|run| run.join().unwrap())
+                    .collect::<Vec<_>>()
             })
-            .collect();
-        runs.into_iter().map(|run| run.join().unwrap()).collect()
-    });
+        })
+        .collect();
     for (case, conn, (_, stderr, code, sent)) in results {
         let lines: Vec<&str> = stderr.lines().collect();
         assert_eq!(
@@ -624,6 +633,225 @@ fn a_session_that_cannot_be_replayed_is_refused_in_one_line() {
     replay(&[conn.to_str().unwrap(), conn.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr("corral-sim replay: give one session to replay (several are for --list)\n");
+        .stderr(
+            "corral-sim replay: give one session to replay (several are for --list and --app)\n",
+        );
     replay(&[]).assert().code(2);
+}
+
+// ---- A directory of sessions against an app the replayer starts ----
+
+/// The example app of golden/README.md ("Wiring an app to the replayer"), as written there.
+fn readme_app(dir: &Path) -> PathBuf {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden/README.md"))
+            .unwrap();
+    let start = readme
+        .find("#!/bin/sh\n# app.sh")
+        .expect("golden/README.md shows app.sh");
+    let script = &readme[start..];
+    let script = &script[..script.find("```").unwrap()];
+    let path = dir.join("app.sh");
+    std::fs::write(&path, script).unwrap();
+    path
+}
+
+/// A dir holding copies of these golden sessions.
+fn sessions_copy(dir: &Path, cases: &[&str]) -> PathBuf {
+    let sessions = dir.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    for case in cases {
+        std::fs::copy(golden(case), sessions.join(format!("{case}.ndjson"))).unwrap();
+    }
+    sessions
+}
+
+#[test]
+fn a_directory_against_an_app_is_one_report_with_a_line_per_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = readme_app(tmp.path());
+    let sessions = sessions_copy(
+        tmp.path(),
+        &[
+            "handshake.default-interval",
+            "handshake.second-hello",
+            "handshake.request-before-hello",
+            "framing.empty-line",
+        ],
+    );
+    let report = tmp.path().join("report.json");
+    let out = replay(&[
+        "--app",
+        &format!("sh {}", app.display()),
+        sessions.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("SKIP  framing.empty-line: not replayable: line "),
+        "{stdout}"
+    );
+    assert_eq!(lines[1], "PASS  handshake.default-interval", "{stdout}");
+    assert_eq!(lines[2], "FAIL  handshake.request-before-hello", "{stdout}");
+    assert!(
+        lines[3].starts_with(
+            "    FAIL: the app's input ended before the app sent a line; golden line 3"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(lines[4], "    the app's stderr ends:");
+    assert_eq!(
+        lines[5],
+        "      app.sh: no flow for handshake.request-before-hello"
+    );
+    assert_eq!(lines[6], "PASS  handshake.second-hello", "{stdout}");
+    assert_eq!(lines[7], "2 passed, 1 failed, 1 skipped");
+    assert_eq!(lines.len(), 8, "{stdout}");
+
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        (&report["passed"], &report["failed"], &report["skipped"]),
+        (&json!(2), &json!(1), &json!(1))
+    );
+    let grades: Vec<&str> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| case["grade"].as_str().unwrap())
+        .collect();
+    assert_eq!(grades, ["skipped", "pass", "fail", "pass"]);
+    let passed = &report["cases"][1];
+    assert_eq!(passed["outcome"]["passed"], 2, "{passed}");
+    assert_eq!(passed["app"]["exit"], 0);
+    assert_eq!(passed["app"]["killed"], false);
+
+    // Only the passing ones: exit 0.
+    std::fs::remove_file(sessions.join("handshake.request-before-hello.ndjson")).unwrap();
+    let out = replay(&[
+        "--app",
+        &format!("sh {}", app.display()),
+        sessions.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.ends_with("2 passed, 0 failed, 1 skipped\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_app_is_told_its_session_and_every_connection_is_a_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = sessions_copy(tmp.path(), &["handshake.two-devices"]);
+    let session = sessions.join("handshake.two-devices.ndjson");
+    let report = tmp.path().join("report.json");
+    let out = replay(&[
+        "--app",
+        "env | grep '^CORRAL_REPLAY_' | sort >&2",
+        session.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--timeout-scale",
+        "0.2",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let loaded = golden::session::load(&session).unwrap();
+    let conns = loaded.conns();
+    assert!(conns.len() >= 2, "{conns:?}");
+    let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), conns.len());
+    for (case, conn) in cases.iter().zip(&conns) {
+        let device = loaded
+            .steps
+            .iter()
+            .filter(|s| s.conn() == conn)
+            .find_map(|s| match &s.step.step {
+                Step::Spawn(spawn) => Some(spawn.device.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(case["conn"], conn.as_str());
+        assert_eq!(
+            case["app"]["stderr"],
+            format!(
+                "CORRAL_REPLAY_CASE=handshake.two-devices\nCORRAL_REPLAY_CONN={conn}\n\
+                 CORRAL_REPLAY_DEVICE={device}\nCORRAL_REPLAY_SESSION={}\n",
+                session.display()
+            )
+        );
+    }
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("FAIL  handshake.two-devices\n"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("FAIL  handshake.two-devices@{}\n", conns[1])),
+        "{stdout}"
+    );
+
+    // One connection only; a session without it is skipped.
+    let out = replay(&[
+        "--app",
+        "true",
+        session.to_str().unwrap(),
+        "--conn",
+        "nobody",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        stdout,
+        "SKIP  handshake.two-devices@nobody: the session has no connection `nobody`\n\
+         0 passed, 0 failed, 1 skipped\n"
+    );
+}
+
+#[test]
+fn an_app_that_hangs_is_killed_with_its_group_and_a_broken_session_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = sessions_copy(tmp.path(), &["handshake.default-interval"]);
+    std::fs::write(sessions.join("broken.ndjson"), "{not json\n").unwrap();
+    let report = tmp.path().join("report.json");
+    let out = replay(&[
+        "--app",
+        "sleep 3071 & wait",
+        sessions.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--timeout-scale",
+        "0.2",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.starts_with("ERROR broken: "), "{stdout}");
+    assert!(
+        stdout.contains("FAIL  handshake.default-interval\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("0 passed, 2 failed, 0 skipped\n"),
+        "{stdout}"
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["cases"][1]["app"]["killed"], true);
+    // The app's own child went with it.
+    let sleeping = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|cmdline| cmdline == b"sleep\x003071\x00");
+    assert!(!sleeping, "the app's child is still running");
 }

@@ -3,7 +3,7 @@
 //! transcript of every line in both directions for failure reports.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -206,6 +206,37 @@ impl HostProcess {
         process::signal(self.child.id(), "TERM", false);
     }
 
+    /// `kill`: SIGKILL to the host (the process `sh` exec'd into) and its end within the
+    /// deadline. Fails when it had already exited, when a line it wrote before was not read
+    /// (every frame must have been expected), and when it ended some other way.
+    pub fn kill_now(&mut self, deadline: Instant) -> Result<(), String> {
+        if let Some(status) = self.wait(Instant::now()) {
+            return Err(format!(
+                "the host had already ended ({status}) before the kill"
+            ));
+        }
+        let _ = self.child.kill();
+        match self.next(deadline) {
+            Read::Eof => {}
+            Read::Timeout => {
+                return Err("the host's stdout is still open after SIGKILL".into());
+            }
+            Read::Line(bytes) | Read::Fragment(bytes) => {
+                return Err(format!(
+                    "the host wrote a line no step expected before it was killed: {}",
+                    show(&bytes)
+                ));
+            }
+        }
+        match self.wait(deadline) {
+            None => Err("the host is still running after SIGKILL".into()),
+            Some(status) if status.signal() == Some(9) => Ok(()),
+            Some(status) => Err(format!(
+                "the host ended ({status}) before SIGKILL reached it"
+            )),
+        }
+    }
+
     /// Kills the host's whole process group and reaps it.
     pub fn kill(&mut self) {
         if self.status.is_some() {
@@ -295,6 +326,34 @@ mod tests {
         assert!(matches!(host.next(quick), Read::Timeout));
         host.kill();
         assert!(host.wait(soon()).is_some_and(|s| !s.success()));
+    }
+
+    #[test]
+    fn a_kill_ends_a_host_that_ignores_sigterm_and_judges_what_it_left() {
+        // A host that ignores SIGTERM and is busy: SIGKILL ends it all the same.
+        let (_dir, mut host) =
+            scripted(r#"sh -c 'trap "" TERM; read line; echo ready; exec sleep 30'"#);
+        host.send(b"x\n").unwrap();
+        assert!(matches!(host.next(soon()), Read::Line(line) if line == b"ready"));
+        host.terminate();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(host.wait(Instant::now()).is_none(), "SIGTERM is ignored");
+        host.kill_now(soon()).unwrap();
+        assert!(host.finished());
+        // One that already ended cannot be killed mid-request.
+        let (_dir, mut host) = scripted("exit 0");
+        assert!(matches!(host.next(soon()), Read::Eof));
+        host.wait(soon());
+        let err = host.kill_now(soon()).unwrap_err();
+        assert!(err.contains("already ended"), "{err}");
+        // A line it wrote that no step read is unexpected.
+        let (_dir, mut host) = scripted(r#"sh -c 'echo "{\"late\":1}"; exec sleep 30'"#);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let err = host.kill_now(soon()).unwrap_err();
+        assert!(
+            err.contains(r#"no step expected before it was killed: {"late":1}"#),
+            "{err}"
+        );
     }
 
     #[test]

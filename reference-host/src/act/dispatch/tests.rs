@@ -340,6 +340,26 @@ fn text_is_checked_then_typed_literally_between_the_manifests_keys() {
 }
 
 #[test]
+fn text_rules_see_unicode_whitespace_and_every_control_character() {
+    for (text, verdict) in [
+        ("\u{a0}\u{3000} ", Err(Reason::Empty)),
+        ("\t\n", Err(Reason::Empty)),
+        ("stop\u{85}now", Err(Reason::ControlBytes)),
+        ("\u{9b}31mred", Err(Reason::ControlBytes)),
+        ("\u{7f}", Err(Reason::ControlBytes)),
+        ("\u{a0}!ls", Err(Reason::Sigil)),
+        ("  /compact", Err(Reason::Sigil)),
+        ("Use café / ✓ instead.", Ok(())),
+        ("a\u{200b}b", Ok(())),
+    ] {
+        assert_eq!(check_text(text), verdict, "{text:?}");
+    }
+    let four_k = "é".repeat(TEXT_CAP / 2);
+    assert_eq!(check_text(&four_k), Ok(()));
+    assert_eq!(check_text(&format!("{four_k}x")), Err(Reason::TooLong));
+}
+
+#[test]
 fn the_hook_lane_writes_the_verdict_once() {
     let mut w = World::new();
     w.park("req-1", "%1");

@@ -122,6 +122,35 @@ fn a_dead_claimers_slot_resolves_fired_unknown_and_never_fires() {
 }
 
 #[test]
+fn an_abandoned_claim_resolves_fired_unknown_for_every_asker_its_claimer_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut claimer = Ledger::new(dir.path());
+    assert_eq!(claimer.claim(&request("a"), 10).unwrap(), Claim::Claimed);
+    let mut other = Ledger::new(dir.path());
+    assert_eq!(other.claim(&request("a"), 11).unwrap(), Claim::InFlight);
+    // The receipt could not be written.
+    claimer.abandon();
+    let Claim::Resolved(receipt) = other.claim(&request("a"), 12).unwrap() else {
+        panic!("an abandoned claim is resolved, never claimed again");
+    };
+    assert_eq!(
+        (
+            receipt.outcome.clone(),
+            receipt.reason.clone(),
+            receipt.at_ms
+        ),
+        (Outcome::Error, Some(Reason::FiredUnknown), 10)
+    );
+    assert_eq!(
+        claimer.claim(&request("a"), 13).unwrap(),
+        Claim::Resolved(receipt)
+    );
+    // The claimer goes on claiming other slots, under a fresh owner.
+    assert_eq!(claimer.claim(&request("b"), 14).unwrap(), Claim::Claimed);
+    assert_eq!(other.claim(&request("b"), 15).unwrap(), Claim::InFlight);
+}
+
+#[test]
 fn a_released_slot_can_be_claimed_again() {
     let dir = tempfile::tempdir().unwrap();
     let mut ledger = Ledger::new(dir.path());

@@ -93,7 +93,7 @@ pub fn answer<S: FleetSource>(conn: &mut Connection<S>, id: &str, request: Reque
         Request::Snapshot(request) => snapshot::answer(conn, &request),
         Request::Subscribe(request) => subscribe::answer(conn, id, request),
         Request::Card(request) => card::answer(conn, &request),
-        Request::Window(request) => transcript::window(conn, &request),
+        Request::Window(request) => transcript::window(conn, id, &request),
         Request::Event(request) => transcript::event(conn, &request),
         Request::Dispatch(request) => dispatch::answer(conn, &request),
         Request::Receipts(request) => receipts::answer(conn, &request),

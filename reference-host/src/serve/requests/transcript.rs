@@ -15,11 +15,15 @@ use crate::transcript::{PageLimits, Source, TranscriptError};
 /// The longest cursor the host mints, in characters (a window's `older` reserves room for it).
 const CURSOR_MAX: usize = 72;
 
-pub fn window<S: FleetSource>(conn: &mut Connection<S>, request: &WindowRequest) -> Answer {
+pub fn window<S: FleetSource>(
+    conn: &mut Connection<S>,
+    id: &str,
+    request: &WindowRequest,
+) -> Answer {
     let pane = conn.agent_pane(&request.pane)?;
     let path = transcript_of(conn, &pane)?;
     let limits = WindowLimits::clamp(request.last, request.budget);
-    let room = events_room(&pane, limits.frame_bytes);
+    let room = events_room(&pane, id, limits.frame_bytes);
     let source = Source {
         pane: &pane.row.pane,
         agent: &pane.row.agent,
@@ -103,10 +107,12 @@ fn refused(pane: &Pane, err: TranscriptError) -> ErrorFrame {
     }
 }
 
-/// The bytes the events of a window may take within `frame_bytes`: the frame's budget minus
-/// everything else the frame carries (envelope, pane, agent, session, a cursor-sized `older`,
-/// the other fields, a worst-case request id of 256 bytes and the newline).
-fn events_room(pane: &Pane, frame_bytes: u32) -> usize {
+/// The bytes the session metadata and the events of a window may take within `frame_bytes`:
+/// the frame's budget minus everything else this answer's frame carries (the envelope with the
+/// request's own id, pane, agent, a cursor-sized `older`, the other fields at their longest and
+/// the newline). The reader measures the session and every header against it, so a page fills
+/// its frame to within a few bytes.
+fn events_room(pane: &Pane, id: &str, frame_bytes: u32) -> usize {
     let empty = Window {
         pane: pane.row.pane.clone(),
         agent: pane.row.agent.clone(),
@@ -116,9 +122,6 @@ fn events_room(pane: &Pane, frame_bytes: u32) -> usize {
         unknown: u32::MAX,
         events: Vec::new(),
     };
-    // The session meta is capped per leaf like a header's strings: five leaves at most.
-    let session_room = 5 * (WindowLimits::DEFAULT.header_bytes as usize + 16) + 64;
-    let overhead =
-        encode_line(&Envelope::new("x".repeat(256), Response::Window(empty))).len() + session_room;
+    let overhead = encode_line(&Envelope::new(id.to_owned(), Response::Window(empty))).len();
     (frame_bytes as usize).saturating_sub(overhead)
 }

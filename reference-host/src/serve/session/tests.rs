@@ -463,3 +463,53 @@ fn streamed_and_answered_frames_are_whole_lines_that_decode() {
         decode_line::<Response>(line).unwrap();
     }
 }
+
+#[test]
+fn a_window_fills_its_frame_budget_and_never_passes_it() {
+    let mut h = Harness::new();
+    let path = h._dir.path().join("t.jsonl");
+    let mut text = String::new();
+    for i in 0..300 {
+        let record = json!({"type":"user","sessionId":"s-0123456789","cwd":"/work/api",
+            "version":"2.1.0","timestamp":"2026-01-01T00:00:00Z",
+            "message":{"role":"user","content": format!("message {i} {}", "x".repeat(i % 97))}});
+        text.push_str(&format!("{record}\n"));
+    }
+    std::fs::write(&path, text).unwrap();
+    let mut pane = row("%0", State::Idle);
+    pane.transcript = Some(path.display().to_string());
+    h.fleet.set(vec![pane]);
+    h.hello();
+    for frame_bytes in [1200, 2048, 4096, 9000, 32768] {
+        for id in ["w".to_owned(), "i".repeat(200)] {
+            h.line(&format!(
+                r#"{{"schema":1,"id":"{id}","t":"window","pane":"%0","last":1000,"budget":{{"frame_bytes":{frame_bytes}}}}}"#
+            ));
+            let out = String::from_utf8(h.session.output().clone()).unwrap();
+            let line = out[h.read_so_far..].to_owned();
+            h.read_so_far = out.len();
+            let frame: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(frame["t"], "window", "{line}");
+            assert_eq!(frame["budget_truncated"], true);
+            let events = frame["events"].as_array().unwrap();
+            let largest = events
+                .iter()
+                .map(|e| e.to_string().len() + 1)
+                .max()
+                .unwrap_or(0);
+            assert!(
+                line.len() <= frame_bytes as usize,
+                "{frame_bytes}: {}",
+                line.len()
+            );
+            assert!(
+                line.len() + largest + 100 > frame_bytes as usize,
+                "{frame_bytes} with a {}-byte id: a {}-byte frame of {} events leaves room for \
+                 another",
+                id.len(),
+                line.len(),
+                events.len()
+            );
+        }
+    }
+}

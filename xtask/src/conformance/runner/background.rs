@@ -1,7 +1,8 @@
 //! The programs a case keeps running beside its hosts (a `corral daemon`): the `background` step
 //! starts one under a name, in the environment a `run` step gives the same program and in a
 //! process group of its own, and waits until its ready file exists; the `signal` step signals it
-//! and, with `exit`, waits for its end and judges its exit code and stderr; the `write` step
+//! and, with `exit`, waits for its end and judges its exit code and stderr (`KILL` waits for its
+//! end and judges nothing); the `write` step
 //! writes a file of the case whole. Whatever still runs at the end of the case is stopped with
 //! SIGTERM, then killed with its group.
 
@@ -11,7 +12,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use golden::pattern;
-use golden::session::{SignalStep, Started, WriteFile};
+use golden::session::{SignalName, SignalStep, Started, WriteFile};
 
 use super::content::Judge;
 use super::{Case, StepError, StepResult};
@@ -46,6 +47,19 @@ impl Running {
             }
         }
         process::signal(self.child.id(), "KILL", true);
+    }
+
+    /// `KILL`: SIGKILL to the program alone and its end within the deadline; then whatever it
+    /// left in its process group is killed too, so nothing of it outlives the step.
+    fn kill(&mut self, deadline: Instant) -> Result<(), String> {
+        let _ = self.child.kill();
+        let status = process::wait_until(&mut self.child, deadline)
+            .map_err(|err| format!("waiting for `{}`: {err}", self.shown))?;
+        process::signal(self.child.id(), "KILL", true);
+        match status {
+            Some(_) => Ok(()),
+            None => Err(format!("`{}` still runs after SIGKILL", self.shown)),
+        }
     }
 
     /// Its stderr so far.
@@ -118,6 +132,12 @@ impl Case<'_> {
                 step.signal.as_str(),
                 running.stderr_text()
             )));
+        }
+        if step.signal == SignalName::Kill {
+            let mut running = self.running.remove(&step.name).expect("found above");
+            return running
+                .kill(Instant::now() + timeout)
+                .map_err(StepError::new);
         }
         process::signal(running.child.id(), step.signal.as_str(), false);
         let Some(code) = step.exit else {
@@ -255,6 +275,48 @@ mod tests {
         running.stop();
         assert!(matches!(running.child.try_wait(), Ok(Some(_))));
         assert!(started.elapsed() < STOP_GRACE + Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_kill_ends_a_program_that_ignores_sigterm_and_what_its_group_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let child_pid = dir.path().join("child");
+        let mut running = start(
+            &format!(
+                "trap '' TERM; sleep 30 & echo $! > {}; wait",
+                child_pid.display()
+            ),
+            dir.path(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::fs::read_to_string(&child_pid).map_or(true, |t| !t.ends_with('\n')) {
+            assert!(
+                Instant::now() < deadline,
+                "the program never started its child"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        running
+            .kill(Instant::now() + Duration::from_secs(5))
+            .unwrap();
+        let status = running.child.try_wait().unwrap().expect("reaped");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9)
+        );
+        // The child it left in its group is gone too.
+        let pid = std::fs::read_to_string(&child_pid).unwrap();
+        let gone = Instant::now() + Duration::from_secs(5);
+        while Path::new(&format!("/proc/{}", pid.trim())).exists()
+            && !std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+                .is_ok_and(|stat| stat.contains(") Z "))
+        {
+            assert!(
+                Instant::now() < gone,
+                "the program's child outlived the kill"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Playing a session's steps in order on a case: each step dispatched by kind (frames sent,
 //! expectations judged, the simulator stepped, the store rewritten, connections spawned, closed,
-//! terminated, programs run, started and signalled, files checked and written), then the end of the session, where every connection still open is closed and
+//! terminated, killed, programs run, started and signalled, files checked and written), then the end of the session, where every connection still open is closed and
 //! must exit 0 without another frame.
 
 use std::time::{Duration, Instant};
@@ -61,6 +61,10 @@ impl Case<'_> {
             Step::Terminate(_) => {
                 self.conn(&conn)?.terminate();
                 Ok(())
+            }
+            Step::Kill(_) => {
+                let deadline = Instant::now() + self.timeout(line, EXIT_MS);
+                self.conn(&conn)?.kill_now(deadline).map_err(StepError::new)
             }
             Step::Exit(code) => {
                 let deadline = Instant::now() + self.timeout(line, EXIT_MS);
