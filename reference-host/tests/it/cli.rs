@@ -200,6 +200,19 @@ fn a_corral_config_naming_no_file_is_an_error() {
         .stdout(predicate::str::contains(format!(
             "FAIL  config          {said}"
         )));
+    // But for `corral event`, which never fails its agent's hook: it says so and goes on.
+    corral(&home)
+        .env("CORRAL_CONFIG", &missing)
+        .env("TMUX", home.dir.path().join("no-server,1,0"))
+        .env("TMUX_PANE", "%0")
+        .args(["event", "claude", "Stop"])
+        .write_stdin("{}")
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(predicate::str::contains(format!(
+            "config: {said}; using the defaults"
+        )));
     // Once the file is there, it is read.
     std::fs::write(&missing, "[serve]\nmax_connections = 1\n").unwrap();
     corral(&home)
