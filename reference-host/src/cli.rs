@@ -6,7 +6,12 @@ use clap::{Args, Parser, Subcommand};
 
 /// corral: watch a fleet of AI coding agents in tmux, from here or from a remote device.
 #[derive(Debug, Parser)]
-#[command(name = "corral", version, about, propagate_version = true)]
+#[command(
+    name = "corral",
+    version,
+    propagate_version = true,
+    after_help = "Examples:\n  corral ls                                   the agents of this tmux server\n  corral device add phone --key phone.pub >> ~/.ssh/authorized_keys\n  corral daemon                               notify when an agent needs you\n  corral doctor                               why nothing rings\n\nConfiguration: $CORRAL_CONFIG, else ~/.config/corral/config.toml. `corral <command> --help` says more."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -15,11 +20,20 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve one remote device on stdin/stdout (usually an ssh forced command).
+    #[command(
+        after_help = "Example, as the forced command of the device's key in ~/.ssh/authorized_keys (`corral device add --key` prints the line):\n  command=\"/usr/local/bin/corral serve --stdio --device SHA256:q3b1YwZk...\",restrict ssh-ed25519 AAAA... phone\n\nBy hand it speaks NDJSON frames on stdin/stdout (logs on stderr):\n  corral serve --stdio --device SHA256:q3b1YwZk...\n\nExit: 0 at end of input or on SIGTERM, 2 refused (unknown or revoked device, connection cap), 1 cannot start."
+    )]
     Serve(ServeArgs),
     /// List the agent panes of the fleet.
+    #[command(
+        after_help = "Examples:\n  corral ls\n  corral ls --tmux-socket work --json\n\nA socket with no tmux server behind it lists nothing and says so on stderr."
+    )]
     Ls(LsArgs),
     /// Enrol, list, grant and revoke remote devices.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  corral device add phone --key ~/phone.pub --scope read >> ~/.ssh/authorized_keys\n  corral device list\n  corral device grant phone act:answer\n  corral device revoke phone\n\nThe store is $XDG_CONFIG_HOME/corral/devices.toml (~/.config/...); a live connection sees a change at its next request."
+    )]
     Device(DeviceCommand),
     /// Fire an action at a pane as the person at this host (the slot and binder gates and the
     /// same fire as a device's dispatch; no scope gate).
@@ -28,28 +42,53 @@ pub enum Command {
     )]
     Act(ActArgs),
     /// Show receipts from the host's dispatch ledger.
+    #[command(
+        after_help = "Examples:\n  corral receipts\n  corral receipts --slot 7f3a9c --json\n  corral receipts --since 1763780000000"
+    )]
     Receipts(ReceiptsArgs),
     /// List the loaded action manifests: every action, its kind, scope and source file.
+    #[command(
+        after_help = "Examples:\n  corral actions\n  corral actions --json\n\nManifests are read from $XDG_CONFIG_HOME/corral/actions/*.toml (~/.config/...)."
+    )]
     Actions(ActionsArgs),
     /// Stamp the pane an agent runs in from one of its hook events (what an agent's hook runs).
     #[command(
-        after_help = "Run by an agent's hook, inside its tmux pane ($TMUX_PANE):\n  echo '{\"hook_event_name\":\"Stop\"}' | corral event claude Stop\n  corral event codex notify '{\"type\":\"agent-turn-complete\"}'\n\nIt always exits 0; only a permission request's answer is written to stdout."
+        after_help = "Examples, as an agent's hook runs it inside its tmux pane ($TMUX_PANE):\n  echo '{\"hook_event_name\":\"Stop\"}' | corral event claude Stop\n  corral event codex notify '{\"type\":\"agent-turn-complete\"}'\n\nIt always exits 0; only a permission request's answer is written to stdout."
     )]
     Event(EventArgs),
     /// Print or install the hook settings that make an agent run `corral event`.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  corral hooks print claude\n  corral hooks install codex"
+    )]
     Hooks(HooksCommand),
     /// Watch the fleet and notify: one daemon per tmux server, in the foreground.
+    #[command(
+        after_help = "Examples, in a tmux window of its own (or as a systemd user unit, docs/deploy.md):\n  corral daemon\n  corral daemon --tmux-socket work\n\nSIGHUP re-reads the config; SIGTERM or Ctrl-C ends it."
+    )]
     Daemon(DaemonArgs),
     /// Mute a pane's notifications (the current pane by default), or a session's.
+    #[command(
+        after_help = "Examples:\n  corral mute --for 30m                 this pane, for half an hour\n  corral mute --session work --for 2h\n  corral mute --pane %3 --clear"
+    )]
     Mute(MuteArgs),
     /// Say why nothing rings: the last notification-command failure and the checks it needs.
+    #[command(
+        after_help = "Examples:\n  corral doctor\n  corral doctor --json\n\nIt checks the config, the device store (modes, unknown scopes), the daemon, tmux's passthrough and the runtime dir, and changes nothing. Exit 1 when a check fails."
+    )]
     Doctor(DoctorArgs),
     /// Debugging aids for notifications.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  corral debug notify-test --trigger blocked\n  corral debug transitions"
+    )]
     Debug(DebugCommand),
     /// What corral starts itself: the supervisors of detached commands.
-    #[command(subcommand, hide = true)]
+    #[command(
+        subcommand,
+        hide = true,
+        after_help = "Example (corral runs these itself; they are not for people):\n  corral internal notify-command --command 'ntfy publish corral' < payload.json"
+    )]
     Internal(InternalCommand),
 }
 
@@ -74,12 +113,16 @@ pub struct EventArgs {
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Print the settings snippet for an agent (claude, codex).
+    #[command(after_help = "Example:\n  corral hooks print claude")]
     Print {
         /// The agent.
         agent: String,
     },
     /// Merge the snippet into the agent's settings, keeping everything else (a backup is kept;
     /// installing twice changes nothing).
+    #[command(
+        after_help = "Examples:\n  corral hooks install claude     ~/.claude/settings.json\n  corral hooks install codex      ~/.codex/config.toml"
+    )]
     Install {
         /// The agent.
         agent: String,
@@ -205,13 +248,17 @@ pub enum DeviceCommand {
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
     },
-    /// List enrolled devices.
+    /// List enrolled devices: name, id, scopes, when paired.
+    #[command(after_help = "Examples:\n  corral device list\n  corral device list --json")]
     List {
         /// Print `{"schema":1,"devices":[...]}` instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// Grant a device one more scope.
+    #[command(
+        after_help = "Example:\n  corral device grant phone act:answer\n\nScopes: read, act:answer, act:always, act:steer."
+    )]
     Grant {
         /// The device's name.
         name: String,
@@ -219,6 +266,7 @@ pub enum DeviceCommand {
         scope: String,
     },
     /// Remove a device's record: its live connections end at their next request or publish.
+    #[command(after_help = "Example:\n  corral device revoke phone")]
     Revoke {
         /// The device's name.
         name: String,
@@ -266,12 +314,16 @@ pub struct DoctorArgs {
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
     /// Run the command a trigger resolves to with a representative payload, and wait for it.
+    #[command(after_help = "Example:\n  corral debug notify-test --trigger blocked")]
     NotifyTest {
         /// blocked, done, context_high or stall.
         #[arg(long, value_parser = ["blocked", "done", "context_high", "stall"])]
         trigger: String,
     },
     /// Print the running daemon's transition ring, oldest first.
+    #[command(
+        after_help = "Examples:\n  corral debug transitions\n  corral debug transitions --json"
+    )]
     Transitions {
         /// Print the ring's JSON form.
         #[arg(long)]
@@ -284,12 +336,18 @@ pub enum DebugCommand {
 #[derive(Debug, Subcommand)]
 pub enum InternalCommand {
     /// Run one notification command (payload on stdin), wait for it and record how it ended.
+    #[command(
+        after_help = "Example (as the daemon starts it):\n  corral internal notify-command --command 'ntfy publish corral' < payload.json"
+    )]
     NotifyCommand {
         /// The command line, run with `sh -c`.
         #[arg(long)]
         command: String,
     },
     /// Run a detached action and report its completion through the notification sinks.
+    #[command(
+        after_help = "Example (as `corral act` starts it for an exec action):\n  corral internal exec-action --command 'cargo test' --timeout-s 600 --pane %3 --action run-tests"
+    )]
     ExecAction(Box<ExecActionArgs>),
 }
 
@@ -361,4 +419,47 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         return Err(bad());
     }
     Ok(std::time::Duration::from_secs(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// The commands under `command` (itself included, hidden ones too) that do not say what they
+    /// are for or show no example, by their full names.
+    fn undocumented(command: &clap::Command, name: &str) -> Vec<String> {
+        let about = command.get_about().map(ToString::to_string);
+        let after = command.get_after_help().map(ToString::to_string);
+        let mut missing = Vec::new();
+        if about.is_none_or(|about| about.trim().is_empty()) {
+            missing.push(format!("{name}: no about text"));
+        }
+        if !after.is_some_and(|after| after.contains("Example")) {
+            missing.push(format!("{name}: no example"));
+        }
+        for sub in command.get_subcommands() {
+            missing.extend(undocumented(sub, &format!("{name} {}", sub.get_name())));
+        }
+        missing
+    }
+
+    #[test]
+    fn every_command_says_what_it_is_for_with_an_example() {
+        let command = Cli::command();
+        command.clone().debug_assert();
+        let missing = undocumented(&command, "corral");
+        assert!(missing.is_empty(), "{missing:#?}");
+    }
+
+    #[test]
+    fn the_walk_reaches_a_hidden_commands_subcommands() {
+        let bare = clap::Command::new("bare").about("x");
+        let command = Cli::command().mut_subcommand("internal", |c| c.subcommand(bare));
+        assert_eq!(
+            undocumented(&command, "corral"),
+            ["corral internal bare: no example"]
+        );
+    }
 }

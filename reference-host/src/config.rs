@@ -1,14 +1,21 @@
 //! Loading the config file into `schema::Config` and checking what the types cannot.
 
-use std::path::Path;
-
 use anyhow::{Context, bail};
 use schema::Config;
 
-/// Reads the config at `path`; an absent file gives the defaults.
-pub fn load(path: &Path) -> anyhow::Result<Config> {
+use crate::paths::ConfigFile;
+
+/// Reads the config file. An absent file gives the defaults, unless `$CORRAL_CONFIG` named it:
+/// then its absence is a mistake a person should hear of, not a silent fall back.
+pub fn load(file: &ConfigFile) -> anyhow::Result<Config> {
+    let path = &file.path;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && file.named => bail!(
+            "$CORRAL_CONFIG names {}, which does not exist (create it, or unset CORRAL_CONFIG \
+             for the default config file)",
+            path.display()
+        ),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
         Err(err) => return Err(err).with_context(|| format!("reading config {}", path.display())),
     };
@@ -67,6 +74,14 @@ pub fn one_line(text: &str, err: &toml::de::Error) -> String {
 mod tests {
     use super::*;
 
+    /// The config file at `path`, found by the default rule.
+    fn at(path: &std::path::Path) -> ConfigFile {
+        ConfigFile {
+            path: path.to_owned(),
+            named: false,
+        }
+    }
+
     #[test]
     fn a_broken_config_is_one_line_of_error_never_a_panic() {
         let good = b"[serve]\nmax_connections = 2\nreconcile_interval_ms = 150\n\n[act]\nlog = \"~/act.log\"\n";
@@ -74,7 +89,7 @@ mod tests {
         let path = tmp.path().join("config.toml");
         for bytes in crate::testing::mutations(good, 5, 2000) {
             std::fs::write(&path, &bytes).unwrap();
-            if let Err(err) = load(&path) {
+            if let Err(err) = load(&at(&path)) {
                 let text = format!("{err:#}");
                 assert!(!text.contains('\n'), "{text}");
             }
@@ -97,15 +112,36 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, text).unwrap();
-        load(&path)
+        load(&at(&path))
     }
 
     #[test]
     fn an_absent_file_gives_the_defaults() {
         let tmp = tempfile::tempdir().unwrap();
-        let config = load(&tmp.path().join("none.toml")).unwrap();
+        let config = load(&at(&tmp.path().join("none.toml"))).unwrap();
         assert_eq!(config.serve.max_connections, 4);
         assert_eq!(config.serve.reconcile_interval_ms, 2000);
+    }
+
+    #[test]
+    fn a_named_file_that_does_not_exist_is_an_error_of_one_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("typo.toml");
+        let named = ConfigFile {
+            path: path.clone(),
+            named: true,
+        };
+        let err = format!("{:#}", load(&named).unwrap_err());
+        assert_eq!(
+            err,
+            format!(
+                "$CORRAL_CONFIG names {}, which does not exist (create it, or unset \
+                 CORRAL_CONFIG for the default config file)",
+                path.display()
+            )
+        );
+        std::fs::write(&path, "[serve]\nmax_connections = 2\n").unwrap();
+        assert_eq!(load(&named).unwrap().serve.max_connections, 2);
     }
 
     #[test]

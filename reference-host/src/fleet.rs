@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::clock::now_ms;
 use crate::git::GitCache;
 use crate::repeated::RepeatedWarning;
-use crate::tmux::read::{PaneRead, Titles};
+use crate::tmux::read::{Listing, PaneRead, Titles};
 use crate::tmux::write::Input;
 use crate::tmux::{Tmux, TmuxError};
 
@@ -22,6 +22,22 @@ pub struct FleetReader {
     titles: Titles,
     /// A failing read is logged here, once, not by every cycle and request that meets it.
     failing: RepeatedWarning,
+    /// So is a read that found no server.
+    absent: RepeatedWarning,
+}
+
+/// The local listing: the rows, titles included, and when no tmux server runs, the line that says
+/// so (the rows are then none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalListing {
+    pub rows: Vec<LsRow>,
+    pub no_server: Option<String>,
+}
+
+/// What a person hears when a read finds no tmux server on the socket; the fleet is answered
+/// all the same, empty.
+pub fn no_server_line(socket: &str) -> String {
+    format!("no tmux server is running on {socket}: the fleet is empty")
 }
 
 /// One agent pane as one read saw it: its wire row, and what only the host uses.
@@ -105,18 +121,35 @@ impl FleetReader {
             host,
             titles: Titles::Omit,
             failing: RepeatedWarning::default(),
+            absent: RepeatedWarning::default(),
         }
     }
 
-    /// Logs what a read's result says about tmux: a failure when it first happens and then once
-    /// a minute while it repeats (a stuck tmux fails every cycle), and the recovery.
-    fn log_read<T>(&mut self, read: &Result<T, TmuxError>) {
-        match read {
-            Ok(_) => {
-                if let Some(line) = self.failing.stopped() {
-                    tracing::info!("tmux answers again: {line}");
+    /// Logs what a read's result says about tmux: a failure, or a socket no server listens on,
+    /// when it first happens and then once a minute while it repeats (a stuck tmux fails every
+    /// cycle), and the recovery.
+    fn log_read(&mut self, read: &Result<Listing, TmuxError>) {
+        if let Ok(listing) = read {
+            if let Some(line) = self.failing.stopped() {
+                tracing::info!("tmux answers again: {line}");
+            }
+            match listing {
+                Listing::NoServer { socket } => {
+                    let line = no_server_line(socket);
+                    if let Some(line) = self.absent.occurred(&line, Instant::now()) {
+                        tracing::warn!("{line}");
+                    }
+                }
+                Listing::Panes(_) => {
+                    if self.absent.stopped().is_some() {
+                        tracing::info!("a tmux server runs on the socket now");
+                    }
                 }
             }
+            return;
+        }
+        match read {
+            Ok(_) => {}
             // The time-out that caused it was logged.
             Err(err @ TmuxError::Hung { .. }) => tracing::debug!(%err, "fleet read skipped"),
             Err(err) => {
@@ -139,18 +172,23 @@ impl FleetReader {
         &self.tmux
     }
 
-    /// The rows with pane titles, for the local listing only.
-    pub fn read_local(&mut self) -> Result<Vec<LsRow>, TmuxError> {
+    /// The rows with pane titles, for the local listing only, and the line a person should see
+    /// when they are none because no tmux server runs.
+    pub fn read_local(&mut self) -> Result<LocalListing, TmuxError> {
         let now = now_ms();
-        let panes = self.tmux.list_panes(Titles::Include)?;
-        Ok(panes
+        let (panes, no_server) = match self.tmux.list_panes(Titles::Include)? {
+            Listing::Panes(panes) => (panes, None),
+            Listing::NoServer { socket } => (Vec::new(), Some(no_server_line(&socket))),
+        };
+        let rows = panes
             .iter()
             .filter_map(|pane| {
                 let title = pane.title.clone().unwrap_or_default();
                 let row = self.row(pane, now)?;
                 Some(row.with_view(Local { title }))
             })
-            .collect())
+            .collect();
+        Ok(LocalListing { rows, no_server })
     }
 
     fn row(&mut self, pane: &PaneRead, now: u64) -> Option<FleetRow> {
@@ -164,7 +202,7 @@ impl FleetSource for FleetReader {
         let now = now_ms();
         let read = self.tmux.list_panes(self.titles);
         self.log_read(&read);
-        let panes = read?;
+        let panes = read?.into_panes();
         Ok(panes
             .iter()
             .filter_map(|pane| {

@@ -10,13 +10,22 @@ use anyhow::bail;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
     /// `$CORRAL_CONFIG`, else `$XDG_CONFIG_HOME/corral/config.toml` (`~/.config/...`).
-    pub config_file: PathBuf,
+    pub config_file: ConfigFile,
     /// `$XDG_CONFIG_HOME/corral/devices.toml` (`~/.config/...`).
     pub device_store: PathBuf,
     /// `$XDG_RUNTIME_DIR/corral`, else `$TMPDIR/corral-<uid>` (`/tmp/...`).
     pub runtime_dir: PathBuf,
     /// `$XDG_CONFIG_HOME/corral/actions`: the user's action manifests (`*.toml`).
     pub actions_dir: PathBuf,
+}
+
+/// Where the config file is, and whether a person named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: PathBuf,
+    /// `$CORRAL_CONFIG` named it: its absence is a mistake, not the defaults.
+    pub named: bool,
 }
 
 impl Paths {
@@ -37,10 +46,16 @@ impl Paths {
                 None => bail!("neither XDG_CONFIG_HOME nor HOME is set to an absolute path"),
             },
         };
-        let config_file = var("CORRAL_CONFIG")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| config_dir.join("config.toml"));
+        let config_file = match var("CORRAL_CONFIG").filter(|v| !v.is_empty()) {
+            Some(named) => ConfigFile {
+                path: PathBuf::from(named),
+                named: true,
+            },
+            None => ConfigFile {
+                path: config_dir.join("config.toml"),
+                named: false,
+            },
+        };
         let runtime_dir = match absolute("XDG_RUNTIME_DIR") {
             Some(dir) => dir.join("corral"),
             None => {
@@ -78,7 +93,8 @@ mod tests {
             ("HOME", "/h"),
         ])
         .unwrap();
-        assert_eq!(p.config_file, PathBuf::from("/c/corral/config.toml"));
+        assert_eq!(p.config_file.path, PathBuf::from("/c/corral/config.toml"));
+        assert!(!p.config_file.named);
         assert_eq!(p.device_store, PathBuf::from("/c/corral/devices.toml"));
         assert_eq!(p.runtime_dir, PathBuf::from("/r/corral"));
         assert_eq!(p.actions_dir, PathBuf::from("/c/corral/actions"));
@@ -104,7 +120,14 @@ mod tests {
     #[test]
     fn corral_config_names_the_config_file() {
         let p = paths(&[("HOME", "/h"), ("CORRAL_CONFIG", "/etc/c.toml")]).unwrap();
-        assert_eq!(p.config_file, PathBuf::from("/etc/c.toml"));
+        assert_eq!(p.config_file.path, PathBuf::from("/etc/c.toml"));
+        assert!(p.config_file.named);
+        let p = paths(&[("HOME", "/h"), ("CORRAL_CONFIG", "")]).unwrap();
+        assert_eq!(
+            p.config_file.path,
+            PathBuf::from("/h/.config/corral/config.toml")
+        );
+        assert!(!p.config_file.named, "an empty value names nothing");
         assert_eq!(
             p.device_store,
             PathBuf::from("/h/.config/corral/devices.toml")

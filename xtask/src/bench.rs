@@ -14,41 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use golden::{Backend, SimFile};
 
+use crate::cli::BenchArgs;
 use crate::workspace_root;
-
-struct Options {
-    backend: Backend,
-    runs: usize,
-    fixture: PathBuf,
-}
-
-fn parse(args: &[String]) -> anyhow::Result<Options> {
-    let mut options = Options {
-        backend: Backend::Real,
-        runs: 30,
-        fixture: workspace_root().join("golden/fixtures/large.toml"),
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--backend" => {
-                options.backend = value()?
-                    .parse()
-                    .map_err(|_| anyhow::anyhow!("--backend is real or fake"))?;
-            }
-            "--runs" => options.runs = value()?.parse().context("--runs takes a number")?,
-            "--fixture" => options.fixture = PathBuf::from(value()?),
-            _ => {
-                bail!("usage: cargo xtask bench [--backend real|fake] [--runs N] [--fixture FILE]")
-            }
-        }
-    }
-    if options.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    Ok(options)
-}
 
 /// The one place the bench builds a child process.
 #[allow(clippy::disallowed_methods)]
@@ -82,8 +49,7 @@ impl Figures {
     }
 }
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let options = parse(args)?;
+pub fn run(options: &BenchArgs) -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = command(&cargo)
@@ -106,7 +72,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let bin = target.join("release");
     let scratch = tempfile::tempdir().context("creating a scratch dir")?;
-    let bench = Bench::new(&bin, scratch.path(), &options)?;
+    let bench = Bench::new(&bin, scratch.path(), options)?;
     let result = bench.measure(options.runs);
     bench.down();
     let figures = result?;
@@ -131,7 +97,7 @@ struct Bench {
 }
 
 impl Bench {
-    fn new(bin: &Path, dir: &Path, options: &Options) -> anyhow::Result<Bench> {
+    fn new(bin: &Path, dir: &Path, options: &BenchArgs) -> anyhow::Result<Bench> {
         let socket = format!("corral-bench-{}", std::process::id());
         for sub in ["sim", "config/corral", "runtime"] {
             std::fs::create_dir_all(dir.join(sub))?;

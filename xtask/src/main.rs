@@ -1,13 +1,15 @@
-//! `cargo xtask <task>`: project automation, one small binary matching on its first argument.
+//! `cargo xtask <task>`: project automation, one small binary matching on its task
+//! (`cli.rs`; `cargo xtask --help` and `cargo xtask <task> --help` say more).
 //!
 //! - `schema [--check]`: write (or check) the generated JSON Schemas under `schema/json/`.
 //! - `tidy`: house rules every source file follows.
 //! - `conformance [--backend fake|real] [--host CMD] [--case GLOB] ...`: the golden sessions
-//!   against a host (`cargo xtask conformance --help`).
+//!   against a host.
 //! - `bench [--backend real|fake] [--runs N]`: the host's performance figures.
 //! - `fuzz [--seed N] [--lines N]`: generated lines against one `serve`, every answer checked.
 
 mod bench;
+mod cli;
 mod conformance;
 mod fuzz;
 mod schema_files;
@@ -16,17 +18,29 @@ mod tidy;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
+
+use cli::{Cli, Task};
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("schema") => schema_files::run(&args[1..]),
-        Some("tidy") => tidy::run(&args[1..]),
-        Some("bench") => bench::run(&args[1..]),
-        Some("conformance") => conformance::run(&args[1..]),
-        Some("fuzz") => fuzz::run(&args[1..]),
-        _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <schema [--check] | tidy | bench | conformance | fuzz>"
-        )),
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help goes to stdout with success; a mistake to stderr with failure.
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.task {
+        Task::Schema { check } => schema_files::run(check),
+        Task::Tidy => tidy::run(),
+        Task::Bench(args) => bench::run(&args),
+        Task::Conformance { args } => conformance::run(&args),
+        Task::Fuzz(args) => fuzz::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -52,12 +52,7 @@ fn drift(dir: &Path, documents: &[SchemaDocument]) -> anyhow::Result<Vec<Drift>>
     Ok(found)
 }
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let check = match args {
-        [] => false,
-        [flag] if flag == "--check" => true,
-        _ => bail!("usage: cargo xtask schema [--check]"),
-    };
+pub fn run(check: bool) -> anyhow::Result<()> {
     let dir = workspace_root().join("schema/json");
     let documents = documents();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -1,4 +1,7 @@
 //! `corral device add | list | grant | revoke`: the device store from the command line.
+//!
+//! stdout holds only what a script would capture: the listing, and `add --key`'s
+//! `authorized_keys` line. What a change did is confirmed in one line on stderr.
 #![allow(clippy::print_stdout, reason = "a listing command's output is stdout")]
 
 use anyhow::{Context, bail};
@@ -48,8 +51,7 @@ pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
                 });
                 Ok(())
             })?;
-            let shown: Vec<&str> = scopes.iter().map(Scope::as_str).collect();
-            eprintln!("enrolled {name} ({id}) with {}", shown.join(", "));
+            eprintln!("enrolled {name} ({id}) with {}", shown(&scopes));
             if let Some(key) = key {
                 let corral = std::env::current_exe()
                     .and_then(std::fs::canonicalize)
@@ -69,36 +71,71 @@ pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
                     serde_json::to_string(&list).context("encoding the device list")?
                 );
             } else {
-                for device in &store.devices {
-                    let scopes: Vec<&str> = device.scopes.iter().map(Scope::as_str).collect();
-                    println!("{}\t{}\t{}", device.name, device.id, scopes.join(","));
-                }
+                print!("{}", listing(&store.devices, &paths.device_store));
             }
         }
         DeviceCommand::Grant { name, scope } => {
             let scope = parse_scopes(std::slice::from_ref(&scope))?.remove(0);
-            file.update(|store| {
+            let (device, added) = file.update(|store| {
                 let Some(device) = store.devices.iter_mut().find(|d| d.name == name) else {
                     bail!("no device named {name}");
                 };
-                if !device.scopes.contains(&scope) {
-                    device.scopes.push(scope);
+                let added = !device.scopes.contains(&scope);
+                if added {
+                    device.scopes.push(scope.clone());
                 }
-                Ok(())
+                Ok((device.clone(), added))
             })?;
+            let (name, id, now) = (&device.name, &device.id, shown(&device.scopes));
+            if added {
+                eprintln!("granted {} to {name} ({id}): it has {now}", scope.as_str());
+            } else {
+                eprintln!("{name} ({id}) already has {}: it has {now}", scope.as_str());
+            }
         }
         DeviceCommand::Revoke { name } => {
-            file.update(|store| {
-                let before = store.devices.len();
-                store.devices.retain(|d| d.name != name);
-                if store.devices.len() == before {
+            let removed = file.update(|store| {
+                let Some(at) = store.devices.iter().position(|d| d.name == name) else {
                     bail!("no device named {name}");
-                }
-                Ok(())
+                };
+                Ok(store.devices.remove(at))
             })?;
+            eprintln!(
+                "revoked {name} ({}): its live connections end at their next request or publish",
+                removed.id
+            );
         }
     }
     Ok(0)
+}
+
+/// Scopes as a person reads them: `read, act:answer`, or `no scope`.
+fn shown(scopes: &[Scope]) -> String {
+    if scopes.is_empty() {
+        return "no scope".to_owned();
+    }
+    scopes
+        .iter()
+        .map(Scope::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `device list`'s table: a header and one row per device, scopes as the store holds them
+/// (a token this build does not know verbatim); or, for an empty store, a line saying so.
+fn listing(devices: &[DeviceRecord], store: &std::path::Path) -> String {
+    if devices.is_empty() {
+        return format!(
+            "no device is enrolled (the store is {}); enrol one with `corral device add`\n",
+            store.display()
+        );
+    }
+    let mut rows = vec![["NAME", "ID", "SCOPES"].map(str::to_owned)];
+    for device in devices {
+        let scopes: Vec<&str> = device.scopes.iter().map(Scope::as_str).collect();
+        rows.push([device.name.clone(), device.id.clone(), scopes.join(",")]);
+    }
+    super::table(&rows)
 }
 
 /// A public key given as a file path or as the key line itself.
@@ -126,4 +163,47 @@ fn parse_scopes(tokens: &[String]) -> anyhow::Result<Vec<Scope>> {
             ),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(name: &str, id: &str, scopes: &[&str]) -> DeviceRecord {
+        DeviceRecord {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            scopes: scopes.iter().map(|s| Scope::parse(s).unwrap()).collect(),
+            paired_at_ms: 1,
+        }
+    }
+
+    #[test]
+    fn the_listing_has_a_header_and_aligned_rows() {
+        let devices = [
+            device("phone", "SHA256:phone", &["read", "act:answer"]),
+            device("tablet-of-ann", "SHA256:t", &["read", "act:anwser"]),
+        ];
+        assert_eq!(
+            listing(&devices, std::path::Path::new("/s")),
+            "NAME           ID            SCOPES\n\
+             phone          SHA256:phone  read,act:answer\n\
+             tablet-of-ann  SHA256:t      read,act:anwser\n"
+        );
+    }
+
+    #[test]
+    fn an_empty_store_is_said_to_be_empty() {
+        let text = listing(&[], std::path::Path::new("/c/corral/devices.toml"));
+        assert_eq!(
+            text,
+            "no device is enrolled (the store is /c/corral/devices.toml); enrol one with `corral device add`\n"
+        );
+    }
+
+    #[test]
+    fn scopes_read_as_a_list_or_as_none() {
+        assert_eq!(shown(&[Scope::Read, Scope::ActAnswer]), "read, act:answer");
+        assert_eq!(shown(&[]), "no scope");
+    }
 }

@@ -1,7 +1,8 @@
 //! `corral doctor [--json]`: why nothing rings. The last notification-command failure (reason,
 //! command, age), then the checks a person needs: the config parses, a daemon runs for the tmux
-//! server, tmux passes OSC sequences through when an OSC key is on, and the device store and the
-//! runtime dir have their modes. Nothing is created or changed. Exit 1 when a check fails.
+//! server, tmux passes OSC sequences through when an OSC key is on, the device store has its mode
+//! and holds no scope this build does not know, and the runtime dir has its mode. Nothing is
+//! created or changed. Exit 1 when a check fails.
 #![allow(clippy::print_stdout, reason = "a report command's output is stdout")]
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -12,7 +13,10 @@ use schema::doctor::{
 };
 use schema::notify::CommandFailure;
 
+use schema::Scope;
+
 use crate::clock::now_ms;
+use crate::devices::DeviceFile;
 use crate::notify::{command, server, socket};
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
@@ -41,16 +45,17 @@ fn report(tmux: &Tmux, paths: &Paths, now: u64) -> DoctorReport {
         });
     };
     let config = crate::config::load(&paths.config_file);
+    let config_path = &paths.config_file.path;
     match &config {
-        Ok(_) if paths.config_file.exists() => check(
+        Ok(_) if config_path.exists() => check(
             "config",
             CheckStatus::Ok,
-            format!("{} parses", paths.config_file.display()),
+            format!("{} parses", config_path.display()),
         ),
         Ok(_) => check(
             "config",
             CheckStatus::Ok,
-            format!("no {}: the defaults apply", paths.config_file.display()),
+            format!("no {}: the defaults apply", config_path.display()),
         ),
         Err(err) => check("config", CheckStatus::Fail, format!("{err:#}")),
     }
@@ -137,7 +142,7 @@ fn report(tmux: &Tmux, paths: &Paths, now: u64) -> DoctorReport {
             format!("allow-passthrough cannot be read: {err}"),
         ),
     }
-    let (status, message) = mode_check(&paths.device_store, 0o600, "no device is enrolled");
+    let (status, message) = device_store_check(&paths.device_store);
     check("device-store", status, message);
     let (status, message) = mode_check(&paths.runtime_dir, 0o700, "not created yet");
     check("runtime-dir", status, message);
@@ -155,6 +160,44 @@ fn failed(failure: &CommandFailure, age_ms: u64) -> String {
         age(age_ms),
         failure.reason,
         failure.command
+    )
+}
+
+/// The device store: its mode, then whether it reads, then the scopes it holds that this build
+/// does not know. Such a token (a typo in a hand edit, or a newer corral's scope) is kept and
+/// grants nothing, so a device silently lacks what its owner meant to give: a warning.
+fn device_store_check(path: &Path) -> (CheckStatus, String) {
+    let (status, message) = mode_check(path, 0o600, "no device is enrolled");
+    if status == CheckStatus::Fail || !path.exists() {
+        return (status, message);
+    }
+    let store = match DeviceFile::new(path.to_owned()).load() {
+        Ok(store) => store,
+        Err(err) => return (CheckStatus::Fail, err.to_string()),
+    };
+    let unknown: Vec<String> = store
+        .devices
+        .iter()
+        .flat_map(|device| {
+            device
+                .scopes
+                .iter()
+                .filter(|scope| scope.is_other())
+                .map(move |scope| format!("{} has `{}`", device.name, scope.as_str()))
+        })
+        .collect();
+    if unknown.is_empty() {
+        return (status, message);
+    }
+    (
+        CheckStatus::Warn,
+        format!(
+            "{}: {}, which this corral does not know and which grants nothing (known scopes: \
+             {}); fix the record, then `corral device grant NAME SCOPE`",
+            path.display(),
+            unknown.join(", "),
+            Scope::KNOWN.join(", ")
+        ),
     )
 }
 
@@ -233,6 +276,34 @@ mod tests {
         assert_eq!(age(185_000), "3m");
         assert_eq!(age(7_300_000), "2h");
         assert_eq!(age(90_000_000), "1d");
+    }
+
+    #[test]
+    fn a_scope_this_build_does_not_know_is_a_warning_naming_device_and_token() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("devices.toml");
+        let write = |text: &str| {
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        };
+        assert_eq!(device_store_check(&file).0, CheckStatus::Ok, "absent");
+        write(
+            "[[device]]\nid = \"SHA256:p\"\nname = \"phone\"\nscopes = [\"read\", \"act:anwser\"]\npaired_at_ms = 1\n\n\
+             [[device]]\nid = \"SHA256:t\"\nname = \"tablet\"\nscopes = [\"read\", \"act:steer\"]\npaired_at_ms = 1\n",
+        );
+        let (status, message) = device_store_check(&file);
+        assert_eq!(status, CheckStatus::Warn, "{message}");
+        assert!(
+            message.contains("phone has `act:anwser`") && !message.contains("tablet"),
+            "{message}"
+        );
+        assert!(message.contains("act:answer, act:always"), "{message}");
+        write(
+            "[[device]]\nid = \"SHA256:p\"\nname = \"phone\"\nscopes = [\"read\"]\npaired_at_ms = 1\n",
+        );
+        assert_eq!(device_store_check(&file).0, CheckStatus::Ok);
+        write("[[device]\n");
+        assert_eq!(device_store_check(&file).0, CheckStatus::Fail, "malformed");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `corral ls [--json]`: the fleet as this machine sees it, pane titles included (local only).
+//! `corral ls [--json]`: the fleet as this machine sees it, pane titles included (local only). A
+//! socket with no tmux server behind it lists nothing and is said on stderr.
 #![allow(clippy::print_stdout, reason = "a listing command's output is stdout")]
 
 use anyhow::Context;
@@ -8,9 +9,14 @@ use crate::fleet::FleetReader;
 use crate::tmux::Tmux;
 
 pub fn run(json: bool, tmux: Tmux, host: String) -> anyhow::Result<u8> {
-    let rows = FleetReader::new(tmux, host)
+    let listing = FleetReader::new(tmux, host)
         .read_local()
         .context("reading the fleet")?;
+    // A mistaken socket lists nothing, and says so; the listing itself stays what it is.
+    if let Some(line) = &listing.no_server {
+        eprintln!("corral: {line}");
+    }
+    let rows = listing.rows;
     if json {
         let document = LsDocument {
             schema: SCHEMA_VERSION,

@@ -62,6 +62,18 @@ pub struct Tmux {
     hung_at: Cell<Option<Instant>>,
 }
 
+/// What one tmux invocation answered: its stdout, or that no server listens on the socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// tmux ran the command; its stdout.
+    Output(Vec<u8>),
+    /// No server listens on the socket (tmux names it): not a failure, a server with no panes.
+    NoServer {
+        /// The socket path tmux tried.
+        socket: String,
+    },
+}
+
 /// Why a tmux command failed. A server that is not running is not a failure: it has no panes.
 #[derive(Debug)]
 pub enum TmuxError {
@@ -155,9 +167,17 @@ impl Tmux {
         invocation.args(args)
     }
 
-    /// Runs tmux and returns its stdout; a missing server is an empty answer. Within one time-out
-    /// of a timed-out invocation, nothing runs: [`TmuxError::Hung`].
+    /// Runs tmux and returns its stdout; a missing server is an empty answer.
     fn run(&self, args: &[String]) -> Result<Vec<u8>, TmuxError> {
+        Ok(match self.ask(args)? {
+            Answer::Output(stdout) => stdout,
+            Answer::NoServer { .. } => Vec::new(),
+        })
+    }
+
+    /// Runs tmux and says what it answered, a missing server told apart. Within one time-out of
+    /// a timed-out invocation, nothing runs: [`TmuxError::Hung`].
+    fn ask(&self, args: &[String]) -> Result<Answer, TmuxError> {
         if let Some(at) = self.hung_at.get()
             && at.elapsed() < self.timeout
         {
@@ -170,12 +190,12 @@ impl Tmux {
         self.hung_at.set(timed_out.then(Instant::now));
         let output = ran?;
         if output.status.success() {
-            return Ok(output.stdout);
+            return Ok(Answer::Output(output.stdout));
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
         let first = stderr.lines().next().unwrap_or("").trim().to_owned();
-        if is_no_server(&first) {
-            return Ok(Vec::new());
+        if let Some(socket) = no_server_socket(&first) {
+            return Ok(Answer::NoServer { socket });
         }
         Err(TmuxError::Failed {
             status: output.status.to_string(),
@@ -184,11 +204,17 @@ impl Tmux {
     }
 }
 
-/// tmux's two ways of saying no server is listening on the socket.
-fn is_no_server(stderr_line: &str) -> bool {
-    stderr_line.starts_with("no server running on")
-        || (stderr_line.starts_with("error connecting to")
-            && stderr_line.ends_with("(No such file or directory)"))
+/// tmux's two ways of saying no server is listening on the socket, and the socket they name:
+/// `no server running on PATH` (a socket file nobody listens on) and `error connecting to PATH
+/// (No such file or directory)` (no socket file).
+fn no_server_socket(stderr_line: &str) -> Option<String> {
+    if let Some(socket) = stderr_line.strip_prefix("no server running on ") {
+        return Some(socket.trim().to_owned());
+    }
+    let socket = stderr_line
+        .strip_prefix("error connecting to ")?
+        .strip_suffix(" (No such file or directory)")?;
+    Some(socket.to_owned())
 }
 
 #[cfg(test)]
@@ -259,14 +285,20 @@ mod tests {
     }
 
     #[test]
-    fn tmux_no_server_messages_are_recognised() {
-        assert!(is_no_server("no server running on /tmp/tmux-0/x"));
-        assert!(is_no_server(
-            "error connecting to /tmp/tmux-0/x (No such file or directory)"
-        ));
-        assert!(!is_no_server(
-            "error connecting to /tmp/tmux-0/x (Permission denied)"
-        ));
-        assert!(!is_no_server("can't find pane: %9"));
+    fn tmux_no_server_messages_are_recognised_with_their_socket() {
+        assert_eq!(
+            no_server_socket("no server running on /tmp/tmux-0/x").as_deref(),
+            Some("/tmp/tmux-0/x")
+        );
+        assert_eq!(
+            no_server_socket("error connecting to /tmp/tmux-0/x (No such file or directory)")
+                .as_deref(),
+            Some("/tmp/tmux-0/x")
+        );
+        assert_eq!(
+            no_server_socket("error connecting to /tmp/tmux-0/x (Permission denied)"),
+            None
+        );
+        assert_eq!(no_server_socket("can't find pane: %9"), None);
     }
 }

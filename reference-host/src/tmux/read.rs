@@ -8,7 +8,7 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
-use super::{Tmux, TmuxError};
+use super::{Answer, Tmux, TmuxError};
 
 /// The pane variables every read asks for, in format order.
 const PANE_VARIABLES: &[&str] = &[
@@ -98,13 +98,39 @@ pub enum Titles {
     Omit,
 }
 
+/// One read of the whole fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// The server's panes.
+    Panes(Vec<PaneRead>),
+    /// No server listens on the socket (tmux names it): no panes, which a person should hear.
+    NoServer {
+        /// The socket path tmux tried.
+        socket: String,
+    },
+}
+
+impl Listing {
+    /// The panes; none when no server runs.
+    pub fn into_panes(self) -> Vec<PaneRead> {
+        match self {
+            Listing::Panes(panes) => panes,
+            Listing::NoServer { .. } => Vec::new(),
+        }
+    }
+}
+
 impl Tmux {
-    /// Reads every pane of the server in one invocation. No server means no panes.
-    pub fn list_panes(&self, titles: Titles) -> Result<Vec<PaneRead>, TmuxError> {
+    /// Reads every pane of the server in one invocation, or finds that no server runs.
+    pub fn list_panes(&self, titles: Titles) -> Result<Listing, TmuxError> {
         let nonce = nonce();
         let format = list_format(&nonce, titles);
-        let out = self.run(&["list-panes".into(), "-a".into(), "-F".into(), format])?;
-        panes_of(&out, &nonce, titles)
+        Ok(
+            match self.ask(&["list-panes".into(), "-a".into(), "-F".into(), format])? {
+                Answer::Output(out) => Listing::Panes(panes_of(&out, &nonce, titles)?),
+                Answer::NoServer { socket } => Listing::NoServer { socket },
+            },
+        )
     }
 }
 

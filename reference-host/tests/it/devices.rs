@@ -27,9 +27,19 @@ fn devices_are_enrolled_listed_granted_and_revoked() {
         serde_json::json!(["read"]),
         "read by default"
     );
-    assert!(
-        home.ok(&["device", "list"])
-            .contains("phone\tSHA256:phone\tread,act:answer")
+    let table = home.ok(&["device", "list"]);
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            vec!["NAME", "ID", "SCOPES"],
+            vec!["phone", "SHA256:phone", "read,act:answer"],
+            vec!["tablet", "SHA256:tablet", "read"],
+        ],
+        "{table}"
     );
 
     home.ok(&["device", "revoke", "phone"]);

@@ -20,12 +20,14 @@ macro_rules! on_both_backends {
 
 mod support;
 
+mod cli;
 mod cursors;
 mod devices;
 mod disk;
 mod dispatch;
 mod event;
 mod faults;
+mod hygiene;
 mod kills;
 mod ls;
 mod notify;

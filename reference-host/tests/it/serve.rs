@@ -1,6 +1,7 @@
 //! `corral serve --stdio` over real pipes, every scenario on the fake tmux and on a scratch real
 //! tmux server, both brought up from `fleet.toml` by `corral-sim`.
 
+use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -513,14 +514,32 @@ fn failing_tmux(backend: Backend) {
 
 #[test]
 fn no_tmux_server_is_an_empty_fleet() {
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let socket = crate::support::unique("corral-absent");
+    let home = Home::new(&socket);
     home.enrol("phone", "fp-phone", &["read"]);
     let mut host = home.serve("fp-phone");
     host.hello();
-    host.send(r#"{"schema":1,"id":"s","t":"snapshot"}"#);
-    assert_eq!(
-        host.recv(),
-        json!({"schema":1,"id":"s","t":"snapshot","agents":[]})
+    for id in ["s1", "s2"] {
+        host.send(&json!({"schema":1,"id":id,"t":"snapshot"}).to_string());
+        assert_eq!(
+            host.recv(),
+            json!({"schema":1,"id":id,"t":"snapshot","agents":[]})
+        );
+    }
+    // Said in the log, once however many reads meet it, naming the socket.
+    let uid = std::fs::metadata(home.dir.path()).unwrap().uid();
+    let path = home.dir.path().join(format!("tmux-{uid}/{socket}"));
+    let said = format!(
+        "no tmux server is running on {}: the fleet is empty",
+        path.display()
+    );
+    let stderr = host.stderr();
+    assert_eq!(stderr.matches(&said).count(), 1, "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains(&said)),
+        "{stderr}"
     );
 }
 

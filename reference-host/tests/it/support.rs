@@ -19,10 +19,77 @@ pub use golden::Backend;
 /// How long a test waits for a frame or an exit before failing.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
-/// The one place these tests build a child process.
+/// Where a child process may write when its test gave it no directory of its own: nowhere.
+/// Nothing can be created under `/dev/null`, not even by root, so a test that forgets its temp
+/// dirs fails loudly instead of writing into `/tmp/tmux-<uid>`, the user's runtime dir
+/// (`/tmp/corral-<uid>` without `XDG_RUNTIME_DIR`) or their home.
+pub const NOWHERE: &str = "/dev/null/no-temp-dir-given";
+
+/// The variables that say where a process writes: tmux's socket dir, the host's config, device
+/// store and runtime dir (and its fallback under `TMPDIR`), and whatever else follows HOME.
+pub const LOCATIONS: &[&str] = &[
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_RUNTIME_DIR",
+    "XDG_STATE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "TMUX_TMPDIR",
+    "TMPDIR",
+];
+
+/// The mark `.ci/hygiene` gives a whole test run, which every child keeps (a [`Home`]'s, whose
+/// environment is otherwise cleared, too) so that whatever a test leaves running is found when
+/// the run ends.
+pub const RUN_MARK: &str = "HYGIENE_RUN_MARK";
+
+/// The one place these tests build a child process. It inherits none of the developer's tmux
+/// or corral settings, and every location points [`NOWHERE`] until the test gives it temp dirs
+/// ([`in_temp_dirs`]; a [`Home`] and a [`Fleet`] do).
 #[allow(clippy::disallowed_methods)]
 pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    Command::new(program)
+    let mut command = Command::new(program);
+    command.env_remove("TMUX").env_remove("TMUX_PANE");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CORRAL_") {
+            command.env_remove(name);
+        }
+    }
+    for name in LOCATIONS {
+        command.env(name, nowhere(name));
+    }
+    command
+}
+
+/// The value of a location variable that lets nothing be written: [`NOWHERE`]`/<name>`, but
+/// `/dev/null` itself for `TMUX_TMPDIR`: tmux passes over a `TMUX_TMPDIR` that does not exist
+/// and puts its socket in `/tmp/tmux-<uid>` instead, while under an existing file it fails
+/// ("couldn't create directory /dev/null/tmux-0").
+pub fn nowhere(name: &str) -> PathBuf {
+    if name == "TMUX_TMPDIR" {
+        PathBuf::from("/dev/null")
+    } else {
+        Path::new(NOWHERE).join(name)
+    }
+}
+
+/// Every location of [`LOCATIONS`] inside `dir`: a home at `dir/home` (its XDG dirs in their
+/// usual places), `XDG_RUNTIME_DIR` at `dir/runtime`, tmux's sockets and temp files in `dir`.
+pub fn in_temp_dirs(dir: &Path) -> Vec<(String, String)> {
+    let home = dir.join("home");
+    [
+        ("HOME", home.clone()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_STATE_HOME", home.join(".local/state")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("XDG_RUNTIME_DIR", dir.join("runtime")),
+        ("TMUX_TMPDIR", dir.to_owned()),
+        ("TMPDIR", dir.to_owned()),
+    ]
+    .into_iter()
+    .map(|(name, path)| (name.to_owned(), path.to_string_lossy().into_owned()))
+    .collect()
 }
 
 /// True when `frame` is an error frame with this id and code, and a message.
@@ -141,13 +208,13 @@ impl Fleet {
     /// runtime dir.
     fn sim_command(&self) -> Command {
         let mut cmd = command(simulator_bin("corral-sim"));
-        cmd.env("CORRAL_SIM_DIR", self.sim_dir.path())
-            .env("TMUX_TMPDIR", self.tmux_tmpdir())
-            .env("XDG_RUNTIME_DIR", self.sim_dir.path().join("runtime"));
+        cmd.envs(in_temp_dirs(self.sim_dir.path()))
+            .env("CORRAL_SIM_DIR", self.sim_dir.path());
         cmd
     }
 
-    /// Where tmux puts the fleet's socket (`TMUX_TMPDIR`), for every process that talks to it.
+    /// Where tmux puts the fleet's socket (`TMUX_TMPDIR`, as [`in_temp_dirs`] sets it), for
+    /// every process that talks to it.
     fn tmux_tmpdir(&self) -> &Path {
         self.sim_dir.path()
     }
@@ -233,8 +300,8 @@ impl Fleet {
             .arg("-L")
             .arg(&self.socket)
             .args(args)
+            .envs(in_temp_dirs(self.sim_dir.path()))
             .env("CORRAL_SIM_DIR", self.sim_dir.path())
-            .env("TMUX_TMPDIR", self.tmux_tmpdir())
             .output()
             .unwrap();
         assert!(
@@ -382,11 +449,12 @@ impl Home {
         self.runtime_dir.clone()
     }
 
-    /// The environment every `corral` process of this home gets (besides `PATH`), later entries
-    /// winning.
+    /// The environment every `corral` process of this home gets (besides `PATH`), each name once:
+    /// every location inside the home's temp dir, HOME the dir itself.
     pub fn vars(&self) -> Vec<(String, String)> {
         let path = |p: &Path| p.to_string_lossy().into_owned();
-        let mut vars = vec![
+        let mut vars = in_temp_dirs(self.dir.path());
+        vars.extend([
             ("HOME".to_owned(), path(self.dir.path())),
             (
                 "XDG_CONFIG_HOME".to_owned(),
@@ -395,10 +463,20 @@ impl Home {
             ("XDG_RUNTIME_DIR".to_owned(), path(&self.runtime())),
             ("CORRAL_TMUX_BIN".to_owned(), path(&self.tmux_bin)),
             ("CORRAL_TMUX_SOCKET".to_owned(), self.tmux_socket.clone()),
-            ("TMUX_TMPDIR".to_owned(), path(self.dir.path())),
-        ];
+        ]);
         vars.extend(self.env.iter().cloned());
-        vars
+        if let Some(mark) = std::env::var_os(RUN_MARK) {
+            vars.push((RUN_MARK.to_owned(), mark.to_string_lossy().into_owned()));
+        }
+        // Each name once, with its last value: sshd's `SetEnv` keeps the first.
+        let mut seen = std::collections::HashSet::new();
+        let mut last_first: Vec<_> = vars
+            .into_iter()
+            .rev()
+            .filter(|(name, _)| seen.insert(name.clone()))
+            .collect();
+        last_first.reverse();
+        last_first
     }
 
     /// A `corral` command with this home's environment.
@@ -414,6 +492,11 @@ impl Home {
             .arg(format!("umask {umask}; exec \"$0\" \"$@\""))
             .arg(env!("CARGO_BIN_EXE_corral"));
         self.environment(cmd)
+    }
+
+    /// `program` with this home's environment and nothing else (but `PATH`).
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        self.environment(command(program))
     }
 
     fn environment(&self, mut cmd: Command) -> Command {

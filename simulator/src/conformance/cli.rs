@@ -124,12 +124,29 @@ pub enum Invocation {
 }
 
 /// Reads the arguments after the command.
+/// The examples `--help` ends with, in the launcher's own words.
+fn examples(launcher: &Launcher) -> String {
+    let run = launcher.command();
+    match launcher {
+        Launcher::Installed => format!(
+            "Examples:\n  {run} --host 'my-host serve --stdio --device {{device}}' --host-cli my-host\n  \
+             {run} --host 'corral serve --stdio --device {{device}}' --host-cli corral --case 'handshake.*'\n  \
+             {run} --host 'my-host serve --device {{device}}' --backend real --markdown report.md"
+        ),
+        Launcher::Checkout { .. } => format!(
+            "Examples:\n  {run}\n  {run} --backend real --case 'device.*' --keep\n  \
+             {run} --host 'my-host serve --device {{device}}' --host-cli my-host --markdown report.md"
+        ),
+    }
+}
+
 pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation> {
     let mut argv = vec![launcher.command().to_owned()];
     argv.extend(args.iter().cloned());
     let parsed = Args::command()
         .name(launcher.command())
         .bin_name(launcher.command())
+        .after_help(examples(launcher))
         .try_get_matches_from(argv)
         .and_then(|matches| Args::from_arg_matches(&matches));
     let args = match parsed {
@@ -176,4 +193,27 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
     } else {
         Invocation::Run(options)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Invocation, Launcher, parse};
+
+    #[test]
+    fn help_says_what_the_runner_is_for_with_examples_in_each_launcher_s_words() {
+        let checkout = Launcher::Checkout {
+            root: std::path::PathBuf::from("/nowhere"),
+        };
+        for (launcher, command) in [
+            (Launcher::Installed, "corral-conformance --host"),
+            (checkout, "cargo xtask conformance --backend real"),
+        ] {
+            let Invocation::Help(help) = parse(&["--help".to_owned()], &launcher).unwrap() else {
+                panic!("--help is help");
+            };
+            assert!(help.contains("Runs the golden sessions"), "{help}");
+            assert!(help.contains("Examples:"), "{help}");
+            assert!(help.contains(command), "{help}");
+        }
+    }
 }

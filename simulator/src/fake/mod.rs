@@ -72,7 +72,12 @@ select-layout (selectl), respawn-pane (respawnp)
 
 -L name uses $CORRAL_SIM_DIR/tmux-<uid>/<name>; -S path uses path. Output is sanitized to
 printable ASCII unless -u is given or LC_ALL / LC_CTYPE / LANG names UTF-8 or TMUX is set,
-as tmux does. See golden/fixtures/README.md.";
+as tmux does. See golden/fixtures/README.md.
+
+Examples (a fleet `corral-sim up --backend fake --socket demo` brought up):
+  corral-fake-tmux -L demo list-panes -a -F '#{pane_id} #{@agent_name} #{@agent_state}'
+  corral-fake-tmux -L demo set-option -p -t %2 @agent_state idle
+  CORRAL_TMUX_BIN=corral-fake-tmux CORRAL_TMUX_SOCKET=demo corral ls";
 
 /// Whether tmux would treat the client as UTF-8 capable, from the environment.
 pub fn utf8_from_env() -> bool {

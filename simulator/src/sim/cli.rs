@@ -23,7 +23,12 @@ use crate::time;
 
 /// The agent simulator: fleets of fake agents on a fake or a real scratch tmux.
 #[derive(Debug, Parser)]
-#[command(name = "corral-sim", version, about, long_about = None)]
+#[command(
+    name = "corral-sim",
+    version,
+    long_about = None,
+    after_help = "Examples:\n  export CORRAL_SIM_DIR=$(mktemp -d)\n  corral-sim up golden/fixtures/small.toml --socket demo\n  corral-sim step --pane claude-perm --state blocked --detail permission\n  CORRAL_TMUX_BIN=$(jq -r .tmux_bin $CORRAL_SIM_DIR/sim.json) CORRAL_TMUX_SOCKET=demo corral ls\n  corral-sim down\n\nEvery command but replay keeps its state in $CORRAL_SIM_DIR. Fixtures and files: golden/fixtures/README.md."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -34,6 +39,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Bring a fixture up; prints sim.json (one JSON object).
+    #[command(
+        after_help = "Examples:\n  corral-sim up golden/fixtures/small.toml --socket demo\n  corral-sim up golden/fixtures/small.toml --socket demo --backend real --runtime-dir $CORRAL_SIM_DIR/run/corral"
+    )]
     Up {
         /// Fixture file (TOML).
         fixture: PathBuf,
@@ -51,6 +59,9 @@ pub enum Command {
         runtime_dir: Option<PathBuf>,
     },
     /// Change one pane (options, title, directory, branch, parked request, question).
+    #[command(
+        after_help = "Examples:\n  corral-sim step --pane claude-perm --state blocked --detail permission\n  corral-sim step --pane codex-work --state idle --context 85\n  corral-sim step --pane %3 --state working --keep-since"
+    )]
     Step {
         /// Fixture name or %N.
         #[arg(long)]
@@ -58,27 +69,42 @@ pub enum Command {
         #[command(flatten)]
         args: Box<StepArgs>,
     },
-    /// Add or kill a pane.
+    /// Add or kill a pane, or read what it received.
+    #[command(
+        after_help = "Examples:\n  corral-sim pane add --name extra --session work --agent claude --state working\n  corral-sim pane kill --pane extra\n  corral-sim pane input --pane claude-perm"
+    )]
     Pane {
         #[command(subcommand)]
         action: PaneAction,
     },
     /// Write and change transcripts.
+    #[command(
+        after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript grow --pane claude-perm --events 5\n  corral-sim transcript rotate --pane claude-perm"
+    )]
     Transcript {
         #[command(subcommand)]
         action: TranscriptAction,
     },
     /// The agent HTTP API.
+    #[command(
+        after_help = "Examples:\n  corral-sim api serve &\n  corral-sim api question --id q1 --questions '[{\"question\":\"Ship it?\",\"header\":\"Ship\",\"options\":[{\"label\":\"Yes\",\"description\":\"now\"},{\"label\":\"No\",\"description\":\"later\"}],\"multiple\":false,\"custom\":false}]'\n  corral-sim api delay 3000 --post"
+    )]
     Api {
         #[command(subcommand)]
         action: ApiAction,
     },
     /// Inject faults into the fake tmux.
+    #[command(
+        after_help = "Examples:\n  corral-sim fault add --command list-panes --fail --times 1\n  corral-sim fault add --command send-keys --hang-ms 3000\n  corral-sim fault clear"
+    )]
     Fault {
         #[command(subcommand)]
         action: FaultAction,
     },
     /// Attach or detach clients on the fake tmux.
+    #[command(
+        after_help = "Examples:\n  corral-sim client attach --name /dev/pts/41 --session work\n  corral-sim client detach --name /dev/pts/41"
+    )]
     Client {
         #[command(subcommand)]
         action: ClientAction,
@@ -86,15 +112,24 @@ pub enum Command {
     /// Run the host's `corral event <agent> <event>` in a pane's environment with a hook payload
     /// on stdin; prints what it printed (a permission request's decision), or with --background
     /// the run's name.
+    #[command(
+        after_help = "Examples:\n  corral-sim hook --pane claude-perm claude Stop --payload @hooks/claude/stop.json\n  corral-sim hook --pane claude-perm claude PermissionRequest --payload @hooks/claude/permission-request.json --background\n  corral-sim hook --pane codex-work codex notify --payload '{\"type\":\"agent-turn-complete\"}' --as-argument"
+    )]
     Hook(Box<HookArgs>),
     /// Print the verdicts dispatches wrote for parked requests and nothing consumed yet, one JSON
     /// line each: `{"request":ID,"verdict":{...}}`, by request id.
+    #[command(
+        after_help = "Examples:\n  corral-sim verdicts\n  corral-sim verdicts --runtime-dir $XDG_RUNTIME_DIR/corral"
+    )]
     Verdicts {
         /// The host's runtime dir (default: sim.json's).
         #[arg(long)]
         runtime_dir: Option<PathBuf>,
     },
     /// Print what a hook run printed, once it has finished.
+    #[command(
+        after_help = "Examples:\n  corral-sim hook-output 1\n  corral-sim hook-output perm --wait-ms 30000 --stderr"
+    )]
     HookOutput {
         /// The run's name (`hook --name`, or the number `hook --background` printed).
         name: String,
@@ -106,23 +141,32 @@ pub enum Command {
         stderr: bool,
     },
     /// Kill the fleet's server (that socket only) after stopping running hooks; idempotent.
+    #[command(after_help = "Example:\n  corral-sim down")]
     Down,
     /// The notification command the kit provides: appends its stdin to `record/NAME.stdin` and
     /// its `CORRAL_*` environment (but the kit's own variables) as one JSON line to
     /// `record/NAME.env`, then sleeps, writes `--stderr` and exits with `--exit`.
+    #[command(
+        after_help = "Examples:\n  [notify]\n  command = \"corral-sim record fired\"      in the host's config.toml\n  corral-sim record slow --sleep-ms 5000 --exit 3 --stderr \"busy\""
+    )]
     Record(super::record::RecordArgs),
     /// Watch what is written to a pane's tty (the bell, OSC sequences).
+    #[command(after_help = "Example:\n  cat \"$(corral-sim tty watch --pane claude-perm)\"")]
     Tty {
         #[command(subcommand)]
         action: TtyAction,
     },
     /// Print a pane's options of the pane-option contract that are set, as one JSON object.
+    #[command(after_help = "Example:\n  corral-sim options --pane claude-perm")]
     Options {
         /// Fixture name or %N.
         #[arg(long)]
         pane: String,
     },
     /// Run one tmux command on the fleet's server (fake or real) and print its stdout.
+    #[command(
+        after_help = "Examples:\n  corral-sim tmux kill-session -t work\n  corral-sim tmux display-message -p -t %2 '#{pane_tty}'"
+    )]
     Tmux {
         /// The command and its arguments (`kill-session -t work`).
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
@@ -130,6 +174,9 @@ pub enum Command {
     },
     /// Send one line to a unix socket and print the one line it answers (a host's daemon
     /// socket: `corral-sim socket --path "$RUN/corral/notify/daemon-KEY.sock" ping`).
+    #[command(
+        after_help = "Example:\n  corral-sim socket --path \"$XDG_RUNTIME_DIR/corral/notify/daemon-KEY.sock\" ping"
+    )]
     Socket {
         /// The socket's path.
         #[arg(long)]
@@ -141,6 +188,9 @@ pub enum Command {
     ///
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
     /// for a load or usage error. Needs no CORRAL_SIM_DIR. See golden/README.md.
+    #[command(
+        after_help = "Examples:\n  corral-sim replay --app './my-app --stdio' golden/sessions    every session, one report\n  corral-sim replay golden/sessions/handshake.hello-request.ndjson    the host's half on stdin/stdout\n  corral-sim replay --list golden/sessions"
+    )]
     Replay(crate::replay::ReplayArgs),
     /// Bring up a lively fleet for a client app and print the command that connects it.
     ///
@@ -148,6 +198,9 @@ pub enum Command {
     /// start work, ask for permissions and answers, finish, and go on when an app answers them.
     /// Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
     /// golden/README.md.
+    #[command(
+        after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
+    )]
     Demo(Box<super::demo::DemoArgs>),
 }
 
@@ -166,6 +219,9 @@ fn backend_parser() -> impl clap::builder::TypedValueParser<Value = Backend> {
 #[derive(Debug, Subcommand)]
 pub enum PaneAction {
     /// Add a pane; prints its %N.
+    #[command(
+        after_help = "Examples:\n  corral-sim pane add --name extra --session work --agent claude --state working\n  corral-sim pane add --name side --session play --new-window"
+    )]
     Add {
         #[command(flatten)]
         add: AddArgs,
@@ -173,6 +229,7 @@ pub enum PaneAction {
         args: Box<StepArgs>,
     },
     /// Kill a pane.
+    #[command(after_help = "Example:\n  corral-sim pane kill --pane extra")]
     Kill {
         /// Fixture name or %N.
         #[arg(long)]
@@ -180,6 +237,9 @@ pub enum PaneAction {
     },
     /// Print what reached a pane since the fleet came up (or the last --clear), in order: one
     /// JSON line per run of keys (`{"keys":["Escape","Enter"]}`) or of text (`{"text":"yes"}`).
+    #[command(
+        after_help = "Examples:\n  corral-sim pane input --pane claude-perm\n  corral-sim pane input --pane claude-perm --clear"
+    )]
     Input {
         /// Fixture name or %N.
         #[arg(long)]
@@ -196,6 +256,9 @@ pub enum TtyAction {
     /// From now on, every byte written to the pane's tty is appended to
     /// `$CORRAL_SIM_DIR/tty/<pane name>` (real: `pipe-pane -O`; fake: its tty file, emptied, is
     /// linked there); prints that path.
+    #[command(
+        after_help = "Example:\n  tty=$(corral-sim tty watch --pane claude-perm); corral debug notify-test --trigger blocked; od -c \"$tty\""
+    )]
     Watch {
         /// Fixture name or %N.
         #[arg(long)]
@@ -218,6 +281,9 @@ pub struct Which {
 #[derive(Debug, Subcommand)]
 pub enum TranscriptAction {
     /// Write a new transcript for a pane (replacing one there); prints its path.
+    #[command(
+        after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript write --pane codex-work --format codex --events 200 --pending-call"
+    )]
     Write {
         /// Fixture name or %N.
         #[arg(long)]
@@ -249,6 +315,9 @@ pub enum TranscriptAction {
         no_stamp: bool,
     },
     /// Append records.
+    #[command(
+        after_help = "Examples:\n  corral-sim transcript grow --pane claude-perm --events 5\n  corral-sim transcript grow --path /tmp/t.jsonl --events 1 --pending-call"
+    )]
     Grow {
         #[command(flatten)]
         which: Which,
@@ -264,6 +333,7 @@ pub enum TranscriptAction {
     },
     /// Grow a transcript to at least a size with ~4 KiB records, streamed (benchmarks: `--bytes
     /// 1G` takes seconds); prints its path.
+    #[command(after_help = "Example:\n  corral-sim transcript big --pane claude-perm --bytes 1G")]
     Big {
         #[command(flatten)]
         which: Which,
@@ -275,11 +345,15 @@ pub enum TranscriptAction {
         format: Option<TranscriptFormat>,
     },
     /// Rewrite in place: same inode, same length, different bytes.
+    #[command(after_help = "Example:\n  corral-sim transcript rewrite --pane claude-perm")]
     Rewrite {
         #[command(flatten)]
         which: Which,
     },
     /// Truncate in place.
+    #[command(
+        after_help = "Examples:\n  corral-sim transcript truncate --pane claude-perm --lines 3\n  corral-sim transcript truncate --pane claude-perm --bytes 0"
+    )]
     Truncate {
         #[command(flatten)]
         which: Which,
@@ -291,6 +365,9 @@ pub enum TranscriptAction {
         lines: Option<usize>,
     },
     /// Replace with a new inode (same bytes, or N freshly generated records).
+    #[command(
+        after_help = "Examples:\n  corral-sim transcript replace --pane claude-perm\n  corral-sim transcript replace --pane claude-perm --events 20"
+    )]
     Replace {
         #[command(flatten)]
         which: Which,
@@ -300,6 +377,9 @@ pub enum TranscriptAction {
     },
     /// Rotate: move the file to `<path>.1` (or the next free number) and start a new one at the
     /// same path with N records of the same session; prints where the old file went.
+    #[command(
+        after_help = "Example:\n  corral-sim transcript rotate --pane claude-perm --events 3"
+    )]
     Rotate {
         #[command(flatten)]
         which: Which,
@@ -313,6 +393,9 @@ pub enum TranscriptAction {
 #[derive(Debug, Subcommand)]
 pub enum ApiAction {
     /// Serve in the foreground on 127.0.0.1; writes api.json.
+    #[command(
+        after_help = "Examples:\n  corral-sim api serve\n  corral-sim api serve --port 8765 --question-delay-ms 500"
+    )]
     Serve {
         /// Port (0: any free port).
         #[arg(long, default_value_t = 0)]
@@ -325,6 +408,9 @@ pub enum ApiAction {
         post_delay_ms: Option<u64>,
     },
     /// Add (or replace) a pending question request.
+    #[command(
+        after_help = "Example:\n  corral-sim api question --id q1 --questions '[{\"question\":\"Ship it?\",\"header\":\"Ship\",\"options\":[{\"label\":\"Yes\",\"description\":\"now\"},{\"label\":\"No\",\"description\":\"later\"}],\"multiple\":false,\"custom\":false}]'"
+    )]
     Question {
         /// Request id.
         #[arg(long)]
@@ -337,6 +423,9 @@ pub enum ApiAction {
         session_id: Option<String>,
     },
     /// Change the GET /question delay (or with --post, the POST delay) of a running server.
+    #[command(
+        after_help = "Examples:\n  corral-sim api delay 1000\n  corral-sim api delay 3000 --post"
+    )]
     Delay {
         /// Milliseconds.
         ms: u64,
@@ -346,6 +435,7 @@ pub enum ApiAction {
         post: bool,
     },
     /// Forget every pending question.
+    #[command(after_help = "Example:\n  corral-sim api clear")]
     Clear,
 }
 
@@ -353,6 +443,9 @@ pub enum ApiAction {
 #[derive(Debug, Subcommand)]
 pub enum FaultAction {
     /// Make a command fail or hang (fake backend).
+    #[command(
+        after_help = "Examples:\n  corral-sim fault add --command list-panes --fail --exit-code 1 --stderr \"server exited unexpectedly\"\n  corral-sim fault add --command send-keys --pane claude-perm --hang-ms 3000 --times 1"
+    )]
     Add {
         /// tmux command name (`list-panes`, `send-keys`, ...; aliases allowed).
         #[arg(long)]
@@ -383,6 +476,7 @@ pub enum FaultAction {
         times: Option<u32>,
     },
     /// Remove every fault.
+    #[command(after_help = "Example:\n  corral-sim fault clear")]
     Clear,
 }
 
@@ -390,6 +484,9 @@ pub enum FaultAction {
 #[derive(Debug, Subcommand)]
 pub enum ClientAction {
     /// Attach a client (fake backend).
+    #[command(
+        after_help = "Example:\n  corral-sim client attach --name /dev/pts/41 --session work"
+    )]
     Attach {
         /// Client name, such as /dev/pts/40.
         #[arg(long)]
@@ -399,6 +496,7 @@ pub enum ClientAction {
         session: String,
     },
     /// Detach a client (fake backend).
+    #[command(after_help = "Example:\n  corral-sim client detach --name /dev/pts/41")]
     Detach {
         /// Client name.
         #[arg(long)]

@@ -30,39 +30,116 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The one place the tests build a process.
+/// Where a child process may write when its test gave it no directory of its own: nowhere.
+/// Nothing can be created under `/dev/null`, not even by root, so a test that forgets its temp
+/// dirs fails loudly instead of writing into `/tmp/tmux-<uid>`, the user's runtime dir or home.
+pub const NOWHERE: &str = "/dev/null/no-temp-dir-given";
+
+/// The variables that say where a process writes: tmux's socket dir, the host's config, device
+/// store and runtime dir, and whatever else follows HOME or TMPDIR.
+pub const LOCATIONS: &[&str] = &[
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_RUNTIME_DIR",
+    "XDG_STATE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "TMUX_TMPDIR",
+    "TMPDIR",
+];
+
+/// The one place the tests build a process. It inherits none of the developer's tmux or corral
+/// settings, and every location points [`NOWHERE`] until the test gives it a temp dir
+/// ([`Sim::command`] does).
 #[allow(clippy::disallowed_methods)]
-pub fn command(program: &str) -> Command {
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut command = Command::new(program);
     command
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
         .env("LC_ALL", "C.UTF-8");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CORRAL_") {
+            command.env_remove(name);
+        }
+    }
+    for name in LOCATIONS {
+        command.env(name, nowhere(name));
+    }
     command
 }
 
-/// A temp `CORRAL_SIM_DIR`.
+/// The value of a location variable that lets nothing be written: [`NOWHERE`]`/<name>`, but
+/// `/dev/null` itself for `TMUX_TMPDIR`: tmux passes over a `TMUX_TMPDIR` that does not exist
+/// and puts its socket in `/tmp/tmux-<uid>` instead, while under an existing file it fails
+/// ("couldn't create directory /dev/null/tmux-0").
+pub fn nowhere(name: &str) -> PathBuf {
+    if name == "TMUX_TMPDIR" {
+        PathBuf::from("/dev/null")
+    } else {
+        Path::new(NOWHERE).join(name)
+    }
+}
+
+/// A temp `CORRAL_SIM_DIR`, and the real scratch tmux servers brought up in it: their sockets sit
+/// in it (`TMUX_TMPDIR`), and they are killed when it is dropped, before the dir goes (a server
+/// whose socket file is gone can no longer be reached), however the test ended.
 pub struct Sim {
     pub dir: tempfile::TempDir,
+    real: std::cell::RefCell<Vec<String>>,
 }
 
 impl Sim {
     pub fn new() -> Sim {
         Sim {
             dir: tempfile::tempdir().unwrap(),
+            real: Default::default(),
         }
+    }
+
+    /// Marks `socket` as a real server of this simulator (`up --backend real`), to be killed
+    /// when the simulator is dropped.
+    pub fn real_server(&self, socket: &str) {
+        self.real.borrow_mut().push(socket.to_owned());
+    }
+
+    /// Runs real tmux on a server of this simulator; returns (stdout, stderr, code).
+    pub fn real(&self, socket: &str, args: &[&str]) -> (String, String, i32) {
+        split(
+            self.command("tmux")
+                .args(["-L", socket, "-f", "/dev/null"])
+                .args(args)
+                .output()
+                .unwrap(),
+        )
     }
 
     pub fn path(&self) -> PathBuf {
         std::fs::canonicalize(self.dir.path()).unwrap()
     }
 
+    /// A command whose every location is inside this simulator's temp dir: its state
+    /// (`CORRAL_SIM_DIR`), a real server's socket (`TMUX_TMPDIR`), the host's runtime dir
+    /// (`$XDG_RUNTIME_DIR/corral` is `xdg/corral`) and a home.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let dir = self.path();
+        let home = dir.join("home");
+        let mut command = command(program);
+        command
+            .env("CORRAL_SIM_DIR", &dir)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_RUNTIME_DIR", dir.join("xdg"))
+            .env("TMUX_TMPDIR", &dir)
+            .env("TMPDIR", &dir);
+        command
+    }
+
     pub fn run(&self, program: &str, args: &[&str]) -> Output {
-        command(program)
-            .args(args)
-            .env("CORRAL_SIM_DIR", self.path())
-            .output()
-            .unwrap()
+        self.command(program).args(args).output().unwrap()
     }
 
     /// Runs the fake tmux; returns (stdout, stderr, code).
@@ -83,42 +160,20 @@ impl Sim {
     }
 }
 
+impl Drop for Sim {
+    fn drop(&mut self) {
+        for socket in self.real.take() {
+            let _ = self.real(&socket, &["kill-server"]);
+        }
+    }
+}
+
 pub fn split(output: Output) -> (String, String, i32) {
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
         output.status.code().unwrap_or(-1),
     )
-}
-
-/// Runs real tmux on a scratch socket; returns (stdout, stderr, code).
-pub fn real(socket: &str, args: &[&str]) -> (String, String, i32) {
-    split(
-        command("tmux")
-            .args(["-L", socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap(),
-    )
-}
-
-/// Kills a real scratch server on drop, even when the test panicked.
-pub struct RealServer {
-    pub socket: String,
-}
-
-impl Drop for RealServer {
-    fn drop(&mut self) {
-        let _ = real(&self.socket, &["kill-server"]);
-        // tmux leaves its socket file behind; a test leaves nothing.
-        let tmp = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = simulator::env::uid(Path::new(&tmp));
-        let _ = std::fs::remove_file(
-            Path::new(&tmp)
-                .join(format!("tmux-{uid}"))
-                .join(&self.socket),
-        );
-    }
 }
 
 /// A fleet brought up from a fixture on the fake backend with a pinned clock.
@@ -139,4 +194,63 @@ pub fn fake_fleet(fixture_name: &str) -> (Sim, String) {
         runtime.to_str().unwrap(),
     ]);
     (sim, socket)
+}
+
+/// What a child of these tests sees of the locations: each variable of [`LOCATIONS`] and its
+/// value, as `env` printed them.
+fn locations(mut command: Command) -> Vec<(String, String)> {
+    let (out, err, code) = split(command.output().unwrap());
+    assert_eq!(code, 0, "{err}");
+    let mut seen: Vec<(String, String)> = out
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .filter(|(name, _)| LOCATIONS.contains(name))
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .collect();
+    seen.sort();
+    seen
+}
+
+#[test]
+fn a_child_given_no_temp_dir_can_write_nowhere() {
+    let seen = locations(command("env"));
+    assert_eq!(seen.len(), LOCATIONS.len(), "{seen:?}");
+    for (name, value) in &seen {
+        assert_eq!(Path::new(value), nowhere(name), "{name}");
+    }
+    let (_, err, code) = split(
+        command("tmux")
+            .args(["-L", &unique_socket("nowhere"), "-f", "/dev/null"])
+            .args(["new-session", "-d"])
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(code, 0, "a tmux server started in /tmp/tmux-<uid>");
+    assert!(
+        err.contains("couldn't create directory /dev/null/"),
+        "{err}"
+    );
+    let (_, err, code) = split(
+        command(SIM)
+            .args(["up", fixture("small.toml").to_str().unwrap()])
+            .args(["--backend", "fake", "--socket", "nowhere"])
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(code, 0, "corral-sim found a state dir");
+    assert!(err.contains("CORRAL_SIM_DIR"), "{err}");
+}
+
+#[test]
+fn a_simulators_children_write_inside_its_temp_dir() {
+    let sim = Sim::new();
+    let seen = locations(sim.command("env"));
+    assert_eq!(seen.len(), LOCATIONS.len(), "{seen:?}");
+    for (name, value) in &seen {
+        assert!(
+            Path::new(value).starts_with(sim.path()),
+            "{name}={value} is outside {}",
+            sim.path().display()
+        );
+    }
 }

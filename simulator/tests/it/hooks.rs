@@ -4,14 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{RealServer, SIM, Sim, command, fixture, split, unique_socket};
+use crate::common::{SIM, Sim, fixture, split, unique_socket};
 
 /// A fleet of `transcripts.toml` with the runtime dir where `corral event` looks
 /// (`$XDG_RUNTIME_DIR/corral`) and a config whose permission wait is long enough for a test.
 struct Fleet {
     sim: Sim,
     socket: String,
-    _guard: Option<RealServer>,
 }
 
 impl Fleet {
@@ -24,19 +23,15 @@ impl Fleet {
         );
         let sim = Sim::new();
         let socket = unique_socket(backend);
-        let guard = (backend == "real").then(|| RealServer {
-            socket: socket.clone(),
-        });
+        if backend == "real" {
+            sim.real_server(&socket);
+        }
         std::fs::write(
             sim.path().join("config.toml"),
             "[event]\npermission_wait_s = 30\n",
         )
         .unwrap();
-        let fleet = Fleet {
-            sim,
-            socket,
-            _guard: guard,
-        };
+        let fleet = Fleet { sim, socket };
         let runtime = fleet.runtime();
         fleet.ok(&[
             "up",
@@ -57,16 +52,13 @@ impl Fleet {
         self.sim.path().join("xdg/corral")
     }
 
-    /// Runs corral-sim with the host's config and a home of its own; (stdout, stderr, code).
+    /// Runs corral-sim with the host's config and the simulator's home; (stdout, stderr, code).
     fn run(&self, args: &[&str]) -> (String, String, i32) {
-        let home = self.sim.path().join("home");
         split(
-            command(SIM)
+            self.sim
+                .command(SIM)
                 .args(args)
-                .env("CORRAL_SIM_DIR", self.sim.path())
                 .env("CORRAL_CONFIG", self.sim.path().join("config.toml"))
-                .env("HOME", &home)
-                .env("XDG_CONFIG_HOME", home.join(".config"))
                 .output()
                 .unwrap(),
         )
@@ -82,7 +74,8 @@ impl Fleet {
     fn options(&self, pane: &str) -> String {
         let tmux = self.sim.sim_json().tmux_bin;
         let (out, _, _) = split(
-            command(&tmux)
+            self.sim
+                .command(&tmux)
                 .args([
                     "-L",
                     &self.socket,
@@ -93,7 +86,6 @@ impl Fleet {
                     "-t",
                     pane,
                 ])
-                .env("CORRAL_SIM_DIR", self.sim.path())
                 .output()
                 .unwrap(),
         );
@@ -270,8 +262,9 @@ fn down_stops_a_hook_that_still_waits() {
     assert_eq!(fleet.requests().len(), 2);
     // As a `sim_background` step runs it: in the foreground with a ready file, then killed at
     // teardown, its `corral event` left behind for `down`.
-    let home = fleet.sim.path().join("home");
-    let mut foreground = command(SIM)
+    let mut foreground = fleet
+        .sim
+        .command(SIM)
         .args([
             "hook",
             "--pane",
@@ -285,10 +278,7 @@ fn down_stops_a_hook_that_still_waits() {
             "--name",
             "r",
         ])
-        .env("CORRAL_SIM_DIR", fleet.sim.path())
         .env("CORRAL_CONFIG", fleet.sim.path().join("config.toml"))
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
         .spawn()
         .unwrap();
     let ready = fleet.sim.path().join("ready/r");

@@ -5,6 +5,7 @@ mod api;
 mod common;
 mod demo;
 mod fake_tmux;
+mod help;
 mod hooks;
 // `corral-conformance` is built only with the kit embedded (the default).
 #[cfg(feature = "embed")]

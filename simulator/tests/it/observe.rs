@@ -6,15 +6,15 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{RealServer, SIM, Sim, command, fixture, split, unique_socket};
+use crate::common::{SIM, Sim, command, fixture, split, unique_socket};
 
-/// Brings `notify.toml` up on `backend`; the guard tears a real server down.
-fn up(backend: &str) -> (Sim, Option<RealServer>) {
+/// Brings `notify.toml` up on `backend`; dropping the simulator tears a real server down.
+fn up(backend: &str) -> Sim {
     let sim = Sim::new();
     let socket = unique_socket(backend);
-    let guard = (backend == "real").then(|| RealServer {
-        socket: socket.clone(),
-    });
+    if backend == "real" {
+        sim.real_server(&socket);
+    }
     let runtime = sim.path().join("run");
     sim.sim(&[
         "up",
@@ -28,7 +28,7 @@ fn up(backend: &str) -> (Sim, Option<RealServer>) {
         "--runtime-dir",
         runtime.to_str().unwrap(),
     ]);
-    (sim, guard)
+    sim
 }
 
 /// Waits until `file` holds `bytes`.
@@ -46,7 +46,7 @@ fn holds(file: &std::path::Path, bytes: &[u8]) -> Vec<u8> {
 #[test]
 fn tty_watch_options_and_tmux_observe_both_backends_alike() {
     for backend in ["fake", "real"] {
-        let (sim, _guard) = up(backend);
+        let sim = up(backend);
         let tty = sim.sim(&["tmux", "display-message", "-p", "-t", "%2", "#{pane_tty}"]);
         // Written before the watch: not seen.
         std::fs::OpenOptions::new()

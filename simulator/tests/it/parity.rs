@@ -2,26 +2,21 @@
 //! against both, the same bytes out (after replacing each side's own directory and socket path
 //! with a placeholder).
 
-use crate::common::{
-    FAKE, PARITY_FORMAT, RealServer, Sim, command, fixture, real, split, unique_socket,
-};
+use crate::common::{FAKE, PARITY_FORMAT, Sim, fixture, split, unique_socket};
 
 struct Pair {
     real_sim: Sim,
     fake_sim: Sim,
     real_socket: String,
     fake_socket: String,
-    _guard: RealServer,
 }
 
 impl Pair {
     fn up(name: &str) -> Pair {
         let real_socket = unique_socket("real");
-        let guard = RealServer {
-            socket: real_socket.clone(),
-        };
         let fake_socket = unique_socket("fake");
         let (real_sim, fake_sim) = (Sim::new(), Sim::new());
+        real_sim.real_server(&real_socket);
         for (sim, backend, socket) in [
             (&real_sim, "real", &real_socket),
             (&fake_sim, "fake", &fake_socket),
@@ -45,11 +40,10 @@ impl Pair {
             fake_sim,
             real_socket,
             fake_socket,
-            _guard: guard,
         };
         // A real pane reports its directory once its program runs; wait for every one.
         for _ in 0..250 {
-            let (out, _, _) = real(
+            let (out, _, _) = pair.real_sim.real(
                 &pair.real_socket,
                 &["list-panes", "-a", "-F", "#{pane_current_path}"],
             );
@@ -89,7 +83,7 @@ impl Pair {
     /// `same` with `LC_ALL` set to `locale` on both sides.
     fn same_in(&self, locale: Option<&str>, args: &[&str]) -> String {
         let run = |program: &str, socket: &str, sim: &Sim| {
-            let mut command = command(program);
+            let mut command = sim.command(program);
             command.args(["-L", socket]);
             if program == "tmux" {
                 command.args(["-f", "/dev/null"]);
@@ -97,13 +91,7 @@ impl Pair {
             if let Some(locale) = locale {
                 command.env("LC_ALL", locale);
             }
-            split(
-                command
-                    .args(args)
-                    .env("CORRAL_SIM_DIR", sim.path())
-                    .output()
-                    .unwrap(),
-            )
+            split(command.args(args).output().unwrap())
         };
         let (r_out, r_err, r_code) = run("tmux", &self.real_socket, &self.real_sim);
         let (f_out, f_err, f_code) = run(FAKE, &self.fake_socket, &self.fake_sim);

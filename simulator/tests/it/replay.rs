@@ -27,7 +27,7 @@ fn sessions_dir() -> PathBuf {
 }
 
 fn replay(args: &[&str]) -> assert_cmd::Command {
-    let mut replay = assert_cmd::Command::new(SIM);
+    let mut replay = assert_cmd::Command::from_std(command(SIM));
     replay.arg("replay").args(args).env_remove("CORRAL_SIM_DIR");
     replay
 }

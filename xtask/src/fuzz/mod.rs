@@ -21,45 +21,17 @@ use anyhow::{Context, bail};
 use golden::validate::FrameSchema;
 use schema::{Frames, Response, decode_line, encode_line};
 
+use crate::cli::FuzzArgs;
 use crate::workspace_root;
 use lines::{Case, Fleet, Generator};
 
 /// How long one line may wait for its answer.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
+/// A run's settings: the seed decided.
 struct Options {
     seed: u64,
     lines: usize,
-    build: bool,
-}
-
-fn parse(args: &[String]) -> anyhow::Result<Options> {
-    let mut options = Options {
-        seed: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64),
-        lines: 100_000,
-        build: true,
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--seed" => options.seed = value()?.parse().context("--seed takes a number")?,
-            "--lines" => options.lines = value()?.parse().context("--lines takes a number")?,
-            "--no-build" => options.build = false,
-            "-h" | "--help" => {
-                println!(
-                    "cargo xtask fuzz [--seed N] [--lines N] [--no-build]\n\n\
-                     Feeds one `corral serve` N generated lines (default 100000) and checks every\n\
-                     answer. Example: cargo xtask fuzz --seed 42 --lines 20000"
-                );
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other}; see cargo xtask fuzz --help"),
-        }
-    }
-    Ok(options)
 }
 
 /// The one place the fuzzer builds a child process.
@@ -129,9 +101,16 @@ fn target_dir() -> PathBuf {
     .join("debug")
 }
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let options = parse(args)?;
-    if options.build {
+pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
+    let options = Options {
+        seed: args.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        }),
+        lines: args.lines,
+    };
+    if !args.no_build {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let status = command(cargo)
             .current_dir(workspace_root())

@@ -12,10 +12,7 @@ use anyhow::bail;
 
 use crate::workspace_root;
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    if !args.is_empty() {
-        bail!("usage: cargo xtask tidy");
-    }
+pub fn run() -> anyhow::Result<()> {
     let problems = check(&workspace_root());
     if problems.is_empty() {
         return Ok(());

@@ -32,18 +32,21 @@ pub(super) struct Running {
 }
 
 impl Running {
-    /// Stops it (SIGTERM, then SIGKILL to its group after a grace) and reaps it.
+    /// Stops it (SIGTERM, then SIGKILL to its group after a grace) and reaps it. Whatever it
+    /// left running in its group (a shell's `sleep` outlives the shell SIGTERM ended) is killed
+    /// too. While a member lives, no new process can take the group's id; when none does, the
+    /// signal finds no group (pids are handed out in sequence, so the leader's was not reused
+    /// moments after it was reaped).
     pub(super) fn stop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(Some(_))) {
-            return;
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
+            process::signal(self.child.id(), "TERM", false);
+            let done = process::wait_until(&mut self.child, Instant::now() + STOP_GRACE);
+            if !matches!(done, Ok(Some(_))) {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
         }
-        process::signal(self.child.id(), "TERM", false);
-        let done = process::wait_until(&mut self.child, Instant::now() + STOP_GRACE);
-        if !matches!(done, Ok(Some(_))) {
-            process::signal(self.child.id(), "KILL", true);
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        process::signal(self.child.id(), "KILL", true);
     }
 
     /// `KILL`: SIGKILL to the program alone and its end within the deadline; then whatever it
@@ -329,13 +332,43 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("exited with 1 before"), "{err}");
         assert!(err.contains("broken config"), "{err}");
-        let mut running = start(&format!("touch {}; sleep 30", ready.display()), dir.path());
+        let pid_file = dir.path().join("sleep.pid");
+        let mut running = start(
+            &format!(
+                "sleep 30 & echo $! > {}; touch {}; wait",
+                pid_file.display(),
+                ready.display()
+            ),
+            dir.path(),
+        );
         wait_ready(
             &mut running,
             &ready,
             Instant::now() + Duration::from_secs(5),
         )
         .unwrap();
+        let sleep = std::fs::read_to_string(&pid_file).unwrap();
         running.stop();
+        assert!(
+            gone(sleep.trim()),
+            "the program's child {sleep} outlived the stop"
+        );
+    }
+
+    /// True once no live process (a zombie is not) has this pid, within a second.
+    fn gone(pid: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| Some(stat.rsplit_once(") ")?.1.starts_with('Z')));
+            if state.is_none_or(|zombie| zombie) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }

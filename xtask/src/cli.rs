@@ -1,0 +1,173 @@
+//! `cargo xtask`'s command line (clap): one subcommand per task, each with its options as plain
+//! data. `conformance` takes its arguments as they come: its own parser (`conformance::cli`)
+//! reads them, `--help` included.
+
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand};
+use golden::Backend;
+
+use crate::workspace_root;
+
+/// Project automation for corral: generated schemas, house rules, the conformance kit, the
+/// benchmark and the fuzzer.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    after_help = "Examples:\n  cargo xtask conformance            build, then run every golden session against the host\n  cargo xtask schema --check         fail if schema/json/ drifted from the types\n  cargo xtask tidy\n\n`cargo xtask` is an alias (.cargo/config.toml) for `cargo run --quiet --package xtask --`."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub task: Task,
+}
+
+/// The tasks.
+#[derive(Debug, Subcommand)]
+pub enum Task {
+    /// Write the JSON Schemas under schema/json/ from the wire types and the kit's formats, or
+    /// check that the committed files are what would be written.
+    #[command(
+        after_help = "Examples:\n  cargo xtask schema                 after a wire type changed; commit schema/json/\n  cargo xtask schema --check         fails naming each file that drifted"
+    )]
+    Schema {
+        /// Change nothing; fail when a committed file differs from what would be written, or
+        /// is one neither crate generates.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Check the house rules: every `.rs` file opens with a `//!` line, no test is ignored or
+    /// `should_panic`, no sibling modules use each other in a cycle.
+    #[command(
+        after_help = "Example:\n  cargo xtask tidy                   one line per problem, exit 1 when there is one"
+    )]
+    Tidy,
+    /// Run the golden sessions against a host (the built `corral`, or another with --host).
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  cargo xtask conformance\n  cargo xtask conformance --backend real --case 'device.*'\n  cargo xtask conformance --host 'my-host serve --device {device}' --host-cli my-host\n  cargo xtask conformance --help     every option"
+    )]
+    Conformance {
+        /// The runner's arguments (`cargo xtask conformance --help` lists them).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+    /// Measure the host against tmux itself: serve's start-up to hello, one snapshot round trip
+    /// over the whole fleet, one bare `tmux list-panes -a` beside it.
+    #[command(
+        after_help = "Examples:\n  cargo xtask bench                  1000 panes on a scratch real tmux, 30 runs\n  cargo xtask bench --backend fake --runs 5"
+    )]
+    Bench(BenchArgs),
+    /// Feed one `corral serve` generated lines (valid, mutated, random bytes, over-long) and
+    /// check that each gets exactly one valid answer with the right id.
+    #[command(
+        after_help = "Examples:\n  cargo xtask fuzz --seed 42 --lines 20000\n  cargo xtask fuzz --seed 42 --no-build    rerun a failure without building"
+    )]
+    Fuzz(FuzzArgs),
+}
+
+/// `cargo xtask bench`'s options.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Which tmux the fleet runs on.
+    #[arg(long, default_value = "real", value_parser = backend_parser())]
+    pub backend: Backend,
+    /// Measurements per figure.
+    #[arg(long, default_value_t = 30, value_parser = at_least_one)]
+    pub runs: usize,
+    /// The fleet's fixture.
+    #[arg(long, value_name = "FILE", default_value_os_t = workspace_root().join("golden/fixtures/large.toml"))]
+    pub fixture: PathBuf,
+}
+
+/// `cargo xtask fuzz`'s options.
+#[derive(Debug, clap::Args)]
+pub struct FuzzArgs {
+    /// The generator's seed (default: the clock); a failure prints it for a rerun.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Lines to send.
+    #[arg(long, default_value_t = 100_000)]
+    pub lines: usize,
+    /// Use the binaries already built instead of running `cargo build` first.
+    #[arg(long)]
+    pub no_build: bool,
+}
+
+/// A count of one or more.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// `--backend`: golden's [`Backend`] by name.
+fn backend_parser() -> impl TypedValueParser<Value = Backend> {
+    PossibleValuesParser::new(Backend::ALL.map(Backend::as_str)).try_map(|name| name.parse())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Cli;
+
+    /// The commands under `command` (itself included) that do not say what they are for or show
+    /// no example, by their full names.
+    fn undocumented(command: &clap::Command, name: &str) -> Vec<String> {
+        let about = command.get_about().map(ToString::to_string);
+        let after = command.get_after_help().map(ToString::to_string);
+        let mut missing = Vec::new();
+        if about.is_none_or(|about| about.trim().is_empty()) {
+            missing.push(format!("{name}: no about text"));
+        }
+        if !after.is_some_and(|after| after.contains("Example")) {
+            missing.push(format!("{name}: no example"));
+        }
+        for sub in command.get_subcommands() {
+            missing.extend(undocumented(sub, &format!("{name} {}", sub.get_name())));
+        }
+        missing
+    }
+
+    #[test]
+    fn every_task_says_what_it_is_for_with_an_example() {
+        let command = Cli::command();
+        command.clone().debug_assert();
+        let missing = undocumented(&command, "cargo xtask");
+        assert!(missing.is_empty(), "{missing:#?}");
+        let bare = clap::Command::new("bare").about("x");
+        assert_eq!(
+            undocumented(&Cli::command().subcommand(bare), "cargo xtask"),
+            ["cargo xtask bare: no example"]
+        );
+    }
+
+    #[test]
+    fn help_and_mistakes_are_told_apart() {
+        use clap::error::ErrorKind;
+        let kind = |args: &[&str]| {
+            let argv = std::iter::once("cargo xtask").chain(args.iter().copied());
+            Cli::try_parse_from(argv).map(|_| ()).map_err(|e| e.kind())
+        };
+        assert_eq!(kind(&["--help"]), Err(ErrorKind::DisplayHelp));
+        assert_eq!(kind(&["bench", "--help"]), Err(ErrorKind::DisplayHelp));
+        assert_eq!(
+            kind(&[]),
+            Err(ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
+        );
+        assert_eq!(kind(&["lint"]), Err(ErrorKind::InvalidSubcommand));
+        assert_eq!(
+            kind(&["bench", "--runs", "0"]),
+            Err(ErrorKind::ValueValidation)
+        );
+        assert_eq!(kind(&["conformance", "--help", "--case", "x"]), Ok(()));
+    }
+}
