@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{FAKE, SIM, command};
+use crate::common::{FAKE, LOCATIONS, SIM, command};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 
@@ -33,9 +33,16 @@ fn copy(binary: &Path, dir: &Path) -> PathBuf {
 /// The system's folders, where `sh`, `git` and `tmux` are.
 const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// Runs the installed runner from `cwd` with `path` as PATH.
-fn run(runner: &Path, cwd: &Path, path: &str, args: &[&str]) -> Output {
+/// Runs the installed runner from `cwd` with `path` as PATH, every location it writes to (HOME,
+/// the XDG dirs, TMPDIR, TMUX_TMPDIR) under `env`.
+fn run(runner: &Path, env: &Path, cwd: &Path, path: &str, args: &[&str]) -> Output {
     let mut cmd = command(runner.to_str().unwrap());
+    // Every location the runner and its children write to, in the test's own temp dir.
+    for name in LOCATIONS {
+        let dir = env.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        cmd.env(name, dir);
+    }
     cmd.current_dir(cwd)
         .args(args)
         .env("PATH", path)
@@ -63,6 +70,7 @@ fn the_installed_kit_runs_against_a_host_with_no_checkout_around() {
     // through the --host-cli the runner names to the simulator, as nothing is beside it.
     let out = run(
         &runner,
+        &root.path().join("env"),
         &elsewhere,
         SYSTEM_PATH,
         &[
@@ -111,6 +119,7 @@ fn the_installed_kit_runs_against_a_host_with_no_checkout_around() {
     // The broken-host proof works installed too: the wrapper is the runner itself.
     let out = run(
         &runner,
+        &root.path().join("env"),
         &elsewhere,
         SYSTEM_PATH,
         &[
@@ -148,6 +157,7 @@ fn a_runner_without_its_simulator_says_what_is_missing_in_one_line() {
     std::fs::create_dir_all(&empty).unwrap();
     let out = run(
         &runner,
+        &root.path().join("env"),
         root.path(),
         empty.to_str().unwrap(),
         &["--host", "true {device}"],
@@ -168,7 +178,13 @@ fn a_runner_without_its_simulator_says_what_is_missing_in_one_line() {
 #[test]
 fn an_installed_runner_needs_the_host_named() {
     let root = tempfile::tempdir().unwrap();
-    let out = run(Path::new(RUNNER), root.path(), SYSTEM_PATH, &[]);
+    let out = run(
+        Path::new(RUNNER),
+        &root.path().join("env"),
+        root.path(),
+        SYSTEM_PATH,
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
