@@ -21,6 +21,7 @@
 pub mod conformance;
 pub mod env;
 pub mod fake;
+pub mod help;
 pub mod plan;
 pub mod process;
 pub mod replay;
