@@ -2,7 +2,8 @@
 //! that work outlives the short-lived process that asked for it. `notify-command` runs one
 //! notification command for an agent's event hook (payload on stdin, its `CORRAL_*` environment
 //! inherited) and records how it ended; `exec-action` runs a detached action and reports its
-//! completion.
+//! completion. `list-panes-format` prints the format the host reads the fleet with, for the
+//! benchmark that runs tmux with it.
 
 use std::io::Read;
 use std::time::Duration;
@@ -17,15 +18,21 @@ use crate::notify::payload::Env;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
+use crate::tmux::read::{Fields, format_of};
 
 pub fn run(
     command: InternalCommand,
     paths: &Paths,
     tmux: impl FnOnce(&crate::cli::TmuxArgs) -> Tmux,
 ) -> anyhow::Result<u8> {
-    let runtime = RuntimeDir::open(&paths.runtime_dir)?;
+    let runtime = || RuntimeDir::open(&paths.runtime_dir);
     match command {
+        InternalCommand::ListPanesFormat { minimal } => {
+            print_format(minimal);
+            Ok(0)
+        }
         InternalCommand::NotifyCommand { command } => {
+            let runtime = runtime()?;
             let mut stdin = Vec::new();
             std::io::stdin().read_to_end(&mut stdin)?;
             let job = Job {
@@ -37,6 +44,7 @@ pub fn run(
             Ok(u8::from(ran.failure.is_some()))
         }
         InternalCommand::ExecAction(args) => {
+            let runtime = runtime()?;
             let tmux = tmux(&args.tmux);
             // A broken config must not stop the action: its completion then reaches the
             // status line and the tty with the defaults, and no command or log.
@@ -50,6 +58,12 @@ pub fn run(
             Ok(0)
         }
     }
+}
+
+#[allow(clippy::print_stdout, reason = "the format is this command's output")]
+fn print_format(minimal: bool) {
+    let fields = if minimal { Fields::Row } else { Fields::Host };
+    println!("{}", format_of(fields));
 }
 
 fn detached(args: ExecActionArgs) -> anyhow::Result<Detached> {
