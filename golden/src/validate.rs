@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use schema::manifest::ActionList;
-use schema::{DeviceList, LsDocument, NotifyLogLine};
+use schema::{
+    CompletionPayload, DeviceList, LsDocument, NotifyLogLine, NotifyPayload, TransitionRing,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -211,13 +213,18 @@ fn reencode<T: Serialize + DeserializeOwned>(value: &Value) -> Result<Value, Str
 
 /// The JSON documents a host writes whose key order the protocol states (as it states a frame's),
 /// by schema file: `corral ls --json` (a row's keys in wire order, `title` right after
-/// `locator`), `corral device list --json`, `corral actions --json`, a `notify.log` line.
+/// `locator`), `corral device list --json`, `corral actions --json`, a `notify.log` line, the
+/// payload a notification command reads (a fire's, a detached action's completion's) and the
+/// transition ring `corral debug transitions --json` prints.
 fn ordered(file: &str) -> Option<Reencode> {
     Some(match file {
         "ls.schema.json" => reencode::<LsDocument>,
         "device-list.schema.json" => reencode::<DeviceList>,
         "action-list.schema.json" => reencode::<ActionList>,
         "notify-log-line.schema.json" => reencode::<NotifyLogLine>,
+        "notify-payload.schema.json" => reencode::<NotifyPayload>,
+        "notify-completion.schema.json" => reencode::<CompletionPayload>,
+        "transition-ring.schema.json" => reencode::<TransitionRing>,
         _ => return None,
     })
 }

@@ -39,13 +39,10 @@ fn check_notify(notify: &schema::config::NotifyConfig) -> anyhow::Result<()> {
             bail!("[notify] on: unknown transition `{word}` (expected `blocked` or `done`)");
         }
     }
-    if let Some(high) = &notify.context_high
-        && high.threshold > 100
+    if let Some(threshold) = notify.context_high.as_ref().and_then(|c| c.threshold)
+        && threshold > 100
     {
-        bail!(
-            "[notify.context_high] threshold: {} is not a percent (0 to 100)",
-            high.threshold
-        );
+        bail!("[notify.context_high] threshold: {threshold} is not a percent (0 to 100)");
     }
     Ok(())
 }
@@ -109,6 +106,19 @@ mod tests {
         let config = load(&tmp.path().join("none.toml")).unwrap();
         assert_eq!(config.serve.max_connections, 4);
         assert_eq!(config.serve.reconcile_interval_ms, 2000);
+    }
+
+    #[test]
+    fn a_trigger_table_without_its_threshold_loads_and_turns_nothing_on() {
+        let config = load_text(
+            "[notify.context_high]\ncommand = \"a\"\n\n[notify.stall]\ncommand = \"b\"\n",
+        )
+        .unwrap();
+        let triggers = crate::notify::trigger::Triggers::of(&config.notify);
+        assert_eq!((triggers.context_high, triggers.stall_ms), (None, None));
+        let config = load_text("[notify.stall]\nthreshold_s = 5\n").unwrap();
+        let triggers = crate::notify::trigger::Triggers::of(&config.notify);
+        assert_eq!(triggers.stall_ms, Some(5000));
     }
 
     #[test]

@@ -106,9 +106,10 @@ pub struct TriggerConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextHighConfig {
-    /// Fire when utilisation crosses this percent; rearm below `threshold - 10`.
+    /// Fire when utilisation crosses this percent; rearm below `threshold - 10`. Absent: the
+    /// trigger never fires.
     #[schemars(range(max = 100))]
-    pub threshold: u8,
+    pub threshold: Option<u8>,
     /// This trigger's command; falls back to `notify.command` when absent.
     pub command: Option<String>,
 }
@@ -117,8 +118,9 @@ pub struct ContextHighConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StallConfig {
-    /// Fire once per run when a pane has been working longer than this many seconds.
-    pub threshold_s: u64,
+    /// Fire once per run when a pane has been working longer than this many seconds. Absent:
+    /// the trigger never fires.
+    pub threshold_s: Option<u64>,
     /// This trigger's command; falls back to `notify.command` when absent.
     pub command: Option<String>,
 }

@@ -126,6 +126,15 @@ pub enum Step {
     /// Checks a path of the case: a file, a directory or nothing there, its mode, and what it
     /// holds.
     File(FileCheck),
+    /// Starts a program of the kit (a `corral daemon`) for the rest of the case, or until a
+    /// `signal` step ends it, under a name; waits until its ready file exists.
+    Background(Started),
+    /// Sends a signal to a program a `background` step started; with `exit`, waits for its end
+    /// and judges its exit code (and its stderr).
+    Signal(SignalStep),
+    /// Writes a file of the case whole (a config a reload reads, an action manifest, a config
+    /// file no header could hold because it is broken on purpose).
+    Write(WriteFile),
 }
 
 /// A program a `run` step may start.
@@ -160,6 +169,10 @@ pub struct Run {
     /// Its arguments; `${name}` is replaced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// Changes to the program's environment, by variable, as a `spawn` step's (`TMUX_PANE` for
+    /// `corral mute` run "inside" a pane).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Option<String>>,
     /// Text written to its stdin, which is then closed (`${name}` is replaced); absent, its
     /// stdin is empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,7 +181,7 @@ pub struct Run {
     pub exit: i32,
     /// The local document stdout holds, by the stem of its JSON Schema in `schema/json/`
     /// (`ls` is `ls.schema.json`): every value the `stdout` expectation parses must be valid
-    /// against it. Only with a `stdout` of `json_lines`, `json_each` or `toml`.
+    /// against it. Only with a `stdout` of `json_lines`, `json_each`, `json` or `toml`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<String>,
     /// What stdout holds; absent, nothing.
@@ -177,6 +190,11 @@ pub struct Run {
     /// What stderr holds; absent, nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<Content>,
+    /// Runs the program again and again until its exit code, stdout and stderr are as stated,
+    /// within the step's limit: a wait for something another process does in its own time (a
+    /// daemon's cycle). Only for observers, whose runs change nothing.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub retry: bool,
 }
 
 /// What a text must be: a command's stdout or stderr, a file's content, or a directory's
@@ -188,6 +206,9 @@ pub enum Content {
     Text(String),
     /// Text that holds this text (`${name}` replaced, `$$` a literal `$`).
     Contains(String),
+    /// Text that holds each of these texts, anywhere, in any order (an error message that
+    /// must name a key and its line, however it is worded).
+    ContainsAll(Vec<String>),
     /// One JSON value per line, as many lines as patterns, each line matching its pattern in
     /// order (captures bind).
     JsonLines(Vec<Value>),
@@ -196,6 +217,9 @@ pub enum Content {
     JsonEach(Value),
     /// The whole text is TOML, and as JSON it matches this pattern (the device store).
     Toml(Value),
+    /// The whole text is one JSON value, with or without a final newline, matching this pattern
+    /// (a file a host writes as one document, such as a parked permission request).
+    Json(Value),
 }
 
 impl Content {
@@ -203,7 +227,7 @@ impl Content {
     pub fn parses(&self) -> bool {
         matches!(
             self,
-            Content::JsonLines(_) | Content::JsonEach(_) | Content::Toml(_)
+            Content::JsonLines(_) | Content::JsonEach(_) | Content::Toml(_) | Content::Json(_)
         )
     }
 }
@@ -216,6 +240,8 @@ pub enum Entry {
     File,
     /// A directory.
     Dir,
+    /// A unix-domain socket (a daemon's).
+    Socket,
     /// Nothing.
     Absent,
 }
@@ -244,7 +270,7 @@ pub struct FileCheck {
     pub appended: bool,
     /// The local document the file holds, by the stem of its JSON Schema in `schema/json/`
     /// (`device-store`): every value the `content` expectation parses must be valid against it.
-    /// Only with a `content` of `json_lines`, `json_each` or `toml`.
+    /// Only with a `content` of `json_lines`, `json_each`, `json` or `toml`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<String>,
     /// What a file holds, or a directory's entries: their names, sorted, each on its own line.
@@ -271,6 +297,82 @@ pub struct Background {
     /// (`api.json`); the step does not wait when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_file: Option<String>,
+}
+
+/// A program a `background` step starts and keeps running.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Started {
+    /// The name later `signal` steps give it; unique among the programs running.
+    pub name: String,
+    /// The program, in the environment a `run` step gives it.
+    pub program: Program,
+    /// Its arguments; `${name}` is replaced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Changes to its environment, as a `spawn` step's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Option<String>>,
+    /// A path (absolute after `${name}` is replaced, inside the case's dirs) whose appearance
+    /// means it is ready (a daemon's socket); the step does not wait when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_file: Option<String>,
+}
+
+/// A signal a `signal` step may send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SignalName {
+    /// SIGHUP (a daemon reloads its config).
+    #[serde(rename = "HUP")]
+    Hup,
+    /// SIGINT.
+    #[serde(rename = "INT")]
+    Int,
+    /// SIGTERM.
+    #[serde(rename = "TERM")]
+    Term,
+}
+
+impl SignalName {
+    /// The name `kill -s` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignalName::Hup => "HUP",
+            SignalName::Int => "INT",
+            SignalName::Term => "TERM",
+        }
+    }
+}
+
+/// A `signal` step: a signal to a program a `background` step started, and how it must end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalStep {
+    /// The `background` step's name.
+    pub name: String,
+    /// The signal.
+    pub signal: SignalName,
+    /// When present, the program must then exit with this code (within the step's limit); the
+    /// name is free again. Absent, it must keep running (a reload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<i32>,
+    /// With `exit`: what its whole stderr holds (a daemon's log); absent, not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<Content>,
+}
+
+/// A `write` step: a file of the case written whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFile {
+    /// The path, absolute after `${name}` is replaced, inside the case's dirs; missing parent
+    /// directories are made.
+    pub path: String,
+    /// What it holds (`${name}` replaced, `$$` a literal `$`).
+    pub text: String,
+    /// Its permission bits, four octal digits; `0600` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 /// Starts a host process.
@@ -306,6 +408,8 @@ mod tests {
             r#"{"file":{"path":"${run_dir}/corral","is":"dir","mode":"0700"}}"#,
             r#"{"file":{"path":"${sim_dir}/log","is":"file","appended":true,"content":{"json_each":{"argv":"$array"}}},"timeout_ms":900}"#,
             r#"{"file":{"path":"${config_dir}/corral/devices.toml","is":"file","replaced":true,"document":"device-store","content":{"toml":{"device":[]}}}}"#,
+            r#"{"run":{"program":"corral","args":["mute"],"env":{"TMUX_PANE":"${pane.a}"},"exit":0,"retry":true},"timeout_ms":900}"#,
+            r#"{"file":{"path":"${run_dir}/corral/notify/daemon-${server_key}.sock","is":"socket","mode":"0600"}}"#,
         ] {
             let parsed: StepLine = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
@@ -316,6 +420,21 @@ mod tests {
             panic!("a run step");
         };
         assert_eq!((run.program.as_str(), run.stdout), ("corral", None));
+    }
+
+    #[test]
+    fn background_signal_and_write_steps_round_trip() {
+        for line in [
+            r#"{"background":{"name":"daemon","program":"corral","args":["daemon"],"env":{"CORRAL_TITLE":"leak","X":null},"ready_file":"${run_dir}/x.sock"}}"#,
+            r#"{"signal":{"name":"daemon","signal":"HUP"}}"#,
+            r#"{"signal":{"name":"daemon","signal":"TERM","exit":0,"stderr":{"contains":"stopped"}},"timeout_ms":2000}"#,
+            r#"{"write":{"path":"${config_dir}/corral/config.toml","text":"[notify]\n","mode":"0644"}}"#,
+        ] {
+            let parsed: StepLine = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
+        }
+        let refused = r#"{"signal":{"name":"daemon","signal":"KILL"}}"#;
+        assert!(serde_json::from_str::<StepLine>(refused).is_err());
     }
 
     #[test]

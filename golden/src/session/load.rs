@@ -14,7 +14,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::MAIN_CONN;
-use super::line::{Content, Entry, FileCheck, Program, Run, SessionHeader, Step, StepLine};
+use super::line::{
+    Content, Entry, FileCheck, Program, Run, SessionHeader, SignalStep, Started, Step, StepLine,
+    WriteFile,
+};
 use super::names::{is_prebound, names_fixture_pane};
 use crate::backend::Backend;
 use crate::pattern::{self, Use};
@@ -88,11 +91,13 @@ impl Session {
         self.names_panes
     }
 
-    /// Whether some `run` step starts this program.
+    /// Whether some `run` or `background` step starts this program.
     pub fn runs(&self, program: Program) -> bool {
-        self.steps
-            .iter()
-            .any(|located| matches!(&located.step.step, Step::Run(run) if run.program == program))
+        self.steps.iter().any(|located| match &located.step.step {
+            Step::Run(run) => run.program == program,
+            Step::Background(started) => started.program == program,
+            _ => false,
+        })
     }
 
     /// The local documents its `run` and `file` steps name, by schema file stem.
@@ -227,13 +232,14 @@ fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The names bound so far, in session order, whether a fixture pane's id was used, and the paths
-/// `file` steps have checked.
+/// The names bound so far, in session order, whether a fixture pane's id was used, the paths
+/// `file` steps have checked, and the `background` programs running.
 #[derive(Debug, Default)]
 struct Names {
     bound: BTreeSet<String>,
     panes: bool,
     paths: BTreeSet<String>,
+    running: BTreeSet<String>,
 }
 
 impl Names {
@@ -292,17 +298,11 @@ fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
         Step::SimBackground(background) => check_args(&background.args, "sim_background", names)?,
         Step::Barrier(id) if id.is_empty() => return Err("a barrier needs an id".into()),
         Step::Run(run) => check_run(run, names)?,
-        Step::Spawn(spawn) => {
-            for (variable, value) in &spawn.env {
-                if variable.is_empty() || variable.contains('=') {
-                    return Err(format!("`{variable}` cannot be an environment variable"));
-                }
-                if let Some(value) = value {
-                    names.text(value, "an environment value")?;
-                }
-            }
-        }
+        Step::Spawn(spawn) => check_env(&spawn.env, names)?,
         Step::File(file) => check_file(file, names)?,
+        Step::Background(started) => check_background(started, names)?,
+        Step::Signal(signal) => check_signal(signal, names)?,
+        Step::Write(write) => check_write(write, names)?,
         // Decoded into its bytes when the line was read.
         Step::SendRaw(_)
         | Step::Comment(_)
@@ -334,10 +334,98 @@ fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), Stri
     Ok(())
 }
 
+fn check_env(
+    env: &std::collections::BTreeMap<String, Option<String>>,
+    names: &mut Names,
+) -> Result<(), String> {
+    for (variable, value) in env {
+        if variable.is_empty() || variable.contains('=') {
+            return Err(format!("`{variable}` cannot be an environment variable"));
+        }
+        if let Some(value) = value {
+            names.text(value, "an environment value")?;
+        }
+    }
+    Ok(())
+}
+
+/// A path of the case: `${name}`s bound, absolute once they are replaced.
+fn check_path(path: &str, names: &mut Names) -> Result<(), String> {
+    names.text(path, "`path`")?;
+    if !(path.starts_with('/') || path.starts_with("${")) {
+        return Err(format!(
+            "`path` {path} is relative; start it with a place such as `${{run_dir}}`"
+        ));
+    }
+    Ok(())
+}
+
+fn check_mode(mode: Option<&String>) -> Result<(), String> {
+    if let Some(mode) = mode
+        && !(mode.len() == 4 && mode.chars().all(|c| ('0'..='7').contains(&c)))
+    {
+        return Err(format!(
+            "`mode` is four octal digits (\"0600\"), not {mode:?}"
+        ));
+    }
+    Ok(())
+}
+
+fn check_background(started: &Started, names: &mut Names) -> Result<(), String> {
+    if started.name.is_empty() {
+        return Err("a `background` program needs a name".into());
+    }
+    if names.running.contains(&started.name) {
+        return Err(format!(
+            "a `background` program named `{}` is already running; end it with a `signal` step \
+             with `exit` first",
+            started.name
+        ));
+    }
+    for arg in &started.args {
+        names.text(arg, "an argument")?;
+    }
+    check_env(&started.env, names)?;
+    if let Some(ready) = &started.ready_file {
+        check_path(ready, names).map_err(|err| format!("`ready_file`: {err}"))?;
+    }
+    names.running.insert(started.name.clone());
+    Ok(())
+}
+
+fn check_signal(signal: &SignalStep, names: &mut Names) -> Result<(), String> {
+    if !names.running.contains(&signal.name) {
+        return Err(format!(
+            "no `background` program named `{}` is running here",
+            signal.name
+        ));
+    }
+    match (&signal.exit, &signal.stderr) {
+        (None, Some(_)) => {
+            return Err("`stderr` is judged once the program ended: give `exit` too".into());
+        }
+        (Some(_), stderr) => {
+            names.running.remove(&signal.name);
+            if let Some(content) = stderr {
+                check_content(content, names).map_err(|err| format!("`stderr`: {err}"))?;
+            }
+        }
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+fn check_write(write: &WriteFile, names: &mut Names) -> Result<(), String> {
+    check_path(&write.path, names)?;
+    check_mode(write.mode.as_ref())?;
+    names.text(&write.text, "`text`")
+}
+
 fn check_run(run: &Run, names: &mut Names) -> Result<(), String> {
     for arg in &run.args {
         names.text(arg, "an argument")?;
     }
+    check_env(&run.env, names)?;
     if let Some(stdin) = &run.stdin {
         names.text(stdin, "`stdin`")?;
     }
@@ -353,20 +441,8 @@ fn check_run(run: &Run, names: &mut Names) -> Result<(), String> {
 }
 
 fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
-    names.text(&file.path, "`path`")?;
-    if !(file.path.starts_with('/') || file.path.starts_with("${")) {
-        return Err(format!(
-            "`path` {} is relative; start it with a place such as `${{run_dir}}`",
-            file.path
-        ));
-    }
-    if let Some(mode) = &file.mode
-        && !(mode.len() == 4 && mode.chars().all(|c| ('0'..='7').contains(&c)))
-    {
-        return Err(format!(
-            "`mode` is four octal digits (\"0600\"), not {mode:?}"
-        ));
-    }
+    check_path(&file.path, names)?;
+    check_mode(file.mode.as_ref())?;
     let earlier = names.paths.contains(&file.path);
     let mut refused = Vec::new();
     match file.is {
@@ -383,7 +459,7 @@ fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
                 }
             }
         }
-        Entry::Dir => {
+        Entry::Dir | Entry::Socket => {
             for (key, given) in [
                 ("replaced", file.replaced.is_some()),
                 ("appended", file.appended),
@@ -391,6 +467,10 @@ fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
                 (
                     "a parsed `content`",
                     file.content.as_ref().is_some_and(Content::parses),
+                ),
+                (
+                    "`content`",
+                    file.is == Entry::Socket && file.content.is_some(),
                 ),
             ] {
                 if given {
@@ -403,6 +483,7 @@ fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
     if let Some(key) = refused.first() {
         let is = match file.is {
             Entry::Absent => "absent",
+            Entry::Socket => "socket",
             _ => "dir",
         };
         return Err(format!("{key} says nothing about a path that is {is}"));
@@ -442,7 +523,7 @@ fn check_document(document: &str, content: Option<&Content>, key: &str) -> Resul
     }
     if !content.is_some_and(Content::parses) {
         return Err(format!(
-            "`document` validates parsed values: it needs a {key} of `json_lines`, `json_each` or `toml`"
+            "`document` validates parsed values: it needs a {key} of `json_lines`, `json_each`, `json` or `toml`"
         ));
     }
     Ok(())
@@ -451,11 +532,17 @@ fn check_document(document: &str, content: Option<&Content>, key: &str) -> Resul
 fn check_content(content: &Content, names: &mut Names) -> Result<(), String> {
     match content {
         Content::Text(text) | Content::Contains(text) => names.text(text, "the text"),
+        Content::ContainsAll(texts) if texts.is_empty() => {
+            Err("`contains_all` takes one text or more".into())
+        }
+        Content::ContainsAll(texts) => texts.iter().try_for_each(|t| names.text(t, "a text")),
         Content::JsonLines(patterns) if patterns.is_empty() => Err(
             "`json_lines` takes one pattern per line; for no output write `{\"text\":\"\"}`".into(),
         ),
         Content::JsonLines(patterns) => patterns.iter().try_for_each(|p| names.expect(p)),
-        Content::JsonEach(pattern) | Content::Toml(pattern) => names.expect(pattern),
+        Content::JsonEach(pattern) | Content::Toml(pattern) | Content::Json(pattern) => {
+            names.expect(pattern)
+        }
     }
 }
 
@@ -689,6 +776,57 @@ mod tests {
         ] {
             let err = parse_text(&format!("{HEADER}\n{step}\n")).unwrap_err();
             assert!(err.contains(wanted), "{step}: {err}");
+        }
+    }
+
+    #[test]
+    fn background_programs_are_named_signalled_while_running_and_ended_once() {
+        let daemon = r#"{"background":{"name":"d","program":"corral","args":["daemon"],"ready_file":"${run_dir}/corral/notify/daemon-${server_key}.sock"}}"#;
+        let hup = r#"{"signal":{"name":"d","signal":"HUP"}}"#;
+        let term = r#"{"signal":{"name":"d","signal":"TERM","exit":0,"stderr":{"contains":"x"}}}"#;
+        let session =
+            parse_text(&format!("{HEADER}\n{daemon}\n{hup}\n{term}\n{daemon}\n")).unwrap();
+        assert!(session.runs(Program::Corral));
+        for (text, wanted) in [
+            (format!("{daemon}\n{daemon}\n"), "already running"),
+            (format!("{hup}\n"), "no `background` program named `d`"),
+            (
+                format!("{daemon}\n{term}\n{hup}\n"),
+                "no `background` program named `d`",
+            ),
+            (
+                format!(
+                    "{daemon}\n{}\n",
+                    r#"{"signal":{"name":"d","signal":"INT","stderr":{"text":""}}}"#
+                ),
+                "give `exit` too",
+            ),
+            (
+                r#"{"background":{"name":"","program":"corral"}}"#.to_owned() + "\n",
+                "needs a name",
+            ),
+            (
+                r#"{"background":{"name":"d","program":"corral","ready_file":"run/x"}}"#.to_owned()
+                    + "\n",
+                "`ready_file`: `path` run/x is relative",
+            ),
+            (
+                r#"{"write":{"path":"${run_dir}/x","text":"${nobody}"}}"#.to_owned() + "\n",
+                "`${nobody}` is used before",
+            ),
+            (
+                r#"{"write":{"path":"${run_dir}/x","text":"","mode":"600"}}"#.to_owned() + "\n",
+                "four octal digits",
+            ),
+            (
+                r#"{"file":{"path":"${run_dir}/s","is":"socket","content":{"text":""}}}"#
+                    .to_owned()
+                    + "\n",
+                "`content` says nothing about a path that is socket",
+            ),
+        ] {
+            let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
+            assert!(err.contains(wanted), "{text}: {err}");
         }
     }
 

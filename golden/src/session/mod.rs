@@ -21,11 +21,11 @@ pub mod raw;
 
 pub use barrier::{BARRIER_SESSION, barrier_answer, barrier_request};
 pub use line::{
-    Background, Content, Empty, Entry, FileCheck, GoldenLine, Program, Run, SessionHeader, Spawn,
-    Step, StepLine,
+    Background, Content, Empty, Entry, FileCheck, GoldenLine, Program, Run, SessionHeader,
+    SignalName, SignalStep, Spawn, Started, Step, StepLine, WriteFile,
 };
 pub use load::{LoadError, Located, Session, canonical, files, load, parse};
-pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX};
+pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX, server_key};
 pub use raw::{RawBytes, RawSegment};
 
 /// The connection a step acts on when it names none.
@@ -41,6 +41,10 @@ pub mod limits {
     pub const EXIT_MS: u64 = 5_000;
     /// `sim` and `sim_background`.
     pub const SIM_MS: u64 = 30_000;
-    /// `run`: the program's whole life.
+    /// `run`: the program's whole life (with `retry`, every run together).
     pub const RUN_MS: u64 = 30_000;
+    /// `background`: until its ready file exists.
+    pub const BACKGROUND_MS: u64 = 30_000;
+    /// `signal` with `exit`: until the program has exited.
+    pub const SIGNAL_EXIT_MS: u64 = 5_000;
 }

@@ -1,17 +1,20 @@
 //! The names a session may use before anything in it binds them, and the captures a player binds
 //! for them before the first step: the machine's (`host_name`, `uid`) and the case's places
-//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), `pane.<name>` (each fixture
-//! pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture pane).
+//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), the tmux server's key
+//! (`server_key`, which names a notification daemon's lock and socket), `pane.<name>` (each
+//! fixture pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture
+//! pane).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::pattern::Captures;
 
 /// The names of [`Prebound`]'s values but the fixture panes', as a session writes them
 /// (`${run_dir}`).
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     "host_name",
     "uid",
     "socket_path",
@@ -19,7 +22,18 @@ pub const NAMES: [&str; 7] = [
     "run_dir",
     "config_dir",
     "home_dir",
+    "server_key",
 ];
+
+/// The key of the tmux server at `socket_path` (docs/protocol.md "The notification daemon"):
+/// the first 16 hex digits of the path's SHA-256. A daemon's files are
+/// `<runtime>/notify/daemon-<key>.lock` and `.sock`.
+pub fn server_key(socket_path: &str) -> String {
+    Sha256::digest(socket_path.as_bytes())[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
 
 /// Prefix of the names of fixture panes' ids (`pane.worker` = `%1`).
 pub const PANE_PREFIX: &str = "pane.";
@@ -68,8 +82,10 @@ pub struct Prebound {
 }
 
 impl Prebound {
-    /// The captures, each place under its name and each pane under `pane.<name>`.
+    /// The captures, each place under its name (and `server_key`, the key of
+    /// `socket_path`) and each pane under `pane.<name>`.
     pub fn captures(&self) -> Captures {
+        let key = server_key(&self.socket_path);
         let values = [
             &self.host_name,
             &self.uid,
@@ -78,6 +94,7 @@ impl Prebound {
             &self.run_dir,
             &self.config_dir,
             &self.home_dir,
+            &key,
         ];
         let mut captures: Captures = NAMES
             .iter()
@@ -119,6 +136,8 @@ mod tests {
         assert_eq!(captures["transcript.worker"], Value::from("/case/t.jsonl"));
         assert_eq!(captures["run_dir"], Value::from("/case/run"));
         assert_eq!(captures["host_name"], Value::from("studio"));
+        // sha256("/tmp/tmux-1/s") = 686eb2f4d2dc31c8…
+        assert_eq!(captures["server_key"], Value::from("686eb2f4d2dc31c8"));
         assert_eq!(captures.len(), NAMES.len() + 2);
         assert!(captures.keys().all(|name| is_prebound(name)));
         assert!(is_prebound("pane.anything"));

@@ -99,15 +99,22 @@ impl Notifier {
     }
 
     /// Records a transition an agent's event hook reported; the next poll does not record the
-    /// same move again.
+    /// same move again. A read that landed between the hook's stamp and its report has already
+    /// recorded the move: that record becomes the hook's (`source` hook) and nothing is added,
+    /// so one move is one transition whichever path saw it first.
     pub fn hook(&mut self, transition: Transition) {
-        if let Some(previous) = &mut self.previous
-            && let Some(at) = previous.iter().position(|r| r.pane == transition.pane)
-        {
-            match transition.to {
-                Some(state) => previous[at].state = state,
-                None => {
-                    previous.remove(at);
+        if let Some(previous) = &mut self.previous {
+            let at = previous.iter().position(|r| r.pane == transition.pane);
+            let seen = at.map(|at| previous[at].state);
+            if seen == transition.to && self.ring.adopt(&transition) {
+                return;
+            }
+            if let Some(at) = at {
+                match transition.to {
+                    Some(state) => previous[at].state = state,
+                    None => {
+                        previous.remove(at);
+                    }
                 }
             }
         }

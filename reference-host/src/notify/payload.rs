@@ -80,14 +80,19 @@ pub fn sample(config: &NotifyConfig, trigger: Trigger, now: u64) -> Fire {
         Trigger::ContextHigh => (
             None,
             60_000,
-            config.context_high.as_ref().map_or(90, |c| c.threshold),
+            config
+                .context_high
+                .as_ref()
+                .and_then(|c| c.threshold)
+                .unwrap_or(90),
         ),
         Trigger::Stall => (
             None,
             config
                 .stall
                 .as_ref()
-                .map_or(900_000, |s| s.threshold_s.saturating_mul(1000))
+                .and_then(|s| s.threshold_s)
+                .map_or(900_000, |s| s.saturating_mul(1000))
                 .saturating_add(1000),
             37,
         ),

@@ -26,6 +26,23 @@ impl Ring {
         self.recorded += 1;
     }
 
+    /// Takes a hook's report of a move the last poll already recorded: when the pane's newest
+    /// transition is a poll of the same `from` and `to`, it becomes the hook's and `true` says
+    /// nothing more is to be recorded.
+    pub fn adopt(&mut self, hook: &Transition) -> bool {
+        let Some(newest) = self.kept.iter_mut().rev().find(|t| t.pane == hook.pane) else {
+            return false;
+        };
+        if newest.source != TransitionSource::Poll
+            || newest.from != hook.from
+            || newest.to != hook.to
+        {
+            return false;
+        }
+        newest.source = TransitionSource::Hook;
+        true
+    }
+
     /// The ring as `corral debug transitions --json` prints it.
     pub fn document(&self) -> TransitionRing {
         TransitionRing {

@@ -353,6 +353,49 @@ fn the_ring_records_every_transition_and_a_hook_s_once() {
 }
 
 #[test]
+fn a_hook_s_move_read_by_a_cycle_before_its_report_is_recorded_once_as_the_hook_s() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config("on = []\n"));
+    w.step("%2", State::Working, T0);
+    w.cycle(&mut notifier, T0);
+    // The hook stamps, a cycle reads the stamp, then the hook's report arrives.
+    w.step("%2", State::Blocked, T0 + 10);
+    w.cycle(&mut notifier, T0 + 20);
+    let report = |at| Transition {
+        pane: "%2".into(),
+        from: Some(State::Working),
+        to: Some(State::Blocked),
+        at,
+        source: TransitionSource::Hook,
+    };
+    notifier.hook(report(T0 + 10));
+    w.cycle(&mut notifier, T0 + 40);
+    let ring = notifier.ring();
+    let seen: Vec<(Option<State>, Option<State>, &TransitionSource)> = ring
+        .transitions
+        .iter()
+        .map(|t| (t.from, t.to, &t.source))
+        .collect();
+    assert_eq!(
+        seen,
+        [(
+            Some(State::Working),
+            Some(State::Blocked),
+            &TransitionSource::Hook
+        )],
+        "one move, one transition, whichever path saw it first"
+    );
+    assert_eq!(ring.recorded, 1);
+    // A later move of the same shape that no cycle saw is a new transition.
+    w.step("%2", State::Working, T0 + 50);
+    w.cycle(&mut notifier, T0 + 60);
+    notifier.hook(report(T0 + 70));
+    w.step("%2", State::Blocked, T0 + 70);
+    w.cycle(&mut notifier, T0 + 80);
+    assert_eq!(notifier.ring().recorded, 3);
+}
+
+#[test]
 fn progress_follows_the_window_and_is_cleared_on_reload_off_and_shutdown() {
     let mut w = World::new();
     let on = w.config("on = []\nbell = false\nosc_progress = true\n");

@@ -41,11 +41,12 @@ impl Triggers {
         Triggers {
             blocked: config.on.iter().any(|w| w == "blocked"),
             done: config.on.iter().any(|w| w == "done"),
-            context_high: config.context_high.as_ref().map(|c| c.threshold),
+            context_high: config.context_high.as_ref().and_then(|c| c.threshold),
             stall_ms: config
                 .stall
                 .as_ref()
-                .map(|s| s.threshold_s.saturating_mul(1000)),
+                .and_then(|s| s.threshold_s)
+                .map(|s| s.saturating_mul(1000)),
         }
     }
 

@@ -559,7 +559,7 @@ fn toml_documents_read_as_typed_values() {
 
     let config: Config = toml::from_str(&data("config.toml")).unwrap();
     assert_eq!(config.serve.max_connections, 4);
-    assert_eq!(config.notify.stall.unwrap().threshold_s, 900);
+    assert_eq!(config.notify.stall.unwrap().threshold_s, Some(900));
     assert_eq!(config.notify.context_high.unwrap().command, None);
     assert_eq!(toml::from_str::<Config>("").unwrap(), Config::default());
 }

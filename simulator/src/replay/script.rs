@@ -15,7 +15,7 @@
 //! | `expect_silence` | nothing is written for that long |
 //! | `barrier` | the app sends the barrier's `snapshot`; the empty answer is written |
 //! | `sim`, `sim_background`, `revoke`, `terminate` | nothing: host-side causes whose effect on the app is the frames (or the end) the session expects next |
-//! | `run`, `file` | nothing: host-side commands and files, which no app sees |
+//! | `run`, `file`, `write`, `background`, `signal` | nothing: host-side commands, programs and files, which no app sees |
 //! | `close` | the app closes its end (end of input) |
 //! | `exit` | the replayer stops: its stdout ends, as the host's would |
 //!
@@ -178,8 +178,9 @@ pub fn load(path: &Path) -> Result<Session, ScriptError> {
 }
 
 /// The captures a runner binds before the first step, with the replayer's values; the fixture
-/// is read only when the session names a pane through `${pane.<name>}`.
-fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
+/// is read only when the session names a pane through `${pane.<name>}`. A client replaying the
+/// session binds the same ones.
+pub fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
     let mut panes = BTreeMap::new();
     if session.names_panes() {
         let fixture = session.fixture_path();
@@ -281,7 +282,10 @@ pub fn script(
             | Step::Revoke(_)
             | Step::Terminate(_)
             | Step::Run(_)
-            | Step::File(_) => {}
+            | Step::File(_)
+            | Step::Background(_)
+            | Step::Signal(_)
+            | Step::Write(_) => {}
         }
     }
     Ok(Script {

@@ -11,6 +11,7 @@ use golden::{Backend, SimFile};
 use super::api;
 use super::hook::{self, HookArgs};
 use super::input;
+use super::observe;
 use super::simfile;
 use super::step::{self, AddArgs, StepArgs};
 use super::transcript::{self, Generator, Recipe};
@@ -106,6 +107,36 @@ pub enum Command {
     },
     /// Kill the fleet's server (that socket only) after stopping running hooks; idempotent.
     Down,
+    /// The notification command the kit provides: appends its stdin to `record/NAME.stdin` and
+    /// its `CORRAL_*` environment (but the kit's own variables) as one JSON line to
+    /// `record/NAME.env`, then sleeps, writes `--stderr` and exits with `--exit`.
+    Record(super::record::RecordArgs),
+    /// Watch what is written to a pane's tty (the bell, OSC sequences).
+    Tty {
+        #[command(subcommand)]
+        action: TtyAction,
+    },
+    /// Print a pane's options of the pane-option contract that are set, as one JSON object.
+    Options {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
+    },
+    /// Run one tmux command on the fleet's server (fake or real) and print its stdout.
+    Tmux {
+        /// The command and its arguments (`kill-session -t work`).
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Send one line to a unix socket and print the one line it answers (a host's daemon
+    /// socket: `corral-sim socket --path "$RUN/corral/notify/daemon-KEY.sock" ping`).
+    Socket {
+        /// The socket's path.
+        #[arg(long)]
+        path: PathBuf,
+        /// The request line (without its newline).
+        line: String,
+    },
     /// Play the host's half of a golden session over stdio, judging a client app's frames.
     ///
     /// Frames on stdout, verdicts on stderr; exit 0 when every app frame passed, 1 otherwise, 2
@@ -149,6 +180,19 @@ pub enum PaneAction {
         /// Then start afresh: the next read prints only what arrives after this one.
         #[arg(long)]
         clear: bool,
+    },
+}
+
+/// `tty ...`.
+#[derive(Debug, Subcommand)]
+pub enum TtyAction {
+    /// From now on, every byte written to the pane's tty is appended to
+    /// `$CORRAL_SIM_DIR/tty/<pane name>` (real: `pipe-pane -O`; fake: its tty file, emptied, is
+    /// linked there); prints that path.
+    Watch {
+        /// Fixture name or %N.
+        #[arg(long)]
+        pane: String,
     },
 }
 
@@ -446,6 +490,17 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
         Command::Replay(_) => {
             bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
         }
+        Command::Record(_) => {
+            bail!("`record` picks its own exit code (simulator::sim::main)")
+        }
+        Command::Tty {
+            action: TtyAction::Watch { pane },
+        } => print_line(&observe::watch_tty(sim_dir, &pane)?.display().to_string()),
+        Command::Options { pane } => {
+            print_line(&serde_json::to_string(&observe::options(sim_dir, &pane)?)?);
+        }
+        Command::Socket { path, line } => print_line(&observe::socket_line(&path, &line)?),
+        Command::Tmux { args } => print_bytes(observe::tmux(sim_dir, &args)?.as_bytes())?,
         Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
         Command::Hook(args) => match hook::run(sim_dir, &args)? {
             hook::Run::Background(name) => print_line(&name),

@@ -1,6 +1,7 @@
 //! `corral-sim`: fleet fixtures brought up on the fake or a real scratch tmux, steps, what panes
 //! received, transcripts, hook payloads replayed through the host's `corral event`, the verdicts
-//! dispatches left, fault injection, attached clients, and the agent HTTP API. Every subcommand
+//! dispatches left, fault injection, attached clients, the agent HTTP API, and what a notifier
+//! left: pane ttys, pane options, and what its command was given (`record`). Every subcommand
 //! finds the fleet through `$CORRAL_SIM_DIR/sim.json`, written by `up`.
 
 pub mod api;
@@ -9,7 +10,9 @@ pub mod git;
 pub mod hook;
 pub mod input;
 pub mod keys;
+pub mod observe;
 pub mod park;
+pub mod record;
 pub mod simfile;
 pub mod step;
 pub mod tmux;
@@ -51,6 +54,9 @@ pub fn main() -> std::process::ExitCode {
         return std::process::ExitCode::FAILURE;
     }
     let sim_dir = std::fs::canonicalize(&sim_dir).unwrap_or(sim_dir);
+    if let cli::Command::Record(record) = &args.command {
+        return record::main(record, &sim_dir);
+    }
     match cli::run(args.command, Path::new(&sim_dir)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -5,6 +5,7 @@ mod api;
 mod common;
 mod fake_tmux;
 mod hooks;
+mod observe;
 mod parity;
 mod replay;
 mod sim;

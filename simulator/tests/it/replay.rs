@@ -14,7 +14,7 @@ use golden::session::{MAIN_CONN, Step, barrier_answer, barrier_request};
 use golden::validate::FrameSchema;
 use schema::{Response, decode_line, encode_line};
 use serde_json::{Value, json};
-use simulator::replay::script::prebound;
+use simulator::replay::script::replay_prebound;
 
 use crate::common::{SIM, command};
 
@@ -64,9 +64,9 @@ struct PerfectClient {
 }
 
 impl PerfectClient {
-    fn new() -> PerfectClient {
+    fn new(session: &golden::session::Session) -> PerfectClient {
         PerfectClient {
-            captures: prebound(BTreeMap::new()).captures(),
+            captures: replay_prebound(session).unwrap(),
             ids: BTreeMap::new(),
             sent: 0,
         }
@@ -152,7 +152,7 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
         stderr.read_to_string(&mut text).unwrap();
         text
     });
-    let mut client = PerfectClient::new();
+    let mut client = PerfectClient::new(&session);
     let mut frames = Vec::new();
     let send = |stdin: &mut Option<std::process::ChildStdin>, line: String| {
         stdin.as_mut().unwrap().write_all(line.as_bytes()).unwrap();
@@ -204,7 +204,10 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
             | Step::Revoke(_)
             | Step::Terminate(_)
             | Step::Run(_)
-            | Step::File(_) => {}
+            | Step::File(_)
+            | Step::Background(_)
+            | Step::Signal(_)
+            | Step::Write(_) => {}
         }
     }
     drop(stdin);

@@ -149,6 +149,11 @@ impl Sim {
     pub fn down(&mut self) -> Result<(), String> {
         self.driver.down()
     }
+
+    /// The environment every `corral-sim` run gets (besides `TMUX` and `TMUX_PANE` removed).
+    pub fn env(&self) -> &[(String, String)] {
+        &self.driver.env
+    }
 }
 
 impl Driver {

@@ -60,6 +60,18 @@ impl Judge<'_> {
                     )));
                 }
             }
+            Some(Content::ContainsAll(parts)) => {
+                for part in parts {
+                    let part = self.text(part, &trial)?;
+                    if !text.contains(&part) {
+                        return Err(StepError::new(format!(
+                            "{} does not contain {part:?}; it holds:\n{}",
+                            self.what,
+                            shown(text)
+                        )));
+                    }
+                }
+            }
             Some(Content::JsonLines(patterns)) => {
                 let lines = self.json_lines(text)?;
                 if lines.len() != patterns.len() {
@@ -88,6 +100,16 @@ impl Judge<'_> {
                     let which = format!("line {}", index + 1);
                     self.value(pattern, line, &which, Parsed::Json, &mut trial)?;
                 }
+            }
+            Some(Content::Json(pattern)) => {
+                let value: Value = serde_json::from_str(text).map_err(|err| {
+                    StepError::new(format!(
+                        "{} is not one JSON value ({err}):\n{}",
+                        self.what,
+                        shown(text)
+                    ))
+                })?;
+                self.value(pattern, &value, "the document", Parsed::Json, &mut trial)?;
             }
             Some(Content::Toml(pattern)) => {
                 let value: Value = toml::from_str(text)
@@ -209,6 +231,20 @@ mod tests {
         assert!(judge(Some(Content::Contains("$$HOME".into())), "set $HOME").is_ok());
         let err = judge(Some(Content::Contains("nope".into())), "text").unwrap_err();
         assert!(err.starts_with("stdout does not contain \"nope\""), "{err}");
+        let all =
+            |parts: &[&str]| Content::ContainsAll(parts.iter().map(|p| (*p).into()).collect());
+        assert!(
+            judge(
+                Some(all(&["`bel`", "line 6"])),
+                "line 6: unknown field `bel`"
+            )
+            .is_ok()
+        );
+        let err = judge(Some(all(&["`bel`", "line 7"])), "line 6: `bel`").unwrap_err();
+        assert!(
+            err.starts_with("stdout does not contain \"line 7\""),
+            "{err}"
+        );
     }
 
     #[test]
@@ -245,6 +281,18 @@ mod tests {
             err.starts_with("stdout line 1 does not match: at /argv/0"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn one_json_document_matches_with_or_without_its_newline() {
+        let content = Content::Json(json!({"id": "$string:id", "n": 1}));
+        assert_eq!(
+            judge(Some(content.clone()), "{\"id\":\"r\",\"n\":1}").unwrap()["id"],
+            json!("r")
+        );
+        assert!(judge(Some(content.clone()), "{\"id\":\"r\",\"n\":1}\n").is_ok());
+        let err = judge(Some(content), "{\"n\":1}\n{\"n\":1}\n").unwrap_err();
+        assert!(err.starts_with("stdout is not one JSON value"), "{err}");
     }
 
     #[test]

@@ -5,13 +5,28 @@ use golden::pattern::{self, Captures};
 use serde_json::Value;
 use similar::TextDiff;
 
-/// A unified diff of two texts.
+/// A unified diff of two texts; control characters but the line ends are shown escaped (`\u{1b}`),
+/// so the bytes written to a tty (BEL, ESC) are seen, not obeyed by the reader's terminal.
 pub fn diff(expected: &str, received: &str) -> String {
-    TextDiff::from_lines(expected, received)
+    let (expected, received) = (visible(expected), visible(received));
+    TextDiff::from_lines(&expected, &received)
         .unified_diff()
         .context_radius(4)
         .header("expected (golden)", "received")
         .to_string()
+}
+
+/// `text` with every control character but `\n` written as an escape.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 pub fn pretty(value: &Value) -> String {
@@ -31,6 +46,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        let shown = diff("\u{7}a\n", "\u{1b}a\n");
+        assert!(shown.contains("-\\u{7}a"), "{shown}");
+        assert!(shown.contains("+\\u{1b}a"), "{shown}");
+    }
 
     #[test]
     fn a_frame_diff_shows_only_real_differences() {

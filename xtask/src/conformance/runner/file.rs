@@ -4,7 +4,7 @@
 //! step's `timeout_ms`, until it holds.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -27,10 +27,9 @@ pub(super) struct Seen {
 pub(super) type SeenFiles = BTreeMap<PathBuf, Seen>;
 
 impl Case<'_> {
-    /// `file`: the check, once or until `timeout` passes.
-    pub(super) fn file(&mut self, check: &FileCheck, timeout: Option<Duration>) -> StepResult {
-        let text =
-            pattern::instantiate_text(&check.path, &self.captures).map_err(StepError::new)?;
+    /// A path a step names, `${name}` replaced: absolute, inside the case's dirs.
+    pub(super) fn case_path(&self, path: &str) -> Result<PathBuf, StepError> {
+        let text = pattern::instantiate_text(path, &self.captures).map_err(StepError::new)?;
         let path = PathBuf::from(&text);
         let inside = path.is_absolute()
             && path.starts_with(&self.dir)
@@ -41,6 +40,12 @@ impl Case<'_> {
                 self.dir.display()
             )));
         }
+        Ok(path)
+    }
+
+    /// `file`: the check, once or until `timeout` passes.
+    pub(super) fn file(&mut self, check: &FileCheck, timeout: Option<Duration>) -> StepResult {
+        let path = self.case_path(&check.path)?;
         let deadline = timeout.map(|timeout| Instant::now() + timeout);
         loop {
             let mut trial = self.captures.clone();
@@ -74,20 +79,24 @@ impl Case<'_> {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => return Err(StepError::new(format!("{shown}: {err}"))),
         };
+        let socket = |m: &std::fs::Metadata| m.file_type().is_socket();
         let found = match &metadata {
             None => "nothing",
             Some(m) if m.is_dir() => "a directory",
             Some(m) if m.is_file() => "a file",
-            Some(_) => "something other than a file or a directory",
+            Some(m) if socket(m) => "a socket",
+            Some(_) => "something other than a file, a directory or a socket",
         };
         let metadata = match (check.is, metadata) {
             (Entry::Absent, None) => return Ok(None),
             (Entry::File, Some(m)) if m.is_file() => m,
             (Entry::Dir, Some(m)) if m.is_dir() => m,
+            (Entry::Socket, Some(m)) if socket(&m) => m,
             (is, _) => {
                 let wanted = match is {
                     Entry::File => "a file",
                     Entry::Dir => "a directory",
+                    Entry::Socket => "a socket",
                     Entry::Absent => "nothing",
                 };
                 return Err(StepError::new(format!(

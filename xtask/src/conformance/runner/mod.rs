@@ -7,9 +7,11 @@
 //! config, device store and fleet; the teardown), [`steps`] (the steps in order, each
 //! dispatched), [`expect`] (reading and judging what the host sends, and its exit),
 //! [`received`] (the checks every received line goes through), [`program`] (the `run` step),
-//! [`file`] (the `file` step), [`content`] (what their texts are judged against), [`failure`] (a
+//! [`file`] (the `file` step), [`background`] (programs kept running: `background`, `signal`;
+//! and the `write` step), [`content`] (what their texts are judged against), [`failure`] (a
 //! failure as a reader sees it) and [`diff`].
 
+mod background;
 mod content;
 mod diff;
 mod expect;
@@ -137,10 +139,12 @@ struct Case<'a> {
     blessed: Vec<(usize, String)>,
     /// When the case began, on the wall clock: where a `$now` window starts.
     started: SystemTime,
-    /// How many `run corral` steps ran (names their logs).
+    /// How many programs `run` and `background` steps started (names their logs).
     programs: usize,
     /// What `file` steps saw of files, for `replaced` and `appended`.
     seen: file::SeenFiles,
+    /// The programs `background` steps started and no `signal` step ended, by name.
+    running: BTreeMap<String, background::Running>,
 }
 
 impl Case<'_> {

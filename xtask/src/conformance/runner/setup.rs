@@ -1,5 +1,6 @@
 //! A case's setting up and tearing down: its environment (every other `CORRAL_*`, `TMUX` and
-//! `TMUX_PANE` removed), its work dir, the header's config (checked against
+//! `TMUX_PANE` removed; `PATH` led by the case's `bin`, which holds the kit's `corral-sim`), its
+//! work dir, the header's config (checked against
 //! `config.schema.json`) and device store written private, the fleet brought up with the pinned
 //! clock and the prebound captures taken from its answer; at the end every host killed and the
 //! fleet brought down, however the case ended.
@@ -34,6 +35,7 @@ impl<'a> Case<'a> {
             ("XDG_RUNTIME_DIR".to_owned(), path("run")),
             ("HOME".to_owned(), path("home")),
             ("NO_COLOR".to_owned(), "1".to_owned()),
+            ("PATH".to_owned(), search_path(&dir.join("bin"))),
         ];
         let mut remove: Vec<String> = std::env::vars_os()
             .filter_map(|(name, _)| name.into_string().ok())
@@ -66,6 +68,7 @@ impl<'a> Case<'a> {
             started: SystemTime::now(),
             programs: 0,
             seen: Default::default(),
+            running: BTreeMap::new(),
         }
     }
 
@@ -73,10 +76,14 @@ impl<'a> Case<'a> {
     /// binds the prebound captures from its answer.
     pub(super) fn prepare(&mut self, socket: &str) -> StepResult {
         use std::os::unix::fs::PermissionsExt;
-        for sub in ["sim", "config/corral", "run", "home", "logs"] {
+        for sub in ["sim", "config/corral", "run", "home", "logs", "bin"] {
             std::fs::create_dir_all(self.dir.join(sub))
                 .map_err(|err| StepError::new(format!("making the case dir: {err}")))?;
         }
+        // A notification command of the case's config can name the kit's recorder
+        // (`corral-sim record`) without knowing where the kit was built.
+        std::os::unix::fs::symlink(&self.ctx.sim_bin, self.dir.join("bin/corral-sim"))
+            .map_err(|err| StepError::new(format!("linking bin/corral-sim: {err}")))?;
         std::fs::set_permissions(self.dir.join("run"), std::fs::Permissions::from_mode(0o700))
             .map_err(|err| StepError::new(format!("chmod run dir: {err}")))?;
         let header = &self.session.header;
@@ -144,11 +151,13 @@ impl<'a> Case<'a> {
         write_private(&self.store_path, &text).map_err(StepError::new)
     }
 
-    /// Kills every host and brings the fleet down, however the case ended.
+    /// Kills every host, stops every background program and brings the fleet down, however the
+    /// case ended.
     pub(super) fn teardown(&mut self) {
         for process in self.conns.values_mut() {
             process.kill();
         }
+        self.stop_background();
         if let Some(mut sim) = self.sim.take() {
             let _ = sim.down();
             // A real tmux server killed with `kill-server` can leave its socket file behind.
@@ -178,6 +187,14 @@ fn fixture_canaries(fixture: &Path) -> Vec<String> {
         }
     }
     canaries
+}
+
+/// The case's `PATH`: its `bin` dir (the kit's `corral-sim`) before the runner's own.
+fn search_path(bin: &Path) -> String {
+    match std::env::var("PATH") {
+        Ok(path) if !path.is_empty() => format!("{}:{path}", bin.display()),
+        _ => format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+    }
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), String> {

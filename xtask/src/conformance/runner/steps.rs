@@ -1,12 +1,12 @@
 //! Playing a session's steps in order on a case: each step dispatched by kind (frames sent,
 //! expectations judged, the simulator stepped, the store rewritten, connections spawned, closed,
-//! terminated, programs run, files checked), then the end of the session, where every connection still open is closed and
+//! terminated, programs run, started and signalled, files checked and written), then the end of the session, where every connection still open is closed and
 //! must exit 0 without another frame.
 
 use std::time::{Duration, Instant};
 
 use golden::pattern;
-use golden::session::limits::{EXIT_MS, RUN_MS, SIM_MS};
+use golden::session::limits::{BACKGROUND_MS, EXIT_MS, RUN_MS, SIGNAL_EXIT_MS, SIM_MS};
 use golden::session::{Background, Located, Spawn, Step, barrier_answer, barrier_request};
 use serde_json::Value;
 
@@ -71,6 +71,11 @@ impl Case<'_> {
                 let timeout = line.timeout_ms.map(|ms| self.ctx.scaled(ms));
                 self.file(check, timeout)
             }
+            Step::Background(started) => {
+                self.background(started, self.timeout(line, BACKGROUND_MS))
+            }
+            Step::Signal(signal) => self.signal(signal, self.timeout(line, SIGNAL_EXIT_MS)),
+            Step::Write(write) => self.write_file(write),
         }
     }
 
