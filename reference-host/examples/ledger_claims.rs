@@ -35,7 +35,9 @@ fn parse() -> anyhow::Result<Options> {
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let value = args.next().with_context(|| format!("{arg} needs a value"))?;
+        let value = args
+            .next()
+            .with_context(|| format!("{arg} needs a value"))?;
         match arg.as_str() {
             "--dir" => options.dir = PathBuf::from(value),
             "--held" => options.held = value.parse().context("--held")?,

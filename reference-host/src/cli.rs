@@ -291,12 +291,15 @@ pub enum InternalCommand {
     },
     /// Run a detached action and report its completion through the notification sinks.
     ExecAction(Box<ExecActionArgs>),
-    /// Print the `list-panes -a -F` format `serve` reads the fleet with (a fresh nonce), for a
-    /// benchmark's baseline: tmux run with it costs what the host's read cannot go below.
-    ListPanesFormat {
+    /// Print, as a JSON array, the tmux command line `serve` reads the fleet with (a fresh
+    /// nonce), for a benchmark's baseline: tmux run with it costs what the host's read cannot go
+    /// below.
+    ListPanesCommand {
         /// Only the fields a wire row needs: the cheapest format a snapshot could be read with.
         #[arg(long)]
         minimal: bool,
+        #[command(flatten)]
+        tmux: TmuxArgs,
     },
 }
 

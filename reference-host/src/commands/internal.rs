@@ -2,12 +2,13 @@
 //! that work outlives the short-lived process that asked for it. `notify-command` runs one
 //! notification command for an agent's event hook (payload on stdin, its `CORRAL_*` environment
 //! inherited) and records how it ended; `exec-action` runs a detached action and reports its
-//! completion. `list-panes-format` prints the format the host reads the fleet with, for the
-//! benchmark that runs tmux with it.
+//! completion. `list-panes-command` prints the tmux command line the host reads the fleet with,
+//! for the benchmark that runs tmux with it.
 
 use std::io::Read;
 use std::time::Duration;
 
+use anyhow::Context;
 use schema::notify::Completion;
 use schema::{Action, Config, Outcome};
 
@@ -18,7 +19,7 @@ use crate::notify::payload::Env;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
-use crate::tmux::read::{Fields, format_of};
+use crate::tmux::read::Fields;
 
 pub fn run(
     command: InternalCommand,
@@ -27,8 +28,12 @@ pub fn run(
 ) -> anyhow::Result<u8> {
     let runtime = || RuntimeDir::open(&paths.runtime_dir);
     match command {
-        InternalCommand::ListPanesFormat { minimal } => {
-            print_format(minimal);
+        InternalCommand::ListPanesCommand {
+            minimal,
+            tmux: args,
+        } => {
+            let fields = if minimal { Fields::Row } else { Fields::Host };
+            print_command(&tmux(&args).list_panes_command(fields))?;
             Ok(0)
         }
         InternalCommand::NotifyCommand { command } => {
@@ -60,10 +65,18 @@ pub fn run(
     }
 }
 
-#[allow(clippy::print_stdout, reason = "the format is this command's output")]
-fn print_format(minimal: bool) {
-    let fields = if minimal { Fields::Row } else { Fields::Host };
-    println!("{}", format_of(fields));
+/// The command line as one JSON array of strings.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line is this command's output"
+)]
+fn print_command(argv: &[std::ffi::OsString]) -> anyhow::Result<()> {
+    let argv: Vec<&str> = argv
+        .iter()
+        .map(|arg| arg.to_str().context("a tmux argument that is not UTF-8"))
+        .collect::<anyhow::Result<_>>()?;
+    println!("{}", serde_json::to_string(&argv)?);
+    Ok(())
 }
 
 fn detached(args: ExecActionArgs) -> anyhow::Result<Detached> {

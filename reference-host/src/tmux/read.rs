@@ -83,14 +83,18 @@ pub enum Fields {
     Row,
 }
 
-/// A `list-panes -a -F` format with a fresh nonce, framed as the host frames its reads
-/// (`corral internal list-panes-format`: a benchmark's baseline runs tmux with it).
-pub fn format_of(fields: Fields) -> String {
+/// A `list-panes -a -F` format with a fresh nonce, framed as the host frames its reads.
+fn format_of(fields: Fields) -> String {
     let nonce = nonce();
     match fields {
         Fields::Host => list_format(&nonce, Titles::Omit),
         Fields::Row => framed(&nonce, ROW_FIELDS),
     }
+}
+
+/// The tmux arguments of one fleet read with `format`.
+fn list_panes_args(format: String) -> [String; 4] {
+    ["list-panes".into(), "-a".into(), "-F".into(), format]
 }
 
 /// The `@agent_*` options of one pane, as stamped (empty when unset).
@@ -148,9 +152,15 @@ impl Tmux {
     /// Reads every pane of the server in one invocation. No server means no panes.
     pub fn list_panes(&self, titles: Titles) -> Result<Vec<PaneRead>, TmuxError> {
         let nonce = nonce();
-        let format = list_format(&nonce, titles);
-        let out = self.run(&["list-panes".into(), "-a".into(), "-F".into(), format])?;
+        let out = self.run(&list_panes_args(list_format(&nonce, titles)))?;
         Ok(parse_panes(&out, &nonce, titles))
+    }
+
+    /// The whole command line `serve`'s fleet read runs (with a fresh nonce), or with
+    /// [`Fields::Row`] the same read of only the row's fields: `corral internal
+    /// list-panes-command` prints it for `cargo xtask bench`, whose baseline runs tmux with it.
+    pub fn list_panes_command(&self, fields: Fields) -> Vec<std::ffi::OsString> {
+        self.invocation(&list_panes_args(format_of(fields))).argv()
     }
 }
 
@@ -490,6 +500,31 @@ mod tests {
         assert!(ROW_FIELDS.len() < PANE_VARIABLES.len() + OPTIONS.len());
         assert!(format_of(Fields::Host).contains("#{pane_pid}"));
         assert!(!format_of(Fields::Row).contains("#{pane_pid}"));
+    }
+
+    /// The printed command line is the read's own: the same tmux, flags and socket, and a format
+    /// of the asked fields.
+    #[test]
+    fn the_read_command_line_is_the_one_serve_runs() {
+        let tmux = Tmux::new(
+            "/opt/tmux",
+            Some(super::super::Socket::Name("fleet".into())),
+        );
+        let host = tmux.list_panes_command(Fields::Host);
+        let head: Vec<&str> = host[..7].iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(
+            head,
+            ["/opt/tmux", "-u", "-L", "fleet", "list-panes", "-a", "-F"]
+        );
+        assert_eq!(host.len(), 8);
+        let format = host[7].to_str().unwrap();
+        for name in PANE_VARIABLES.iter().chain(OPTIONS) {
+            assert!(format.contains(&format!("#{{{name}}}")), "{name}");
+        }
+        assert!(!format.contains("#{pane_title}"));
+        let row = tmux.list_panes_command(Fields::Row);
+        assert_eq!(row[..7], host[..7]);
+        assert!(!row[7].to_str().unwrap().contains("#{pane_pid}"));
     }
 
     /// A pane whose every field the host reads carries a value a row could use.
