@@ -201,8 +201,18 @@ impl Console {
     }
 }
 
+/// The order cases start in: those with a floor (`floor_ms`, a time the spec makes them wait
+/// out) first, the highest first, then the rest in session order. A case that must take a minute
+/// then runs beside the others instead of starting last and adding its minute to the run.
+fn start_order(selected: &[&Session]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..selected.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(selected[i].header.floor_ms.unwrap_or(0)));
+    order
+}
+
 /// Runs the cases on `options.jobs` threads, each in its own work dir and with its own tmux
-/// socket name; one console line per case as it ends. Results come back in session order.
+/// socket name, in [`start_order`]; one console line per case as it ends. Results come back in
+/// session order.
 fn run_cases(
     ctx: &RunContext,
     ledger: &Ledger,
@@ -211,16 +221,17 @@ fn run_cases(
     console: &Console,
 ) -> Vec<CaseResult> {
     let run_id = std::process::id();
+    let order = start_order(selected);
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; selected.len()]);
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.min(selected.len()) {
             scope.spawn(|| {
                 loop {
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(session) = selected.get(index) else {
+                    let Some(&index) = order.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         return;
                     };
+                    let session = selected[index];
                     let dir = ctx.work.join(format!("{index:03}"));
                     let socket = format!("ck{run_id}-{index}");
                     let strict = ledger::strict(ledger, &session.header.requirements);
@@ -353,5 +364,28 @@ mod tests {
         assert!(!glob("framing.*", "handshake.hello"));
         assert!(!glob("a?", "a"));
         assert!(glob("a*b*c", "a-x-b-y-c"));
+    }
+
+    fn session(case: &str, floor: Option<u64>) -> Session {
+        let floor = floor.map_or(String::new(), |ms| format!(r#","floor_ms":{ms}"#));
+        let text = format!(
+            r#"{{"case":"{case}","about":"a","requirements":["r"],"fixture":"small"{floor}}}
+{{"comment":"c"}}
+"#
+        );
+        golden::session::parse(Path::new(&format!("{case}.ndjson")), &text).unwrap()
+    }
+
+    #[test]
+    fn cases_with_a_floor_start_first_the_highest_first() {
+        let sessions = [
+            session("a", None),
+            session("b", Some(750)),
+            session("c", None),
+            session("d", Some(60_000)),
+            session("e", None),
+        ];
+        let selected: Vec<&Session> = sessions.iter().collect();
+        assert_eq!(start_order(&selected), [3, 1, 0, 2, 4]);
     }
 }
