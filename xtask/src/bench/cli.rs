@@ -23,7 +23,7 @@ struct Args {
     /// Samples per timed measure (default 30; 5 with --quick).
     #[arg(long, value_name = "N")]
     samples: Option<usize>,
-    /// Few samples and small sizes (100 panes, a 64 MiB transcript): that the bench runs end to
+    /// Few samples and small sizes (100 panes, a 16 MiB transcript): that the bench runs end to
     /// end, not what the host costs.
     #[arg(long)]
     quick: bool,
@@ -40,7 +40,7 @@ struct Args {
     /// Agent panes in the fleet, a multiple of 20 (default 1000; 100 with --quick).
     #[arg(long, value_name = "N")]
     panes: Option<usize>,
-    /// Size of the big transcript: bytes, or with K, M, G (default 1G; 64M with --quick).
+    /// Size of the big transcript: bytes, or with K, M, G (default 1G; 16M with --quick).
     #[arg(long, value_name = "SIZE")]
     transcript: Option<String>,
     /// The reconcile interval of the serve and daemon processes, in ms (P4's baseline).
@@ -93,7 +93,10 @@ pub fn parse(args: &[String]) -> anyhow::Result<Options> {
     let quick = args.quick;
     let samples = args.samples.unwrap_or(if quick { 5 } else { 30 });
     let panes = args.panes.unwrap_or(if quick { 100 } else { 1000 });
-    let size = args.transcript.as_deref().unwrap_or(if quick { "64M" } else { "1G" });
+    let size = args
+        .transcript
+        .as_deref()
+        .unwrap_or(if quick { "16M" } else { "1G" });
     let transcript_bytes = size_of(size)?;
     if samples == 0 {
         bail!("--samples must be at least 1");
@@ -145,7 +148,10 @@ mod tests {
     fn defaults_are_the_full_run_on_real_tmux() {
         let o = parse_line("").unwrap();
         assert_eq!(o.backend, Backend::Real);
-        assert_eq!((o.samples, o.panes, o.transcript_bytes), (30, 1000, 1 << 30));
+        assert_eq!(
+            (o.samples, o.panes, o.transcript_bytes),
+            (30, 1000, 1 << 30)
+        );
         assert!(o.build && !o.quick && o.wants("P7"));
     }
 
@@ -153,7 +159,7 @@ mod tests {
     fn quick_shrinks_everything_and_flags_still_win() {
         let o = parse_line("--quick --backend fake --samples 3 --only P2,P7").unwrap();
         assert_eq!(o.backend, Backend::Fake);
-        assert_eq!((o.samples, o.panes, o.transcript_bytes), (3, 100, 64 << 20));
+        assert_eq!((o.samples, o.panes, o.transcript_bytes), (3, 100, 16 << 20));
         assert!(o.wants("P2") && !o.wants("P3"));
     }
 

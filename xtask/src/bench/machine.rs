@@ -17,6 +17,9 @@ pub struct Machine {
     pub kernel: String,
     /// `tmux -V` of the tmux the fleet ran on (the fake's name on the fake backend).
     pub tmux: String,
+    /// The load averages over 1, 5 and 15 minutes when the run started: other work on the
+    /// machine shows in every figure.
+    pub load: String,
 }
 
 impl Machine {
@@ -35,8 +38,21 @@ impl Machine {
                 .to_string_lossy()
                 .into_owned(),
             tmux,
+            load: load(),
         }
     }
+}
+
+/// The first three fields of `/proc/loadavg`.
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".to_owned())
 }
 
 /// The first `model name` of `/proc/cpuinfo`, else "unknown CPU".

@@ -14,9 +14,7 @@ pub fn command(program: impl AsRef<OsStr>) -> Command {
 /// Runs `cmd` to its end; its output, or an error with its stderr when it failed.
 pub fn output(cmd: &mut Command) -> anyhow::Result<Output> {
     let shown = format!("{:?}", cmd.get_program());
-    let out = cmd
-        .output()
-        .with_context(|| format!("starting {shown}"))?;
+    let out = cmd.output().with_context(|| format!("starting {shown}"))?;
     if !out.status.success() {
         bail!(
             "{shown} {:?} failed ({}): {}",

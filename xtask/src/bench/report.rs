@@ -12,6 +12,8 @@ use super::stats::Summary;
 pub enum Target {
     /// The figure is at most this.
     AtMost(f64),
+    /// The figure is below this.
+    Below(f64),
     /// The figure is at least this.
     AtLeast(f64),
     /// The figure is exactly this.
@@ -24,9 +26,13 @@ pub enum Target {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The figure meets the target.
     Pass,
-    Over,
+    /// The figure misses the target.
+    Fail,
+    /// The row has no target: the figure is shown for what it says.
     Report,
+    /// The measure could not be taken.
     Error,
 }
 
@@ -37,6 +43,16 @@ pub struct Against {
     pub what: String,
     /// Its samples, in the row's unit.
     pub summary: Summary,
+}
+
+/// What a row is before it is measured: its id, what it measures and the target it is judged
+/// by (`bench::rows::describe`).
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub id: &'static str,
+    pub measure: String,
+    pub target: Target,
+    pub target_text: String,
 }
 
 /// One measure.
@@ -61,12 +77,62 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row judged: `figure` against `target`.
+    /// The row of `spec` with samples `summary` in `unit`; no figure yet.
+    pub fn new(spec: &Spec, unit: &str, summary: Summary) -> Row {
+        Row {
+            id: spec.id.to_owned(),
+            measure: spec.measure.clone(),
+            unit: unit.to_owned(),
+            summary: Some(summary),
+            against: None,
+            figure: None,
+            figure_text: "-".into(),
+            target: spec.target,
+            target_text: spec.target_text.clone(),
+            verdict: Verdict::Error,
+            note: String::new(),
+        }
+    }
+
+    /// The baseline measured beside it, in the same unit.
+    pub fn against(mut self, what: impl Into<String>, summary: Summary) -> Row {
+        self.against = Some(Against {
+            what: what.into(),
+            summary,
+        });
+        self
+    }
+
+    /// The figure: the median over the baseline's median, shown as `1.12×`.
+    pub fn ratio(mut self) -> Row {
+        if let (Some(s), Some(a)) = (&self.summary, &self.against) {
+            let ratio = s.median / a.summary.median;
+            self.figure = ratio.is_finite().then_some(ratio);
+            self.figure_text = format!("{ratio:.2}×");
+        }
+        self
+    }
+
+    /// The figure, and how it is shown.
+    pub fn figure(mut self, value: f64, text: impl Into<String>) -> Row {
+        self.figure = Some(value);
+        self.figure_text = text.into();
+        self
+    }
+
+    /// What a reader needs to read the row.
+    pub fn note(mut self, note: impl Into<String>) -> Row {
+        self.note = note.into();
+        self
+    }
+
+    /// The row judged: its figure against its target.
     pub fn judged(mut self) -> Row {
         self.verdict = match (self.target, self.figure) {
             (_, None) => Verdict::Error,
             (Target::Report, Some(_)) => Verdict::Report,
             (Target::AtMost(max), Some(f)) => pass_if(f <= max),
+            (Target::Below(max), Some(f)) => pass_if(f < max),
             (Target::AtLeast(min), Some(f)) => pass_if(f >= min),
             (Target::Exactly(want), Some(f)) => pass_if(f == want),
         };
@@ -74,17 +140,17 @@ impl Row {
     }
 
     /// The row of a measure that could not be taken.
-    pub fn failed(id: &str, measure: &str, target_text: &str, error: &anyhow::Error) -> Row {
+    pub fn failed(spec: &Spec, error: &anyhow::Error) -> Row {
         Row {
-            id: id.to_owned(),
-            measure: measure.to_owned(),
+            id: spec.id.to_owned(),
+            measure: spec.measure.clone(),
             unit: String::new(),
             summary: None,
             against: None,
             figure: None,
             figure_text: "-".into(),
-            target: Target::Report,
-            target_text: target_text.to_owned(),
+            target: spec.target,
+            target_text: spec.target_text.clone(),
             verdict: Verdict::Error,
             note: format!("error: {error:#}"),
         }
@@ -92,13 +158,15 @@ impl Row {
 }
 
 fn pass_if(ok: bool) -> Verdict {
-    if ok { Verdict::Pass } else { Verdict::Over }
+    if ok { Verdict::Pass } else { Verdict::Fail }
 }
 
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub machine: Machine,
+    /// The load averages when the run ended.
+    pub load_end: String,
     /// `real` or `fake`.
     pub backend: String,
     /// The build the host and the simulator ran from (`release`).
@@ -108,24 +176,31 @@ pub struct Report {
     pub samples: usize,
     pub panes: usize,
     pub transcript_bytes: u64,
+    /// The reconcile interval of every serve and daemon, in ms.
+    pub interval_ms: u64,
+    /// Lines about the run as a whole (the fleet's bring-up).
+    pub notes: Vec<String>,
     pub rows: Vec<Row>,
 }
 
 impl Report {
-    /// True when no row is over its target or failed.
-    pub fn passed(&self) -> bool {
+    /// The rows whose measure could not be taken.
+    pub fn errors(&self) -> Vec<&str> {
         self.rows
             .iter()
-            .all(|r| matches!(r.verdict, Verdict::Pass | Verdict::Report))
+            .filter(|r| r.verdict == Verdict::Error)
+            .map(|r| r.id.as_str())
+            .collect()
     }
 
     /// The Markdown: a header naming the run, then the table and the rows' notes.
     pub fn markdown(&self) -> String {
         let m = &self.machine;
         let mut out = format!(
-            "## corral bench: {} backend, {} build{}\n\n{} cores ({}), kernel {}, {}; {} panes, \
-             {} transcript; {} samples per measure unless noted. Median and p95 are nearest-rank; \
-             a ratio is median over median.\n\n",
+            "## corral bench: {} backend, {} build{}\n\n\
+             {} cores ({}), kernel {}, {}; load average {} at the start, {} at the end. \
+             {} panes, a {} transcript, reconcile interval {} ms; {} samples per measure unless \
+             noted. Median and p95 are nearest-rank; a ratio is median over median.\n\n",
             self.backend,
             self.build,
             if self.quick { ", quick" } else { "" },
@@ -133,11 +208,22 @@ impl Report {
             m.cpu,
             m.kernel,
             m.tmux,
+            m.load,
+            self.load_end,
             self.panes,
             bytes(self.transcript_bytes),
+            self.interval_ms,
             self.samples,
         );
-        out.push_str("| id | measure | against | median | p95 | ratio / figure | target | result |\n");
+        if self.quick {
+            out.push_str(
+                "A quick run: small sizes and few samples, to show the bench runs end to end; its \
+                 figures are not the host's cost.\n\n",
+            );
+        }
+        out.push_str(
+            "| id | measure | against | median | p95 | ratio / figure | target | result |\n",
+        );
         out.push_str("|---|---|---|---:|---:|---:|---|---|\n");
         for row in &self.rows {
             let value = |pick: fn(&Summary) -> f64| {
@@ -161,10 +247,16 @@ impl Report {
             ));
         }
         let notes: Vec<String> = self
-            .rows
+            .notes
             .iter()
-            .filter(|r| !r.note.is_empty())
-            .map(|r| format!("- {}: {}", r.id, r.note))
+            .cloned()
+            .chain(
+                self.rows
+                    .iter()
+                    .filter(|r| !r.note.is_empty())
+                    .map(|r| format!("{}: {}", r.id, r.note)),
+            )
+            .map(|note| format!("- {}", note.replace('\n', " ")))
             .collect();
         if !notes.is_empty() {
             out.push_str("\nNotes:\n\n");
@@ -177,10 +269,10 @@ impl Report {
 
 fn verdict(v: Verdict) -> &'static str {
     match v {
-        Verdict::Pass => "pass",
-        Verdict::Over => "**over**",
-        Verdict::Report => "report",
-        Verdict::Error => "**error**",
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "**FAIL**",
+        Verdict::Report => "REPORT",
+        Verdict::Error => "**ERROR**",
     }
 }
 
@@ -203,8 +295,10 @@ pub fn number(value: f64, unit: &str) -> String {
 /// A size in KiB, MiB or GiB.
 pub fn bytes(n: u64) -> String {
     const KIB: u64 = 1024;
+    const GIB: u64 = KIB * KIB * KIB;
     match n {
-        n if n >= KIB * KIB * KIB && n % (KIB * KIB * KIB) == 0 => format!("{} GiB", n >> 30),
+        n if n >= GIB && n % GIB == 0 => format!("{} GiB", n >> 30),
+        n if n >= GIB => format!("{:.1} GiB", n as f64 / GIB as f64),
         n if n >= KIB * KIB => format!("{:.0} MiB", n as f64 / (KIB * KIB) as f64),
         n => format!("{:.0} KiB", n as f64 / KIB as f64),
     }
@@ -234,10 +328,13 @@ mod tests {
     #[test]
     fn a_row_is_judged_by_its_figure_against_its_target() {
         assert_eq!(row(Target::AtMost(3.0), Some(3.0)).verdict, Verdict::Pass);
-        assert_eq!(row(Target::AtMost(3.0), Some(3.1)).verdict, Verdict::Over);
-        assert_eq!(row(Target::AtLeast(2000.0), Some(1999.0)).verdict, Verdict::Over);
+        assert_eq!(row(Target::AtMost(3.0), Some(3.1)).verdict, Verdict::Fail);
+        assert_eq!(
+            row(Target::AtLeast(2000.0), Some(1999.0)).verdict,
+            Verdict::Fail
+        );
         assert_eq!(row(Target::Exactly(1.0), Some(1.0)).verdict, Verdict::Pass);
-        assert_eq!(row(Target::Exactly(1.0), Some(2.0)).verdict, Verdict::Over);
+        assert_eq!(row(Target::Exactly(1.0), Some(2.0)).verdict, Verdict::Fail);
         assert_eq!(row(Target::Report, Some(9.0)).verdict, Verdict::Report);
         assert_eq!(row(Target::AtMost(3.0), None).verdict, Verdict::Error);
     }

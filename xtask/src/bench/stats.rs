@@ -54,7 +54,10 @@ mod tests {
     fn median_and_p95_are_nearest_rank() {
         let samples: Vec<f64> = (1..=100).rev().map(f64::from).collect();
         let s = Summary::of(&samples);
-        assert_eq!((s.n, s.median, s.p95, s.min, s.max), (100, 50.0, 95.0, 1.0, 100.0));
+        assert_eq!(
+            (s.n, s.median, s.p95, s.min, s.max),
+            (100, 50.0, 95.0, 1.0, 100.0)
+        );
         let one = Summary::one(7.0);
         assert_eq!((one.median, one.p95), (7.0, 7.0));
         let three = Summary::of(&[3.0, 1.0, 2.0]);

@@ -31,9 +31,13 @@ mod runner;
 mod selftest;
 mod sim;
 
+use std::time::Duration;
+
 use anyhow::bail;
 
+pub use binaries::{build as build_binaries, target_dir};
 use cli::Invocation;
+use outcome::Grade;
 
 /// Runs `cargo xtask conformance <args>`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
@@ -53,4 +57,51 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// What a run of [`run_silently`] came to.
+#[derive(Debug)]
+pub struct Silent {
+    /// Whether the run passed.
+    pub ok: bool,
+    /// `conformance: N passed, N failed, N skipped`.
+    pub summary: String,
+    /// The failed cases.
+    pub failed: Vec<String>,
+    /// Every case with how long it took, in session order.
+    pub durations: Vec<(String, Duration)>,
+}
+
+/// Runs the suite as `cargo xtask conformance <args>` runs it, printing nothing: `cargo xtask
+/// bench` times it.
+pub fn run_silently(args: &[String]) -> anyhow::Result<Silent> {
+    let Invocation::Run(options) = cli::parse(args)? else {
+        bail!("`conformance {}` is not a run of the suite", args.join(" "));
+    };
+    let outcome = execute::execute(&options, false)?;
+    Ok(Silent {
+        ok: outcome.ok,
+        summary: report::Summary::of(&outcome.results).line(),
+        failed: outcome
+            .results
+            .iter()
+            .filter(|r| r.grade == Grade::Fail)
+            .map(|r| r.case.clone())
+            .collect(),
+        durations: outcome
+            .results
+            .iter()
+            .map(|r| (r.case.clone(), r.duration))
+            .collect(),
+    })
+}
+
+/// Every case id of the kit, with its floor (`floor_ms`, a time the spec makes it wait out).
+pub fn floors() -> anyhow::Result<Vec<(String, Option<u64>)>> {
+    let kit = kit::Kit::load(&crate::workspace_root())?;
+    Ok(kit
+        .sessions
+        .iter()
+        .map(|s| (s.case().to_owned(), s.header.floor_ms))
+        .collect())
 }

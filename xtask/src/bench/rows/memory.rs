@@ -1,0 +1,135 @@
+//! P6: the peak resident set (`VmHWM` in `/proc/<pid>/status`) of one `serve` that streams whole
+//! snapshots of the fleet (subscribed with `events` false, and one pane flipped every interval so
+//! every cycle has a new snapshot to send) while it pages through the whole big transcript,
+//! window after window from the end to the head.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::super::cli::Options;
+use super::super::conn::{ANSWER_LIMIT, Conn, expect_kind};
+use super::super::fleet::Fleet;
+use super::super::report::{Row, Spec, bytes};
+use super::super::stats::Summary;
+use super::super::transcripts::{BIG_PANE, Transcripts};
+
+/// The pane flipped between working and idle while P6 pages.
+pub const FLIPPED_PANE: &str = "a0-work-4";
+
+/// What paging the transcript came to.
+#[derive(Debug, Default)]
+struct Paged {
+    pages: usize,
+    events: usize,
+    /// Snapshot frames the subscription streamed meanwhile.
+    streamed: usize,
+}
+
+/// Sends `request` (id `id`) and reads until its answer, counting the streamed frames between.
+fn ask(conn: &mut Conn, id: &str, request: &Value, paged: &mut Paged) -> anyhow::Result<Value> {
+    conn.send(&request.to_string())?;
+    loop {
+        let frame = conn.frame(ANSWER_LIMIT)?;
+        if frame["id"] == id {
+            return Ok(frame);
+        }
+        expect_kind(&frame, "snapshot")?;
+        paged.streamed += 1;
+    }
+}
+
+/// Pages the whole transcript of `pane`, newest first, until `older` is null.
+fn page_all(conn: &mut Conn, pane: &str, paged: &mut Paged) -> anyhow::Result<()> {
+    let mut before: Option<String> = None;
+    loop {
+        let id = format!("w{}", paged.pages);
+        let mut request = serde_json::json!({"schema": 1, "id": id, "t": "window", "pane": pane});
+        if let Some(cursor) = &before {
+            request["before"] = cursor.as_str().into();
+        }
+        let frame = ask(conn, &id, &request, paged)?;
+        expect_kind(&frame, "window")?;
+        paged.pages += 1;
+        paged.events += frame["events"].as_array().map_or(0, Vec::len);
+        match frame["older"].as_str() {
+            Some(cursor) => before = Some(cursor.to_owned()),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// A `/proc/<pid>/status` figure in kB (`VmHWM`, `VmRSS`).
+fn status_kib(pid: u32, key: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .with_context(|| format!("reading /proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|rest| rest.trim().strip_suffix("kB")?.trim().parse().ok())
+        .with_context(|| format!("no {key} in /proc/{pid}/status"))
+}
+
+/// P6.
+pub fn p6(
+    fleet: &Fleet,
+    transcripts: &Transcripts,
+    _options: &Options,
+    specs: &[Spec],
+) -> anyhow::Result<Vec<Row>> {
+    let big = fleet.pane(BIG_PANE)?;
+    let flipped = fleet.pane(FLIPPED_PANE)?;
+    let mut conn = fleet.serve("p6")?;
+    let mut paged = Paged::default();
+    let subscribe =
+        serde_json::json!({"schema": 1, "id": "sub", "t": "subscribe", "events": false});
+    let ack = ask(&mut conn, "sub", &subscribe, &mut paged)?;
+    expect_kind(&ack, "ack")?;
+    let stop = AtomicBool::new(false);
+    let interval = Duration::from_millis(fleet.interval_ms);
+    let result = std::thread::scope(|scope| {
+        let flipper = scope.spawn(|| -> anyhow::Result<usize> {
+            let mut flips = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let state = if flips % 2 == 0 { "idle" } else { "working" };
+                fleet.set_options(flipped, &[("@agent_state", state.to_owned())])?;
+                flips += 1;
+                std::thread::sleep(interval);
+            }
+            Ok(flips)
+        });
+        let paging = page_all(&mut conn, big, &mut paged);
+        stop.store(true, Ordering::Relaxed);
+        let flips = flipper.join().expect("the flipper does not panic");
+        paging.and(flips)
+    });
+    let flips = result?;
+    let pid = conn.pid();
+    let peak_kib = status_kib(pid, "VmHWM")?;
+    let now_kib = status_kib(pid, "VmRSS")?;
+    conn.close()?;
+    if paged.events == 0 || paged.streamed == 0 {
+        bail!(
+            "paging read {} events and the subscription streamed {} snapshots: nothing was measured",
+            paged.events,
+            paged.streamed
+        );
+    }
+    let peak_mib = peak_kib as f64 / 1024.0;
+    Ok(vec![
+        Row::new(&specs[0], "MiB", Summary::one(peak_mib))
+            .figure(peak_mib, format!("{peak_mib:.1} MiB"))
+            .note(format!(
+                "one sample: {} windows paged all {} events of {} from the end to the head while \
+                 {} snapshots of every pane streamed ({} flips of one pane); VmRSS at the end {:.1} MiB",
+                paged.pages,
+                paged.events,
+                bytes(transcripts.big_bytes),
+                paged.streamed,
+                flips,
+                now_kib as f64 / 1024.0
+            )),
+    ])
+}
