@@ -149,3 +149,66 @@ fn fleet_rows(fleet: &Fleet, dir: &Path, options: &Options) -> Vec<Row> {
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use report::Verdict;
+
+    /// A quick run on the fake, from the debug binaries `cargo test --workspace` builds: every
+    /// row is there in order, measured (none an error), with a figure and a target, and each
+    /// renders as one table line with its verdict.
+    #[test]
+    fn a_quick_run_reports_every_row_measured_and_judged() {
+        let bin_dir = crate::conformance::target_dir().join("debug");
+        for bin in [
+            "corral",
+            "corral-sim",
+            "corral-fake-tmux",
+            "examples/ledger_claims",
+        ] {
+            assert!(
+                bin_dir.join(bin).exists(),
+                "{} is not built: run `cargo test --workspace` (it builds every binary and example)",
+                bin_dir.join(bin).display()
+            );
+        }
+        let args: Vec<String> = ["--quick", "--backend", "fake", "--no-build", "--bin-dir"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain([bin_dir.display().to_string()])
+            .collect();
+        let report = measure(&cli::parse(&args).unwrap()).unwrap();
+        let ids: Vec<&str> = report.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ROWS.map(|(id, _)| id));
+        assert!(report.quick && report.build == "debug");
+        for row in &report.rows {
+            assert_ne!(row.verdict, Verdict::Error, "{}: {}", row.id, row.note);
+            let figure = row.figure.expect("a measured row has a figure");
+            assert!(figure.is_finite() && figure >= 0.0, "{}: {figure}", row.id);
+            let s = row.summary.expect("a measured row has samples");
+            assert!(
+                s.n >= 1 && s.min <= s.median && s.median <= s.p95 && s.p95 <= s.max,
+                "{}: {s:?}",
+                row.id
+            );
+            assert!(!row.figure_text.is_empty() && !row.target_text.is_empty());
+        }
+        let markdown = report.markdown();
+        assert!(markdown.contains("A quick run"));
+        for id in &ids {
+            let line = markdown
+                .lines()
+                .find(|l| l.starts_with(&format!("| {id} |")))
+                .unwrap_or_else(|| panic!("no line for {id} in\n{markdown}"));
+            assert!(
+                ["| PASS |", "| **FAIL** |", "| REPORT |"]
+                    .iter()
+                    .any(|v| line.ends_with(v)),
+                "{line}"
+            );
+        }
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["rows"].as_array().map(Vec::len), Some(ROWS.len()));
+    }
+}
