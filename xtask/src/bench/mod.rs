@@ -53,6 +53,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line on stderr about what the run is doing: a full run takes minutes.
+fn progress(what: &str) {
+    eprintln!("bench: {what}");
+}
+
 /// Takes every measure `options` asks for; the report, whatever the figures.
 pub fn measure(options: &Options) -> anyhow::Result<Report> {
     let scratch = tempfile::Builder::new()
@@ -67,11 +72,18 @@ pub fn measure(options: &Options) -> anyhow::Result<Report> {
     }
     let fake = options.backend == Backend::Fake;
     let machine = Machine::probe(Path::new("tmux"), fake);
+    if options.build {
+        progress("building the release binaries");
+    }
     let bins = Bins::prepare(options)?;
     let mut notes = Vec::new();
     let mut rows = Vec::new();
     let on_fleet = ["P1", "E1", "P2", "P3", "P4", "P6", "P7"];
     if on_fleet.iter().any(|g| options.wants(g)) {
+        progress(&format!(
+            "bringing {} panes up ({} backend)",
+            options.panes, options.backend
+        ));
         match Fleet::up(&bins, &dir, options, &latency::notify_command(&dir)) {
             Ok((fleet, up_s)) => {
                 notes.push(format!(
@@ -122,6 +134,10 @@ fn fleet_rows(fleet: &Fleet, dir: &Path, options: &Options) -> Vec<Row> {
     }
     let paged = options.wants("P3") || options.wants("P6");
     let transcripts: Option<Result<Transcripts, String>> = paged.then(|| {
+        progress(&format!(
+            "writing a {} transcript",
+            report::bytes(options.transcript_bytes)
+        ));
         transcripts::write(fleet, dir, options.transcript_bytes).map_err(|err| format!("{err:#}"))
     });
     let with = || -> anyhow::Result<&Transcripts> {

@@ -288,9 +288,11 @@ pub fn p4(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
             &specs[1],
             &notes,
             format!(
-                "to the command's first line read from a FIFO (`printf` under `sh -c`); the \
-                 daemon's first cycles fired {burst} times for the fleet's unannounced panes, \
-                 {others} fires of other panes came during the samples"
+                "to the command's first line read from a FIFO (`printf` under `sh -c`); before it \
+                 starts the command a fire makes three tmux calls (the marker read, its claim \
+                 written and read back, `list-clients`); the daemon's first cycles fired {burst} \
+                 times for the fleet's unannounced panes, {others} fires of other panes came \
+                 during the samples"
             ),
         ),
     ])

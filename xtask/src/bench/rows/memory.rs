@@ -26,19 +26,36 @@ struct Paged {
     events: usize,
     /// Snapshot frames the subscription streamed meanwhile.
     streamed: usize,
+    /// Requests asked again after an `internal` error.
+    retries: usize,
 }
 
+/// How many times in a row a request answered `internal` is asked again.
+const RETRIES: usize = 10;
+/// The pause before asking again: longer than the host's pause after a tmux time-out.
+const RETRY_PAUSE: Duration = Duration::from_millis(1500);
+
 /// Sends `request` (id `id`) and reads until its answer, counting the streamed frames between.
+/// An `internal` error (tmux did not answer the pane read in time, as happens on a saturated
+/// machine) is asked again after a pause, [`RETRIES`] times at most in a row.
 fn ask(conn: &mut Conn, id: &str, request: &Value, paged: &mut Paged) -> anyhow::Result<Value> {
-    conn.send(&request.to_string())?;
-    loop {
-        let frame = conn.frame(ANSWER_LIMIT)?;
-        if frame["id"] == id {
-            return Ok(frame);
+    for _ in 0..=RETRIES {
+        conn.send(&request.to_string())?;
+        let answer = loop {
+            let frame = conn.frame(ANSWER_LIMIT)?;
+            if frame["id"] == id {
+                break frame;
+            }
+            expect_kind(&frame, "snapshot")?;
+            paged.streamed += 1;
+        };
+        if answer["t"] != "error" || answer["code"] != "internal" {
+            return Ok(answer);
         }
-        expect_kind(&frame, "snapshot")?;
-        paged.streamed += 1;
+        paged.retries += 1;
+        std::thread::sleep(RETRY_PAUSE);
     }
+    bail!("{RETRIES} answers in a row were `internal` errors: tmux does not answer in time")
 }
 
 /// Pages the whole transcript of `pane`, newest first, until `older` is null.
@@ -88,6 +105,7 @@ pub fn p6(
     let ack = ask(&mut conn, "sub", &subscribe, &mut paged)?;
     expect_kind(&ack, "ack")?;
     let stop = AtomicBool::new(false);
+    let mut paging_s = 0.0;
     let interval = Duration::from_millis(fleet.interval_ms);
     let result = std::thread::scope(|scope| {
         let flipper = scope.spawn(|| -> anyhow::Result<usize> {
@@ -100,7 +118,9 @@ pub fn p6(
             }
             Ok(flips)
         });
+        let started = std::time::Instant::now();
         let paging = page_all(&mut conn, big, &mut paged);
+        paging_s = started.elapsed().as_secs_f64();
         stop.store(true, Ordering::Relaxed);
         let flips = flipper.join().expect("the flipper does not panic");
         paging.and(flips)
@@ -122,13 +142,17 @@ pub fn p6(
         Row::new(&specs[0], "MiB", Summary::one(peak_mib))
             .figure(peak_mib, format!("{peak_mib:.1} MiB"))
             .note(format!(
-                "one sample: {} windows paged all {} events of {} from the end to the head while \
-                 {} snapshots of every pane streamed ({} flips of one pane); VmRSS at the end {:.1} MiB",
+                "one sample: {} windows paged all {} events of {} from the end to the head in \
+                 {:.0} s while {} snapshots of every pane streamed ({} flips of one pane); {} \
+                 requests were asked again after an `internal` error (tmux did not answer the \
+                 pane read in time); VmRSS at the end {:.1} MiB",
                 paged.pages,
                 paged.events,
                 bytes(transcripts.big_bytes),
+                paging_s,
                 paged.streamed,
                 flips,
+                paged.retries,
                 now_kib as f64 / 1024.0
             )),
     ])

@@ -133,6 +133,8 @@ pub fn group(
         .filter(|(_, g)| *g == group)
         .map(|(id, _)| describe(id, options))
         .collect();
+    let ids: Vec<&str> = specs.iter().map(|s| s.id).collect();
+    super::progress(&format!("measuring {}", ids.join(", ")));
     match measure(&specs) {
         Ok(rows) => rows.into_iter().map(Row::judged).collect(),
         Err(err) => specs.iter().map(|spec| Row::failed(spec, &err)).collect(),

@@ -95,6 +95,21 @@ fn event_ms(fleet: &Fleet, pane: &str, hook: &str) -> anyhow::Result<f64> {
     Ok(elapsed)
 }
 
+/// One bare `tmux set-option` of `pane` (the stamp time), spawn to exit, in ms.
+fn bare_stamp_ms(fleet: &Fleet, pane: &str) -> anyhow::Result<f64> {
+    let mut cmd = fleet.tmux();
+    cmd.args(["set-option", "-p", "-t", pane, "@agent_stamped_at", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    let status = cmd.status().context("running tmux set-option")?;
+    let elapsed = ms(start.elapsed());
+    if !status.success() {
+        bail!("tmux set-option exited with {status}");
+    }
+    Ok(elapsed)
+}
+
 /// E1.
 pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
     let pane = fleet.pane(EVENT_PANE)?;
@@ -103,7 +118,7 @@ pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
     } else {
         EVENT_RUNS.max(options.samples)
     };
-    let (mut event, mut truth) = (Vec::new(), Vec::new());
+    let (mut event, mut truth, mut bare) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..=runs {
         let (hook, state) = if i % 2 == 0 {
             ("UserPromptSubmit", "working")
@@ -112,6 +127,7 @@ pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
         };
         let t = true_ms(fleet)?;
         let e = event_ms(fleet, pane, hook)?;
+        let b = bare_stamp_ms(fleet, pane)?;
         let stamped = fleet.option(pane, "@agent_state")?;
         if stamped != state {
             bail!(
@@ -122,6 +138,7 @@ pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
         if i > 0 {
             truth.push(t);
             event.push(e);
+            bare.push(b);
         }
     }
     let summary = Summary::of(&event);
@@ -131,7 +148,9 @@ pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
             .figure(summary.median, format!("{:.2} ms", summary.median))
             .note(format!(
                 "{runs} runs alternating UserPromptSubmit and Stop on one pane, each checked to have \
-                 stamped its state; the figure is the median wall time"
+                 stamped its state; the figure is the median wall time; one bare `tmux set-option` \
+                 of that pane, the least a stamp costs, took {:.2} ms (median)",
+                Summary::of(&bare).median
             )),
     ])
 }
