@@ -7,6 +7,8 @@ use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use golden::Backend;
 
+use super::rows::ROWS;
+
 /// Measures the host against physical limits (what tmux, a process spawn, a small file cost on
 /// this machine, measured in the same run) and writes one report: a Markdown table on stdout,
 /// JSON with --json. Builds the host and the simulator with --release first.
@@ -46,7 +48,8 @@ struct Args {
     /// The reconcile interval of the serve and daemon processes, in ms (P4's baseline).
     #[arg(long, value_name = "MS", default_value_t = 200)]
     interval_ms: u64,
-    /// Only these rows (ids or their group: `P2`, `P7`, `X`), comma-separated.
+    /// Only these rows, comma-separated: row ids (`P2b`) or their groups (`P2` is P2 and P2b;
+    /// groups P1, E1, P2, P3, P4, P5, P6, P7).
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -68,13 +71,25 @@ pub struct Options {
     pub panes: usize,
     pub transcript_bytes: u64,
     pub interval_ms: u64,
+    /// The groups of rows to measure; every group when empty.
     pub only: Vec<String>,
 }
 
 impl Options {
-    /// Whether the group of rows `id` (`P2` covers `P2b`) runs.
-    pub fn wants(&self, id: &str) -> bool {
-        self.only.is_empty() || self.only.iter().any(|o| o == id)
+    /// Whether the group of rows `group` (`P2` measures P2 and P2b) runs.
+    pub fn wants(&self, group: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == group)
+    }
+}
+
+/// The group of `--only`'s `id`, a row id or a group; an unknown one is refused, naming the rows.
+fn group_of(id: &str) -> anyhow::Result<String> {
+    match ROWS.iter().find(|(row, _)| row.eq_ignore_ascii_case(id)) {
+        Some((_, group)) => Ok((*group).to_owned()),
+        None => {
+            let rows: Vec<&str> = ROWS.iter().map(|(row, _)| *row).collect();
+            bail!("--only: no row {id} (rows: {})", rows.join(", "))
+        }
     }
 }
 
@@ -117,7 +132,11 @@ pub fn parse(args: &[String]) -> anyhow::Result<Options> {
         panes,
         transcript_bytes,
         interval_ms: args.interval_ms.max(1),
-        only: args.only,
+        only: args
+            .only
+            .iter()
+            .map(|id| group_of(id))
+            .collect::<anyhow::Result<_>>()?,
     })
 }
 
@@ -161,6 +180,8 @@ mod tests {
         assert_eq!(o.backend, Backend::Fake);
         assert_eq!((o.samples, o.panes, o.transcript_bytes), (3, 100, 16 << 20));
         assert!(o.wants("P2") && !o.wants("P3"));
+        let o = parse_line("--only p2b,E1").unwrap();
+        assert!(o.wants("P2") && o.wants("E1") && !o.wants("P7"));
     }
 
     #[test]
@@ -170,5 +191,6 @@ mod tests {
         assert!(parse_line("--transcript 1K").is_err());
         assert!(parse_line("--transcript lots").is_err());
         assert!(parse_line("--backend tmux").is_err());
+        assert!(parse_line("--only P9").is_err());
     }
 }
