@@ -60,12 +60,18 @@ pub fn p5(options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
         .map(|(case, _)| case.clone())
         .filter(|case| !floored.iter().any(|(c, _)| *c == case))
         .collect();
-    let (wall_rest, _) = run(&rest)?;
+    let (wall_rest, rest_run) = run(&rest)?;
+    let rest_total: f64 = rest_run
+        .durations
+        .iter()
+        .map(|(_, d)| d.as_secs_f64())
+        .sum();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let named: Vec<String> = floored
         .iter()
         .map(|(case, floor)| format!("`{case}` ({} s)", *floor as f64 / 1000.0))
         .collect();
+    let total: f64 = ran.iter().map(|(_, d)| d.as_secs_f64()).sum();
     let longest = ran
         .iter()
         .max_by_key(|(_, d)| *d)
@@ -80,8 +86,9 @@ pub fn p5(options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
         Row::new(&specs[0], "s", Summary::one(wall))
             .figure(wall, format!("{wall:.1} s"))
             .note(format!(
-                "{scope}one run of {} cases, {} at once on {cores} cores, the cases with a floor \
-                 started first; its floor is the spec's, not the host's: {}; longest case {longest}",
+                "{scope}one run of {} cases taking {total:.0} s together, {} at once on {cores} \
+                 cores, the cases with a floor started first; its floor is the spec's, not the \
+                 host's: {}; longest case {longest}",
                 ran.len(),
                 2 * cores,
                 named.join(", ")
@@ -89,7 +96,7 @@ pub fn p5(options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
         Row::new(&specs[1], "s", Summary::one(wall_rest))
             .figure(wall_rest, format!("{wall_rest:.1} s"))
             .note(format!(
-                "one run of the {} other cases, without {}",
+                "one run of the {} other cases taking {rest_total:.0} s together, without {}",
                 rest.len(),
                 named.join(", ")
             )),
