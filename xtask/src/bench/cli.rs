@@ -7,7 +7,7 @@ use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use golden::Backend;
 
-use super::rows::ROWS;
+use super::report::ROWS;
 
 /// Measures the host against physical limits (what tmux, a process spawn, a small file cost on
 /// this machine, measured in the same run) and writes one report: a Markdown table on stdout,

@@ -6,6 +6,22 @@ use serde::Serialize;
 use super::machine::Machine;
 use super::stats::Summary;
 
+/// Every row, in report order, with the group that measures it (`--only` takes either).
+pub const ROWS: [(&str, &str); 12] = [
+    ("P1", "P1"),
+    ("P2", "P2"),
+    ("P2b", "P2"),
+    ("P3", "P3"),
+    ("P4", "P4"),
+    ("P4b", "P4"),
+    ("P5", "P5"),
+    ("P5b", "P5"),
+    ("P6", "P6"),
+    ("P7", "P7"),
+    ("P7b", "P7"),
+    ("E1", "E1"),
+];
+
 /// What a row's figure must be to pass.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]

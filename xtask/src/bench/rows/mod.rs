@@ -15,23 +15,8 @@ pub mod suite;
 pub mod window;
 
 use super::cli::Options;
+pub use super::report::ROWS;
 use super::report::{Row, Spec, Target, bytes};
-
-/// Every row, in report order, with the group (`--only`) that measures it.
-pub const ROWS: [(&str, &str); 12] = [
-    ("P1", "P1"),
-    ("P2", "P2"),
-    ("P2b", "P2"),
-    ("P3", "P3"),
-    ("P4", "P4"),
-    ("P4b", "P4"),
-    ("P5", "P5"),
-    ("P5b", "P5"),
-    ("P6", "P6"),
-    ("P7", "P7"),
-    ("P7b", "P7"),
-    ("E1", "E1"),
-];
 
 /// How many processes race for one slot in P7.
 pub const RACERS: usize = 20;
