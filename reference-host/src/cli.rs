@@ -349,6 +349,16 @@ pub enum InternalCommand {
         after_help = "Example (as `corral act` starts it for an exec action):\n  corral internal exec-action --command 'cargo test' --timeout-s 600 --pane %3 --action run-tests"
     )]
     ExecAction(Box<ExecActionArgs>),
+    /// Print, as a JSON array, the tmux command line `serve` reads the fleet with (a fresh
+    /// nonce), for a benchmark's baseline: tmux run with it costs what the host's read cannot go
+    /// below.
+    ListPanesCommand {
+        /// Only the fields a wire row needs: the cheapest format a snapshot could be read with.
+        #[arg(long)]
+        minimal: bool,
+        #[command(flatten)]
+        tmux: TmuxArgs,
+    },
 }
 
 #[derive(Debug, Args)]

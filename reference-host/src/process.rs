@@ -62,6 +62,13 @@ impl Invocation {
     fn program(&self) -> String {
         self.program.to_string_lossy().into_owned()
     }
+
+    /// The program, then its arguments: the command line as it will run.
+    pub fn argv(&self) -> Vec<OsString> {
+        std::iter::once(self.program.clone())
+            .chain(self.args.iter().cloned())
+            .collect()
+    }
 }
 
 /// Why a child did not run to completion. A non-zero exit is not one of these: what an exit

@@ -8,8 +8,6 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use golden::Backend;
 
-use crate::workspace_root;
-
 /// Project automation for corral: generated schemas, house rules, the conformance kit, the
 /// benchmark and the fuzzer.
 #[derive(Debug, Parser)]
@@ -57,10 +55,11 @@ pub enum Task {
         )]
         args: Vec<String>,
     },
-    /// Measure the host against tmux itself: serve's start-up to hello, one snapshot round trip
-    /// over the whole fleet, one bare `tmux list-panes -a` beside it.
+    /// Measure the host against physical limits (what tmux, a process spawn, a small file cost
+    /// on this machine, in the same run) and write one report: a Markdown table on stdout, JSON
+    /// with --json. Builds the host and the simulator with --release first.
     #[command(
-        after_help = "Examples:\n  cargo xtask bench                  1000 panes on a scratch real tmux, 30 runs\n  cargo xtask bench --backend fake --runs 5"
+        after_help = "Examples:\n  cargo xtask bench --json bench.json     the full report, real tmux (a few minutes)\n  cargo xtask bench --quick --backend fake   a smoke run, well under a minute\n  cargo xtask bench --only P2,P4b"
     )]
     Bench(BenchArgs),
     /// Feed one `corral serve` generated lines (valid, mutated, random bytes, over-long) and
@@ -71,18 +70,43 @@ pub enum Task {
     Fuzz(FuzzArgs),
 }
 
-/// `cargo xtask bench`'s options.
+/// `cargo xtask bench`'s options (checked into a run's settings by `bench::cli`).
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// Which tmux the fleet runs on.
+    /// The tmux the fleet runs on: a scratch real server (`tmux -L <unique> -f /dev/null`) or
+    /// the fake.
     #[arg(long, default_value = "real", value_parser = backend_parser())]
     pub backend: Backend,
-    /// Measurements per figure.
-    #[arg(long, default_value_t = 30, value_parser = at_least_one)]
-    pub runs: usize,
-    /// The fleet's fixture.
-    #[arg(long, value_name = "FILE", default_value_os_t = workspace_root().join("golden/fixtures/large.toml"))]
-    pub fixture: PathBuf,
+    /// Samples per timed measure (default 30; 5 with --quick).
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub samples: Option<usize>,
+    /// Few samples and small sizes (100 panes, a 16 MiB transcript): that the bench runs end to
+    /// end, not what the host costs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the report as JSON here too.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Use the binaries already built (in --bin-dir) instead of running `cargo build` first.
+    #[arg(long)]
+    pub no_build: bool,
+    /// Where `corral`, `corral-sim` and `examples/ledger_claims` are (default: the release
+    /// target dir).
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+    /// Agent panes in the fleet, a multiple of 20 (default 1000; 100 with --quick).
+    #[arg(long, value_name = "N")]
+    pub panes: Option<usize>,
+    /// Size of the big transcript: bytes, or with K, M, G (default 1G; 16M with --quick).
+    #[arg(long, value_name = "SIZE")]
+    pub transcript: Option<String>,
+    /// The reconcile interval of the serve and daemon processes, in ms (P4's baseline).
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = at_least_one_u64)]
+    pub interval_ms: u64,
+    /// Only these rows, comma-separated: row ids (`P2b`) or their groups (`P2` is P2 and P2b;
+    /// groups P1, E1, P2, P3, P4, P5, P6, P7).
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub only: Vec<String>,
 }
 
 /// `cargo xtask fuzz`'s options.
@@ -102,6 +126,15 @@ pub struct FuzzArgs {
 /// A count of one or more.
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// A duration or size of one or more.
+fn at_least_one_u64(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_owned()),
         Ok(n) => Ok(n),
         Err(err) => Err(err.to_string()),
@@ -149,7 +182,7 @@ mod tests {
         );
         assert_eq!(kind(&["lint"]), Err(ErrorKind::InvalidSubcommand));
         assert_eq!(
-            kind(&["bench", "--runs", "0"]),
+            kind(&["bench", "--samples", "0"]),
             Err(ErrorKind::ValueValidation)
         );
         assert_eq!(kind(&["conformance", "--help", "--case", "x"]), Ok(()));

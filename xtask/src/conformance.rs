@@ -2,6 +2,7 @@
 //! the installed `corral-conformance`) on this checkout: its kit read from disk (so edited
 //! sessions run, and `--bless` rewrites them), the host and the simulator built with cargo first.
 
+pub use simulator::conformance::Silent;
 use simulator::conformance::{self, Launcher};
 
 use crate::workspace_root;
@@ -14,4 +15,30 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             root: workspace_root(),
         },
     )
+}
+
+/// The run `cargo xtask conformance <args>` makes, printing nothing: the bench times it.
+pub fn run_silently(args: &[String]) -> anyhow::Result<Silent> {
+    conformance::run_silently(
+        args,
+        &Launcher::Checkout {
+            root: workspace_root(),
+        },
+    )
+}
+
+/// Every case of the checkout's kit with its `floor_ms`.
+pub fn floors() -> anyhow::Result<Vec<(String, Option<u64>)>> {
+    conformance::floors(&workspace_root())
+}
+
+/// Builds the checkout's debug binaries as the conformance run does (the host's too with
+/// `with_host`).
+pub fn build_binaries(with_host: bool) -> anyhow::Result<()> {
+    conformance::build_binaries(&workspace_root(), with_host)
+}
+
+/// The checkout's cargo target dir.
+pub fn target_dir() -> std::path::PathBuf {
+    conformance::target_dir(&workspace_root())
 }

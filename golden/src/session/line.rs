@@ -62,6 +62,12 @@ pub struct SessionHeader {
     /// of the fixture; finding one fails the case (a pane title never rides the wire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canaries: Option<Vec<String>>,
+    /// The least time the case takes, in milliseconds, because it waits out a time the spec
+    /// fixes (a host may not shorten it, and no option changes it), such as the 60 s limit of a
+    /// notification command. The runner starts the cases with the highest floor first, and
+    /// `cargo xtask bench` reports the suite's wall time without them too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ms: Option<u64>,
 }
 
 /// A step, with the connection it acts on and its own time limit.

@@ -2,11 +2,13 @@
 //! that work outlives the short-lived process that asked for it. `notify-command` runs one
 //! notification command for an agent's event hook (payload on stdin, its `CORRAL_*` environment
 //! inherited) and records how it ended; `exec-action` runs a detached action and reports its
-//! completion.
+//! completion. `list-panes-command` prints the tmux command line the host reads the fleet with,
+//! for the benchmark that runs tmux with it.
 
 use std::io::Read;
 use std::time::Duration;
 
+use anyhow::Context;
 use schema::notify::Completion;
 use schema::{Action, Config, Outcome};
 
@@ -17,15 +19,25 @@ use crate::notify::payload::Env;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
+use crate::tmux::read::Fields;
 
 pub fn run(
     command: InternalCommand,
     paths: &Paths,
     tmux: impl FnOnce(&crate::cli::TmuxArgs) -> Tmux,
 ) -> anyhow::Result<u8> {
-    let runtime = RuntimeDir::open(&paths.runtime_dir)?;
+    let runtime = || RuntimeDir::open(&paths.runtime_dir);
     match command {
+        InternalCommand::ListPanesCommand {
+            minimal,
+            tmux: args,
+        } => {
+            let fields = if minimal { Fields::Row } else { Fields::Host };
+            print_command(&tmux(&args).list_panes_command(fields))?;
+            Ok(0)
+        }
         InternalCommand::NotifyCommand { command } => {
+            let runtime = runtime()?;
             let mut stdin = Vec::new();
             std::io::stdin().read_to_end(&mut stdin)?;
             let job = Job {
@@ -37,6 +49,7 @@ pub fn run(
             Ok(u8::from(ran.failure.is_some()))
         }
         InternalCommand::ExecAction(args) => {
+            let runtime = runtime()?;
             let tmux = tmux(&args.tmux);
             // A broken config must not stop the action: its completion then reaches the
             // status line and the tty with the defaults, and no command or log.
@@ -50,6 +63,20 @@ pub fn run(
             Ok(0)
         }
     }
+}
+
+/// The command line as one JSON array of strings.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line is this command's output"
+)]
+fn print_command(argv: &[std::ffi::OsString]) -> anyhow::Result<()> {
+    let argv: Vec<&str> = argv
+        .iter()
+        .map(|arg| arg.to_str().context("a tmux argument that is not UTF-8"))
+        .collect::<anyhow::Result<_>>()?;
+    println!("{}", serde_json::to_string(&argv)?);
+    Ok(())
 }
 
 fn detached(args: ExecActionArgs) -> anyhow::Result<Detached> {

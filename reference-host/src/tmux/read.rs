@@ -47,6 +47,56 @@ const OPTIONS: &[&str] = &[
     "@agent_stall_notified_at",
 ];
 
+/// The variables and options a wire row is made of (`fleet::row_of`; `pane_current_path` for its
+/// repository facts): the cheapest read a snapshot could do. The host reads more (a card, a
+/// dispatch and a notification need the rest); `cargo xtask bench` reads this beside the host's
+/// own format to show what the extra fields cost.
+const ROW_FIELDS: &[&str] = &[
+    "pane_id",
+    "session_name",
+    "window_index",
+    "pane_index",
+    "pane_current_path",
+    "socket_path",
+    "@agent_name",
+    "@agent_state",
+    "@agent_detail",
+    "@agent_since",
+    "@agent_turn_at",
+    "@agent_stamped_at",
+    "@agent_attention",
+    "@agent_transcript",
+    "@agent_permission_request",
+    "@agent_pending_tool",
+    "@agent_pending_call",
+    "@agent_context",
+    "@agent_context_at",
+    "@agent_mute_until",
+];
+
+/// Which fields a `list-panes` format asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fields {
+    /// What `serve` reads every cycle: every variable and option, no title.
+    Host,
+    /// Only what a wire row needs ([`ROW_FIELDS`]).
+    Row,
+}
+
+/// A `list-panes -a -F` format with a fresh nonce, framed as the host frames its reads.
+fn format_of(fields: Fields) -> String {
+    let nonce = nonce();
+    match fields {
+        Fields::Host => list_format(&nonce, Titles::Omit),
+        Fields::Row => framed(&nonce, ROW_FIELDS),
+    }
+}
+
+/// The tmux arguments of one fleet read with `format`.
+fn list_panes_args(format: String) -> [String; 4] {
+    ["list-panes".into(), "-a".into(), "-F".into(), format]
+}
+
 /// The `@agent_*` options of one pane, as stamped (empty when unset).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AgentOptions {
@@ -124,13 +174,19 @@ impl Tmux {
     /// Reads every pane of the server in one invocation, or finds that no server runs.
     pub fn list_panes(&self, titles: Titles) -> Result<Listing, TmuxError> {
         let nonce = nonce();
-        let format = list_format(&nonce, titles);
         Ok(
-            match self.ask(&["list-panes".into(), "-a".into(), "-F".into(), format])? {
+            match self.ask(&list_panes_args(list_format(&nonce, titles)))? {
                 Answer::Output(out) => Listing::Panes(panes_of(&out, &nonce, titles)?),
                 Answer::NoServer { socket } => Listing::NoServer { socket },
             },
         )
+    }
+
+    /// The whole command line `serve`'s fleet read runs (with a fresh nonce), or with
+    /// [`Fields::Row`] the same read of only the row's fields: `corral internal
+    /// list-panes-command` prints it for `cargo xtask bench`, whose baseline runs tmux with it.
+    pub fn list_panes_command(&self, fields: Fields) -> Vec<std::ffi::OsString> {
+        self.invocation(&list_panes_args(format_of(fields))).argv()
     }
 }
 
@@ -195,12 +251,20 @@ fn markers(nonce: &str) -> (String, String) {
 
 /// The `-F` format: a record marker, then every variable and option joined by the separator.
 fn list_format(nonce: &str, titles: Titles) -> String {
+    let title = (titles == Titles::Include).then_some("pane_title");
+    let names: Vec<&str> = PANE_VARIABLES
+        .iter()
+        .chain(OPTIONS)
+        .copied()
+        .chain(title)
+        .collect();
+    framed(nonce, &names)
+}
+
+/// A record marker, then `names` as `#{…}` joined by the separator.
+fn framed(nonce: &str, names: &[&str]) -> String {
     let (start, sep) = markers(nonce);
-    let mut fields: Vec<String> = PANE_VARIABLES.iter().map(|v| format!("#{{{v}}}")).collect();
-    fields.extend(OPTIONS.iter().map(|o| format!("#{{{o}}}")));
-    if titles == Titles::Include {
-        fields.push("#{pane_title}".into());
-    }
+    let fields: Vec<String> = names.iter().map(|v| format!("#{{{v}}}")).collect();
     format!("{start}{}", fields.join(&sep))
 }
 
@@ -420,6 +484,150 @@ mod tests {
             }
             let out = render("n", &[record(&pane, titles)]);
             assert_eq!(parse_panes(&out, "n", titles), [pane]);
+        }
+    }
+
+    /// Where tmux's value for `variable` lands in `pane`.
+    fn field_mut<'a>(pane: &'a mut PaneRead, variable: &str) -> &'a mut String {
+        let o = &mut pane.options;
+        match variable {
+            "pane_id" => &mut pane.pane_id,
+            "session_name" => &mut pane.session_name,
+            "window_index" => &mut pane.window_index,
+            "pane_index" => &mut pane.pane_index,
+            "window_id" => &mut pane.window_id,
+            "pane_tty" => &mut pane.pane_tty,
+            "pane_current_path" => &mut pane.current_path,
+            "socket_path" => &mut pane.socket_path,
+            "pane_pid" => &mut pane.pane_pid,
+            "@agent_name" => &mut o.name,
+            "@agent_state" => &mut o.state,
+            "@agent_detail" => &mut o.detail,
+            "@agent_since" => &mut o.since,
+            "@agent_turn_at" => &mut o.turn_at,
+            "@agent_stamped_at" => &mut o.stamped_at,
+            "@agent_attention" => &mut o.attention,
+            "@agent_session" => &mut o.session,
+            "@agent_transcript" => &mut o.transcript,
+            "@agent_permission_request" => &mut o.permission_request,
+            "@agent_question_request" => &mut o.question_request,
+            "@agent_api_endpoint" => &mut o.api_endpoint,
+            "@agent_pending_tool" => &mut o.pending_tool,
+            "@agent_pending_call" => &mut o.pending_call,
+            "@agent_context" => &mut o.context,
+            "@agent_context_at" => &mut o.context_at,
+            "@agent_mute_until" => &mut o.mute_until,
+            "@agent_notified_at" => &mut o.notified_at,
+            "@agent_context_notified_at" => &mut o.context_notified_at,
+            "@agent_stall_notified_at" => &mut o.stall_notified_at,
+            _ => panic!("the host's format has no {variable}"),
+        }
+    }
+
+    #[test]
+    fn the_row_format_is_a_subset_of_the_host_format_framed_alike() {
+        let host = list_format("n", Titles::Omit);
+        let row = framed("n", ROW_FIELDS);
+        let (start, _) = markers("n");
+        assert!(row.starts_with(&start));
+        for name in ROW_FIELDS {
+            assert!(
+                PANE_VARIABLES.contains(name) || OPTIONS.contains(name),
+                "{name} is not read by the host"
+            );
+            assert!(host.contains(&format!("#{{{name}}}")), "{name}");
+        }
+        assert!(ROW_FIELDS.len() < PANE_VARIABLES.len() + OPTIONS.len());
+        assert!(format_of(Fields::Host).contains("#{pane_pid}"));
+        assert!(!format_of(Fields::Row).contains("#{pane_pid}"));
+    }
+
+    /// The printed command line is the read's own: the same tmux, flags and socket, and a format
+    /// of the asked fields.
+    #[test]
+    fn the_read_command_line_is_the_one_serve_runs() {
+        let tmux = Tmux::new(
+            "/opt/tmux",
+            Some(super::super::Socket::Name("fleet".into())),
+        );
+        let host = tmux.list_panes_command(Fields::Host);
+        let head: Vec<&str> = host[..7].iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(
+            head,
+            ["/opt/tmux", "-u", "-L", "fleet", "list-panes", "-a", "-F"]
+        );
+        assert_eq!(host.len(), 8);
+        let format = host[7].to_str().unwrap();
+        for name in PANE_VARIABLES.iter().chain(OPTIONS) {
+            assert!(format.contains(&format!("#{{{name}}}")), "{name}");
+        }
+        assert!(!format.contains("#{pane_title}"));
+        let row = tmux.list_panes_command(Fields::Row);
+        assert_eq!(row[..7], host[..7]);
+        assert!(!row[7].to_str().unwrap().contains("#{pane_pid}"));
+    }
+
+    /// A pane whose every field the host reads carries a value a row could use.
+    fn everything_stamped() -> PaneRead {
+        let mut pane = agent("%7", "claude", "idle");
+        let values = [
+            ("window_id", "@3"),
+            ("pane_tty", "/dev/pts/9"),
+            ("pane_current_path", "/nonexistent/src/api"),
+            ("pane_pid", "4242"),
+            ("@agent_detail", "permission"),
+            ("@agent_since", "1000"),
+            ("@agent_turn_at", "5000"),
+            ("@agent_stamped_at", "5001"),
+            ("@agent_attention", "1"),
+            ("@agent_session", "sess-1"),
+            ("@agent_transcript", "/t.jsonl"),
+            ("@agent_permission_request", "req-1"),
+            ("@agent_question_request", "que-1"),
+            ("@agent_api_endpoint", "http://127.0.0.1:9"),
+            ("@agent_pending_tool", "Bash"),
+            ("@agent_pending_call", "toolu_1"),
+            ("@agent_context", "41"),
+            ("@agent_context_at", "4000"),
+            ("@agent_mute_until", "99999999999999"),
+            ("@agent_notified_at", "5000"),
+            ("@agent_context_notified_at", "4000"),
+            ("@agent_stall_notified_at", "1000"),
+        ];
+        for (variable, value) in values {
+            *field_mut(&mut pane, variable) = value.into();
+        }
+        pane
+    }
+
+    /// The wire row of `pane` as `serve` makes it (repository facts from its directory).
+    fn row(pane: &PaneRead) -> schema::FleetRow {
+        let facts = crate::git::GitCache::default().facts(&pane.current_path);
+        crate::fleet::row_of(pane, facts, "h", 10_000).expect("an agent pane")
+    }
+
+    /// What the row format leaves out, the row never reads: with every other field blanked the
+    /// row is the same, so a read of only [`ROW_FIELDS`] could serve a snapshot.
+    #[test]
+    fn a_row_needs_nothing_outside_the_row_format() {
+        let full = everything_stamped();
+        let mut bare = full.clone();
+        for name in PANE_VARIABLES.iter().chain(OPTIONS) {
+            if !ROW_FIELDS.contains(name) {
+                field_mut(&mut bare, name).clear();
+            }
+        }
+        assert_ne!(bare, full, "the blanked fields carried values");
+        assert_eq!(row(&bare), row(&full));
+        // And the row does read the row format's options: blanking one changes the row.
+        for name in ROW_FIELDS.iter().filter(|n| n.starts_with('@')) {
+            let mut without = full.clone();
+            field_mut(&mut without, name).clear();
+            if *name == "@agent_name" {
+                assert!(crate::fleet::row_of(&without, Default::default(), "h", 1).is_none());
+            } else {
+                assert_ne!(row(&without), row(&full), "{name} is not read by a row");
+            }
         }
     }
 

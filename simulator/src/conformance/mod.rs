@@ -33,11 +33,14 @@ mod runner;
 mod selftest;
 mod sim;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::bail;
 
+pub use binaries::{build as build_binaries, target_dir};
 use cli::Invocation;
+use outcome::Grade;
 
 /// The program that runs the kit, which decides where its data and its binaries come from.
 #[derive(Debug, Clone)]
@@ -92,10 +95,63 @@ pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     }
 }
 
+/// What a run of [`run_silently`] came to.
+#[derive(Debug)]
+pub struct Silent {
+    /// Whether the run passed.
+    pub ok: bool,
+    /// `conformance: N passed, N failed, N skipped`.
+    pub summary: String,
+    /// The failed cases.
+    pub failed: Vec<String>,
+    /// Every case with how long it took, in session order.
+    pub durations: Vec<(String, Duration)>,
+}
+
+/// Runs the suite as `run` runs it with `args`, printing nothing: `cargo xtask bench` times it.
+pub fn run_silently(args: &[String], launcher: &Launcher) -> anyhow::Result<Silent> {
+    let Invocation::Run(options) = cli::parse(args, launcher)? else {
+        bail!(
+            "`{} {}` is not a run of the suite",
+            launcher.command(),
+            args.join(" ")
+        );
+    };
+    let outcome = execute::execute(&options, launcher, false)?;
+    let failed = outcome
+        .results
+        .iter()
+        .filter(|r| r.grade == Grade::Fail)
+        .map(|r| r.case.clone())
+        .collect();
+    let durations = outcome
+        .results
+        .iter()
+        .map(|r| (r.case.clone(), r.duration))
+        .collect();
+    Ok(Silent {
+        ok: outcome.ok,
+        summary: report::Summary::of(&outcome.results).line(),
+        failed,
+        durations,
+    })
+}
+
+/// Every case id of the kit in the checkout at `root`, with its floor (`floor_ms`, a time the
+/// spec makes it wait out).
+pub fn floors(root: &Path) -> anyhow::Result<Vec<(String, Option<u64>)>> {
+    let kit = kit::Kit::load(root)?;
+    Ok(kit
+        .sessions
+        .iter()
+        .map(|s| (s.case().to_owned(), s.header.floor_ms))
+        .collect())
+}
+
 /// The checkout this crate sits in, for tests that read its kit.
 #[cfg(test)]
 fn checkout() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the simulator sits in the workspace")
         .to_owned()

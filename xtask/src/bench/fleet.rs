@@ -1,0 +1,347 @@
+//! The bench's world: the binaries it measures, a scratch home (config, device store, runtime
+//! dir, simulator state) and a fleet of agent panes brought up by `corral-sim up` on a scratch
+//! real tmux server or the fake, brought down again when the [`Fleet`] is dropped.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use golden::SimFile;
+use golden::fixture::Fixture;
+
+use super::cli::Options;
+use super::conn::Conn;
+use super::process::{command, output, stdout};
+use crate::workspace_root;
+
+/// The device every `serve` of the bench runs as.
+pub const DEVICE: &str = "SHA256:corral-bench";
+
+/// Panes of a window in the large fixture, and of every window the bench makes.
+const PANES_PER_WINDOW: usize = 20;
+
+/// The binaries a run measures.
+#[derive(Debug, Clone)]
+pub struct Bins {
+    pub corral: PathBuf,
+    pub sim: PathBuf,
+    /// `reference-host/examples/ledger_claims` (P7's claims per second).
+    pub ledger_claims: PathBuf,
+    /// `release`, or `debug` when the binaries came from a debug build (a test's quick run).
+    pub profile: String,
+}
+
+impl Bins {
+    /// Builds the release binaries (unless `--no-build`) and finds them.
+    pub fn prepare(options: &Options) -> anyhow::Result<Bins> {
+        let dir = match &options.bin_dir {
+            Some(dir) => dir.clone(),
+            None => crate::conformance::target_dir().join("release"),
+        };
+        if options.build {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            output(command(cargo).current_dir(workspace_root()).args([
+                "build",
+                "--release",
+                "--quiet",
+                "-p",
+                "reference-host",
+                "-p",
+                "simulator",
+                "--bins",
+                "--example",
+                "ledger_claims",
+            ]))
+            .context("building the release binaries")?;
+        }
+        let bins = Bins {
+            corral: dir.join("corral"),
+            sim: dir.join("corral-sim"),
+            ledger_claims: dir.join("examples/ledger_claims"),
+            profile: if dir.ends_with("debug") {
+                "debug".into()
+            } else {
+                "release".into()
+            },
+        };
+        for bin in [&bins.corral, &bins.sim, &bins.ledger_claims] {
+            if !bin.exists() {
+                bail!(
+                    "{} is not built (cargo build --release -p reference-host -p simulator --bins --example ledger_claims)",
+                    bin.display()
+                );
+            }
+        }
+        Ok(bins)
+    }
+}
+
+/// A fleet up on a tmux server, with the scratch home every process of the bench shares.
+#[derive(Debug)]
+pub struct Fleet {
+    pub bins: Bins,
+    /// The scratch dir: `sim/`, `config/`, `run/`, `home/`, `logs/`.
+    pub dir: PathBuf,
+    pub socket: String,
+    /// The server's socket path (`$TMUX`'s first part for a hook).
+    pub socket_path: String,
+    pub tmux_bin: PathBuf,
+    /// Fixture pane name → `%N`.
+    panes: BTreeMap<String, String>,
+    /// The reconcile interval in the config, in ms.
+    pub interval_ms: u64,
+    /// Whether `corral-sim down` is still due.
+    up: bool,
+}
+
+impl Fleet {
+    /// Writes the config and device store, brings `options.panes` agent panes up and enrols the
+    /// bench's device. `notify_command` is the config's `[notify] command`.
+    pub fn up(
+        bins: &Bins,
+        dir: &Path,
+        options: &Options,
+        notify_command: &str,
+    ) -> anyhow::Result<(Fleet, f64)> {
+        for sub in ["sim", "config/corral", "run", "home", "logs"] {
+            std::fs::create_dir_all(dir.join(sub))
+                .with_context(|| format!("making {}", dir.join(sub).display()))?;
+        }
+        // The runtime dir's parent must be private, as XDG_RUNTIME_DIR is.
+        std::fs::set_permissions(
+            dir.join("run"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )?;
+        std::fs::write(
+            dir.join("config/corral/config.toml"),
+            config_text(options.interval_ms, notify_command),
+        )?;
+        let mut fleet = Fleet {
+            bins: bins.clone(),
+            dir: dir.to_owned(),
+            socket: format!("corral-bench-{}", std::process::id()),
+            socket_path: String::new(),
+            tmux_bin: PathBuf::new(),
+            panes: BTreeMap::new(),
+            interval_ms: options.interval_ms,
+            up: false,
+        };
+        let fixture = fixture_file(dir, options.panes)?;
+        let started = Instant::now();
+        fleet.up = true;
+        let answer = output(fleet.sim().arg("up").arg(&fixture).args([
+            "--backend",
+            options.backend.as_str(),
+            "--socket",
+            &fleet.socket,
+        ]))
+        .context("bringing the fleet up")?;
+        let up_s = started.elapsed().as_secs_f64();
+        let sim: SimFile =
+            serde_json::from_slice(&answer.stdout).context("reading corral-sim up's answer")?;
+        fleet.socket_path = sim.socket_path;
+        fleet.tmux_bin = PathBuf::from(sim.tmux_bin);
+        fleet.panes = sim.panes;
+        if fleet.panes.len() != options.panes {
+            bail!(
+                "the fixture brought {} panes up, not {}",
+                fleet.panes.len(),
+                options.panes
+            );
+        }
+        output(
+            fleet
+                .corral()
+                .args(["device", "add", "bench", "--id", DEVICE, "--scope", "read"]),
+        )
+        .context("enrolling the bench's device")?;
+        Ok((fleet, up_s))
+    }
+
+    /// How many panes the fleet has.
+    pub fn pane_count(&self) -> usize {
+        self.panes.len()
+    }
+
+    /// The `%N` of fixture pane `name`.
+    pub fn pane(&self, name: &str) -> anyhow::Result<&str> {
+        self.panes
+            .get(name)
+            .map(String::as_str)
+            .with_context(|| format!("the fleet has no pane {name}"))
+    }
+
+    /// The environment every child gets: the scratch home, the fleet's tmux, nothing inherited
+    /// that could point at another server or config.
+    pub fn env(&self, cmd: &mut Command) {
+        for (name, _) in std::env::vars_os() {
+            let text = name.to_string_lossy();
+            if text.starts_with("CORRAL_") || text == "TMUX" || text == "TMUX_PANE" {
+                cmd.env_remove(&name);
+            }
+        }
+        let vars: [(&str, OsString); 8] = [
+            ("CORRAL_SIM_DIR", self.dir.join("sim").into()),
+            (
+                "CORRAL_CONFIG",
+                self.dir.join("config/corral/config.toml").into(),
+            ),
+            ("XDG_CONFIG_HOME", self.dir.join("config").into()),
+            ("XDG_RUNTIME_DIR", self.dir.join("run").into()),
+            ("HOME", self.dir.join("home").into()),
+            ("CORRAL_TMUX_SOCKET", self.socket.clone().into()),
+            ("CORRAL_TMUX_BIN", self.tmux_bin.clone().into()),
+            ("NO_COLOR", "1".into()),
+        ];
+        for (name, value) in vars {
+            // Before `up` answered, the tmux binary is not known yet.
+            if !value.is_empty() {
+                cmd.env(name, value);
+            }
+        }
+    }
+
+    /// `program` with the bench's environment.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = command(program);
+        self.env(&mut cmd);
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn sim(&self) -> Command {
+        self.command(&self.bins.sim)
+    }
+
+    pub fn corral(&self) -> Command {
+        self.command(&self.bins.corral)
+    }
+
+    /// The fleet's tmux with its socket selected.
+    pub fn tmux(&self) -> Command {
+        let mut cmd = self.command(&self.tmux_bin);
+        cmd.args(["-L", &self.socket]);
+        cmd
+    }
+
+    /// Sets pane options of `pane` in one tmux invocation.
+    pub fn set_options(&self, pane: &str, options: &[(&str, String)]) -> anyhow::Result<()> {
+        let mut cmd = self.tmux();
+        for (i, (name, value)) in options.iter().enumerate() {
+            if i > 0 {
+                cmd.arg(";");
+            }
+            cmd.args(["set-option", "-p", "-t", pane, name, value]);
+        }
+        output(&mut cmd).map(drop)
+    }
+
+    /// The value of pane option `name` of `pane` (empty when unset).
+    pub fn option(&self, pane: &str, name: &str) -> anyhow::Result<String> {
+        stdout(
+            self.tmux()
+                .args(["show-options", "-p", "-q", "-v", "-t", pane, name]),
+        )
+    }
+
+    /// `corral serve --stdio` as the bench's device, started (not greeted yet); its stderr goes
+    /// to `logs/<log>.err`.
+    pub fn spawn_serve(&self, log: &str) -> anyhow::Result<Conn> {
+        let mut cmd = self.corral();
+        cmd.args(["serve", "--stdio", "--device", DEVICE]);
+        Conn::spawn(cmd, &self.dir.join(format!("logs/{log}.err")))
+    }
+
+    /// A `serve` connection past its hello.
+    pub fn serve(&self, log: &str) -> anyhow::Result<Conn> {
+        let mut conn = self.spawn_serve(log)?;
+        conn.hello(DEVICE)?;
+        Ok(conn)
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        if self.up {
+            let _ = self.sim().arg("down").stdout(Stdio::null()).status();
+        }
+    }
+}
+
+/// The config every process of the bench reads.
+fn config_text(interval_ms: u64, notify_command: &str) -> String {
+    let quoted = toml::Value::String(notify_command.to_owned());
+    format!(
+        "[serve]\nmax_connections = 64\nreconcile_interval_ms = {interval_ms}\n\n\
+         [notify]\non = [\"blocked\"]\nbell = false\ncommand = {quoted}\n"
+    )
+}
+
+/// The fixture of `panes` agent panes: `golden/fixtures/large.toml` for 1000, else the same
+/// windows of 20 panes, fewer of them, written into `dir`.
+fn fixture_file(dir: &Path, panes: usize) -> anyhow::Result<PathBuf> {
+    let large = workspace_root().join("golden/fixtures/large.toml");
+    let mut fixture: Fixture = golden::fixture::load(&large).map_err(anyhow::Error::msg)?;
+    let windows = panes / PANES_PER_WINDOW;
+    let per_session = [windows.div_ceil(2), windows / 2];
+    if windows == 50 {
+        return Ok(large);
+    }
+    for (session, count) in fixture.sessions.iter_mut().zip(per_session) {
+        let [window] = session.windows.as_mut_slice() else {
+            bail!("{}: expected one window table per session", large.display());
+        };
+        window.repeat = u32::try_from(count)?;
+    }
+    fixture.sessions.retain(|s| s.windows[0].repeat > 0);
+    fixture.description = Some(format!("large.toml with {panes} panes (cargo xtask bench)"));
+    let path = dir.join("fixture.toml");
+    std::fs::write(&path, toml::to_string(&fixture)?)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent_panes(fixture: &Fixture) -> u32 {
+        fixture
+            .sessions
+            .iter()
+            .flat_map(|s| &s.windows)
+            .map(|w| w.repeat * w.panes.iter().map(|p| p.repeat).sum::<u32>())
+            .sum()
+    }
+
+    #[test]
+    fn the_fixture_has_the_asked_number_of_panes() {
+        let dir = tempfile::tempdir().unwrap();
+        for panes in [20, 100, 1000, 1020] {
+            let path = fixture_file(dir.path(), panes).unwrap();
+            let fixture = golden::fixture::load(&path).unwrap();
+            assert_eq!(agent_panes(&fixture), panes as u32, "{panes}");
+        }
+        assert!(
+            fixture_file(dir.path(), 1000)
+                .unwrap()
+                .ends_with("golden/fixtures/large.toml")
+        );
+    }
+
+    #[test]
+    fn the_config_quotes_the_command() {
+        let text = config_text(200, r#"printf '%s\n' "$CORRAL_PANE" > /x"#);
+        let config: toml::Table = text.parse().unwrap();
+        assert_eq!(
+            config["notify"]["command"].as_str(),
+            Some(r#"printf '%s\n' "$CORRAL_PANE" > /x"#)
+        );
+        assert_eq!(
+            config["serve"]["reconcile_interval_ms"].as_integer(),
+            Some(200)
+        );
+    }
+}

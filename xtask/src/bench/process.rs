@@ -1,0 +1,33 @@
+//! The bench's only way to start a child process, and a run to the end that fails loudly.
+
+use std::ffi::OsStr;
+use std::process::{Command, Output};
+
+use anyhow::{Context, bail};
+
+/// A `Command` for a program; every child process of the bench is built here.
+#[allow(clippy::disallowed_methods)]
+pub fn command(program: impl AsRef<OsStr>) -> Command {
+    Command::new(program)
+}
+
+/// Runs `cmd` to its end; its output, or an error with its stderr when it failed.
+pub fn output(cmd: &mut Command) -> anyhow::Result<Output> {
+    let shown = format!("{:?}", cmd.get_program());
+    let out = cmd.output().with_context(|| format!("starting {shown}"))?;
+    if !out.status.success() {
+        bail!(
+            "{shown} {:?} failed ({}): {}",
+            cmd.get_args().collect::<Vec<_>>(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out)
+}
+
+/// Runs `cmd` to its end; its stdout as text, trimmed.
+pub fn stdout(cmd: &mut Command) -> anyhow::Result<String> {
+    let out = output(cmd)?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}

@@ -1,0 +1,127 @@
+//! The rows of the report, one group of measures per file, and the one table of what each row
+//! measures and the target it is judged by ([`describe`]), used for a measured row and for one
+//! whose measure failed alike.
+//!
+//! Groups, in the order they run: [`spawn`] (P1, E1), [`snapshot`] (P2, P2b), [`window`] (P3),
+//! [`dispatch`] (P7, P7b), [`latency`] (P4, P4b), [`memory`] (P6) on the fleet, then [`suite`]
+//! (P5, P5b) alone.
+
+pub mod dispatch;
+pub mod latency;
+pub mod memory;
+pub mod snapshot;
+pub mod spawn;
+pub mod suite;
+pub mod window;
+
+use super::cli::Options;
+pub use super::report::ROWS;
+use super::report::{Row, Spec, Target, bytes};
+
+/// How many processes race for one slot in P7.
+pub const RACERS: usize = 20;
+/// Runs of `corral event` in E1 (a quick run takes its samples).
+pub const EVENT_RUNS: usize = 100;
+/// The limit a conformance run must stay under, in seconds.
+pub const SUITE_LIMIT_S: f64 = 20.0;
+/// Claims per second the ledger must sustain.
+pub const CLAIMS_PER_S: f64 = 2000.0;
+/// Peak RSS of one serve, in MiB.
+pub const PEAK_RSS_MIB: f64 = 15.0;
+/// P4's allowance over one interval, in ms.
+pub const LATENCY_SLACK_MS: f64 = 20.0;
+
+/// What row `id` measures and its target, for this run's settings.
+pub fn describe(id: &'static str, options: &Options) -> Spec {
+    let panes = options.panes;
+    let big = bytes(options.transcript_bytes);
+    let interval = options.interval_ms as f64;
+    let (measure, target, target_text) = match id {
+        "P1" => (
+            "spawn `corral serve` → hello answered".to_owned(),
+            Target::AtMost(3.0),
+            "≤ 3×".to_owned(),
+        ),
+        "P2" => (
+            format!("`snapshot` round trip, {panes} panes"),
+            Target::AtMost(1.3),
+            "≤ 1.3×".to_owned(),
+        ),
+        "P2b" => (
+            format!("`snapshot` round trip, {panes} panes"),
+            Target::Report,
+            "report".to_owned(),
+        ),
+        "P3" => (
+            format!("`window` of 200 headers at the end of a {big} transcript"),
+            Target::AtMost(1.2),
+            "≤ 1.2×".to_owned(),
+        ),
+        "P4" => (
+            format!("pane transition → `edge` frame, p95 ({panes} panes)"),
+            Target::AtMost(interval + LATENCY_SLACK_MS),
+            format!("≤ {} ms (1 interval + 20 ms)", interval + LATENCY_SLACK_MS),
+        ),
+        "P4b" => (
+            format!("pane transition → notification command started, p95 ({panes} panes)"),
+            Target::AtMost(interval + LATENCY_SLACK_MS),
+            format!("≤ {} ms (1 interval + 20 ms)", interval + LATENCY_SLACK_MS),
+        ),
+        "P5" => (
+            "`cargo xtask conformance --backend fake`, wall time".to_owned(),
+            Target::AtMost(SUITE_LIMIT_S),
+            "≤ 20 s on 2 cores".to_owned(),
+        ),
+        "P5b" => (
+            "the same without the cases whose floor is a fixed spec time".to_owned(),
+            Target::AtMost(SUITE_LIMIT_S),
+            "≤ 20 s on 2 cores".to_owned(),
+        ),
+        "P6" => (
+            format!("peak RSS of `serve`: {panes} panes streaming, a {big} transcript paged"),
+            Target::AtMost(PEAK_RSS_MIB),
+            "≤ 15 MiB".to_owned(),
+        ),
+        "P7" => (
+            format!("{RACERS} processes dispatch one slot at once: fires"),
+            Target::Exactly(1.0),
+            "exactly 1".to_owned(),
+        ),
+        "P7b" => (
+            "ledger claims per second, at the cap (4096 slots held)".to_owned(),
+            Target::AtLeast(CLAIMS_PER_S),
+            "≥ 2000/s".to_owned(),
+        ),
+        "E1" => (
+            "`corral event claude <hook>` stamping a pane, wall time".to_owned(),
+            Target::Below(5.0),
+            "< 5 ms".to_owned(),
+        ),
+        _ => unreachable!("row {id} is in ROWS"),
+    };
+    Spec {
+        id,
+        measure,
+        target,
+        target_text,
+    }
+}
+
+/// The rows of group `group`: measured by `measure`, or every one of them failed with its error.
+pub fn group(
+    group: &str,
+    options: &Options,
+    measure: impl FnOnce(&[Spec]) -> anyhow::Result<Vec<Row>>,
+) -> Vec<Row> {
+    let specs: Vec<Spec> = ROWS
+        .iter()
+        .filter(|(_, g)| *g == group)
+        .map(|(id, _)| describe(id, options))
+        .collect();
+    let ids: Vec<&str> = specs.iter().map(|s| s.id).collect();
+    super::progress(&format!("measuring {}", ids.join(", ")));
+    match measure(&specs) {
+        Ok(rows) => rows.into_iter().map(Row::judged).collect(),
+        Err(err) => specs.iter().map(|spec| Row::failed(spec, &err)).collect(),
+    }
+}

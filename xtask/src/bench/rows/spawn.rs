@@ -1,0 +1,156 @@
+//! P1 and E1: what starting a `corral` process costs, against starting `/bin/true` (the least a
+//! process spawn costs on this machine), sample for sample in turn.
+//!
+//! P1 times `corral serve` from spawn until its hello answer is read. E1 times `corral event
+//! claude <hook>` as an agent's hook runs it inside a pane (payload on stdin, `$TMUX` and
+//! `$TMUX_PANE` set) from spawn to exit, and checks after each run, untimed, that the pane's
+//! `@agent_state` moved as the hook says: `corral event` exits 0 whatever happened.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use super::super::cli::Options;
+use super::super::conn::{ANSWER_LIMIT, hello_line};
+use super::super::fleet::{DEVICE, Fleet};
+use super::super::report::{Row, Spec};
+use super::super::stats::{Summary, ms};
+use super::EVENT_RUNS;
+
+/// The pane E1's hooks stamp.
+pub const EVENT_PANE: &str = "a0-work-3";
+
+/// One spawn of `/bin/true` to its exit, in ms.
+fn true_ms(fleet: &Fleet) -> anyhow::Result<f64> {
+    let mut cmd = fleet.command("/bin/true");
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let start = Instant::now();
+    let status = cmd.status().context("running /bin/true")?;
+    let elapsed = ms(start.elapsed());
+    if !status.success() {
+        bail!("/bin/true exited with {status}");
+    }
+    Ok(elapsed)
+}
+
+/// One `corral serve` from spawn to its hello answer, in ms.
+fn serve_ms(fleet: &Fleet) -> anyhow::Result<f64> {
+    let hello = hello_line(DEVICE);
+    let start = Instant::now();
+    let mut conn = fleet.spawn_serve("p1")?;
+    conn.send(&hello)?;
+    let line = conn.recv(ANSWER_LIMIT)?;
+    let elapsed = ms(start.elapsed());
+    let frame: serde_json::Value = serde_json::from_str(&line)?;
+    super::super::conn::expect_kind(&frame, "hello")?;
+    conn.close()?;
+    Ok(elapsed)
+}
+
+/// P1.
+pub fn p1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
+    let (mut serve, mut truth) = (Vec::new(), Vec::new());
+    // One of each first, untimed: the binaries' pages into the cache.
+    true_ms(fleet)?;
+    serve_ms(fleet)?;
+    for _ in 0..options.samples {
+        truth.push(true_ms(fleet)?);
+        serve.push(serve_ms(fleet)?);
+    }
+    Ok(vec![
+        Row::new(&specs[0], "ms", Summary::of(&serve))
+            .against("spawn of `/bin/true`", Summary::of(&truth))
+            .ratio(),
+    ])
+}
+
+/// One `corral event claude <hook>` in `pane`, spawn to exit, in ms.
+fn event_ms(fleet: &Fleet, pane: &str, hook: &str) -> anyhow::Result<f64> {
+    let payload = format!(r#"{{"hook_event_name":"{hook}","session_id":"corral-bench"}}"#);
+    let mut cmd = fleet.corral();
+    cmd.args(["event", "claude", hook])
+        .env("TMUX", format!("{},0,0", fleet.socket_path))
+        .env("TMUX_PANE", pane)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().context("starting corral event")?;
+    let mut stdin = child.stdin.take().context("no stdin pipe")?;
+    stdin.write_all(payload.as_bytes())?;
+    drop(stdin);
+    let out = child.wait_with_output()?;
+    let elapsed = ms(start.elapsed());
+    if !out.status.success() {
+        bail!("corral event exited with {}", out.status);
+    }
+    if !out.stderr.is_empty() {
+        bail!(
+            "corral event said: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(elapsed)
+}
+
+/// One bare `tmux set-option` of `pane` (the stamp time), spawn to exit, in ms.
+fn bare_stamp_ms(fleet: &Fleet, pane: &str) -> anyhow::Result<f64> {
+    let mut cmd = fleet.tmux();
+    cmd.args(["set-option", "-p", "-t", pane, "@agent_stamped_at", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    let status = cmd.status().context("running tmux set-option")?;
+    let elapsed = ms(start.elapsed());
+    if !status.success() {
+        bail!("tmux set-option exited with {status}");
+    }
+    Ok(elapsed)
+}
+
+/// E1.
+pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
+    let pane = fleet.pane(EVENT_PANE)?;
+    let runs = if options.quick {
+        options.samples
+    } else {
+        EVENT_RUNS.max(options.samples)
+    };
+    let (mut event, mut truth, mut bare) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..=runs {
+        let (hook, state) = if i % 2 == 0 {
+            ("UserPromptSubmit", "working")
+        } else {
+            ("Stop", "idle")
+        };
+        let t = true_ms(fleet)?;
+        let e = event_ms(fleet, pane, hook)?;
+        let b = bare_stamp_ms(fleet, pane)?;
+        let stamped = fleet.option(pane, "@agent_state")?;
+        if stamped != state {
+            bail!(
+                "after `corral event claude {hook}` the pane's state is {stamped:?}, not {state}"
+            );
+        }
+        // The first run of each is a warm-up.
+        if i > 0 {
+            truth.push(t);
+            event.push(e);
+            bare.push(b);
+        }
+    }
+    let summary = Summary::of(&event);
+    Ok(vec![
+        Row::new(&specs[0], "ms", summary)
+            .against("spawn of `/bin/true`", Summary::of(&truth))
+            .figure(summary.median, format!("{:.2} ms", summary.median))
+            .note(format!(
+                "{runs} runs alternating UserPromptSubmit and Stop on one pane, each checked to have \
+                 stamped its state; the figure is the median wall time; one bare `tmux set-option` \
+                 of that pane, the least a stamp costs, took {:.2} ms (median)",
+                Summary::of(&bare).median
+            )),
+    ])
+}
