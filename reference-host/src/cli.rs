@@ -352,6 +352,9 @@ pub enum InternalCommand {
     /// Print, as a JSON array, the tmux command line `serve` reads the fleet with (a fresh
     /// nonce), for a benchmark's baseline: tmux run with it costs what the host's read cannot go
     /// below.
+    #[command(
+        after_help = "Example (as `cargo xtask bench` runs it):\n  corral internal list-panes-command --minimal --tmux-socket bench"
+    )]
     ListPanesCommand {
         /// Only the fields a wire row needs: the cheapest format a snapshot could be read with.
         #[arg(long)]
