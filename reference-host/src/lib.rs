@@ -5,6 +5,9 @@
 //! The modules are listed in reading order, each with what it is for. They are private until a
 //! bench, a fuzzer or a test needs to reach one.
 
+// `eprintln!` panics on a stderr that cannot be written; the commands use `tell!` instead.
+#![warn(clippy::print_stderr)]
+
 // The command line, parsed into plain data.
 mod cli;
 // One function per command: arguments in, exit code out; the local commands' output.
@@ -62,4 +65,4 @@ mod repeated;
 mod testing;
 
 pub use cli::Cli;
-pub use commands::{default_log_filter, run};
+pub use commands::{default_log_filter, run, stdout_closed};

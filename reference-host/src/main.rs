@@ -20,6 +20,8 @@ fn main() -> ExitCode {
     init_logging(reference_host::default_log_filter(&cli.command));
     match reference_host::run(cli.command) {
         Ok(code) => ExitCode::from(code),
+        // `corral receipts | head -1`: the reader took what it wanted.
+        Err(err) if reference_host::stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // Not `eprintln!`: it panics when stderr cannot be written (a full disk), which
             // would turn this exit 1 into a crash.

@@ -2,8 +2,8 @@
 //! command line. `act` goes through the same slot and binder gates and the same fire as a device's
 //! dispatch (surface `cli`, no scope gate: the person at the host holds every scope), and exits
 //! with the receipt's exit code.
-#![allow(clippy::print_stdout, reason = "a command's output is stdout")]
 
+use super::output::{say, say_raw};
 use std::io::Write as _;
 
 use anyhow::{Context, bail};
@@ -73,9 +73,9 @@ pub fn act(args: ActArgs, paths: &Paths, host: String) -> anyhow::Result<u8> {
     match dispatch::dispatch(&mut fleet, &mut dispatcher, &order) {
         Ok(receipt) => {
             if args.json {
-                println!("{}", serde_json::to_string(&receipt)?);
+                say!("{}", serde_json::to_string(&receipt)?);
             } else {
-                println!("{}", line(&receipt));
+                say!("{}", line(&receipt));
             }
             Ok(u8::try_from(receipt.exit_code).unwrap_or(1))
         }
@@ -113,11 +113,11 @@ pub fn receipts(args: ReceiptsArgs, paths: &Paths) -> anyhow::Result<u8> {
         .map(|r| Receipt { cached: true, ..r })
         .collect();
     if args.json {
-        println!("{}", serde_json::to_string(&Receipts { receipts })?);
+        say!("{}", serde_json::to_string(&Receipts { receipts })?);
         return Ok(0);
     }
     if receipts.is_empty() {
-        println!("no receipts in the ledger");
+        say!("no receipts in the ledger");
         return Ok(0);
     }
     let mut rows = vec![
@@ -141,7 +141,7 @@ pub fn receipts(args: ReceiptsArgs, paths: &Paths) -> anyhow::Result<u8> {
             r.device.clone(),
         ]);
     }
-    print!("{}", super::table(&rows));
+    say_raw!("{}", super::table(&rows));
     Ok(0)
 }
 
@@ -173,7 +173,7 @@ pub fn actions(args: ActionsArgs, paths: &Paths) -> anyhow::Result<u8> {
             schema: SCHEMA_VERSION,
             actions,
         };
-        println!("{}", serde_json::to_string(&list)?);
+        say!("{}", serde_json::to_string(&list)?);
         return Ok(0);
     }
     let mut rows = vec![["AGENT", "ACTION", "KIND", "SCOPE", "LABEL", "SOURCE"].map(str::to_owned)];
@@ -187,6 +187,6 @@ pub fn actions(args: ActionsArgs, paths: &Paths) -> anyhow::Result<u8> {
             a.source,
         ]);
     }
-    print!("{}", super::table(&rows));
+    say_raw!("{}", super::table(&rows));
     Ok(0)
 }

@@ -1,11 +1,8 @@
 //! `corral debug notify-test --trigger T` (run the command a trigger resolves to with a
 //! representative payload, wait, report) and `corral debug transitions [--json]` (the running
 //! daemon's ring, over its socket).
-#![allow(
-    clippy::print_stdout,
-    reason = "a debugging command's output is stdout"
-)]
 
+use super::output::{say, say_raw, tell};
 use anyhow::Context;
 use schema::{State, Trigger};
 
@@ -34,16 +31,16 @@ fn notify_test(trigger: &str, paths: &Paths) -> anyhow::Result<u8> {
     let trigger = Trigger::parse(trigger).context("an empty trigger")?;
     let fire = payload::sample(&config.notify, trigger.clone(), now_ms());
     let body = serde_json::to_string(&payload::payload(&fire))?;
-    println!("payload: {body}");
+    say!("payload: {body}");
     let Some(line) = command::resolve(&config.notify, &trigger) else {
-        println!("command: none");
-        println!(
+        say!("command: none");
+        say!(
             "result: not delivered: no command resolves for {trigger} (set notify.command, or \
              command in [notify.{trigger}])"
         );
         return Ok(1);
     };
-    println!("command: {line}");
+    say!("command: {line}");
     let runtime = RuntimeDir::open(&paths.runtime_dir)?;
     let job = Job {
         command: line.to_owned(),
@@ -52,24 +49,24 @@ fn notify_test(trigger: &str, paths: &Paths) -> anyhow::Result<u8> {
     };
     let ran = Runner::new(runtime).run(job, true);
     match ran.exit_code {
-        Some(code) => println!("exit code: {code}"),
-        None => println!("exit code: none"),
+        Some(code) => say!("exit code: {code}"),
+        None => say!("exit code: none"),
     }
     let stderr = String::from_utf8_lossy(&ran.stderr);
-    println!("stderr:{}", if stderr.is_empty() { " (empty)" } else { "" });
+    say!("stderr:{}", if stderr.is_empty() { " (empty)" } else { "" });
     if !stderr.is_empty() {
-        print!("{stderr}");
+        say_raw!("{stderr}");
         if !stderr.ends_with('\n') {
-            println!();
+            say!();
         }
     }
     match ran.failure {
         None => {
-            println!("result: delivered");
+            say!("result: delivered");
             Ok(0)
         }
         Some(reason) => {
-            println!("result: not delivered: {reason}");
+            say!("result: not delivered: {reason}");
             Ok(1)
         }
     }
@@ -83,7 +80,7 @@ fn transitions(json: bool, tmux: &Tmux, paths: &Paths) -> anyhow::Result<u8> {
         Ok(ring) => ring,
         Err(err) => {
             tracing::debug!(%err, socket = %path.display(), "no answer");
-            eprintln!(
+            tell!(
                 "corral: no notification daemon runs for the tmux server {} (start `corral daemon`)",
                 server.socket_path
             );
@@ -91,17 +88,17 @@ fn transitions(json: bool, tmux: &Tmux, paths: &Paths) -> anyhow::Result<u8> {
         }
     };
     if json {
-        println!("{}", serde_json::to_string(&ring)?);
+        say!("{}", serde_json::to_string(&ring)?);
         return Ok(0);
     }
-    println!(
+    say!(
         "{} transitions recorded, the last {} kept, oldest first",
         ring.recorded,
         ring.transitions.len()
     );
     let end = |state: Option<State>| state.map_or("-".to_owned(), |s| s.to_string());
     for t in &ring.transitions {
-        println!(
+        say!(
             "{}  {:<6} {:>8} -> {:<8} {}",
             t.at,
             t.pane,

@@ -2,8 +2,8 @@
 //!
 //! stdout holds only what a script would capture: the listing, and `add --key`'s
 //! `authorized_keys` line. What a change did is confirmed in one line on stderr.
-#![allow(clippy::print_stdout, reason = "a listing command's output is stdout")]
 
+use super::output::{say, say_raw, tell};
 use anyhow::{Context, bail};
 use schema::{DeviceList, DeviceRecord, SCHEMA_VERSION, Scope};
 
@@ -51,12 +51,12 @@ pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
                 });
                 Ok(())
             })?;
-            eprintln!("enrolled {name} ({id}) with {}", shown(&scopes));
+            tell!("enrolled {name} ({id}) with {}", shown(&scopes));
             if let Some(key) = key {
                 let corral = std::env::current_exe()
                     .and_then(std::fs::canonicalize)
                     .context("finding this binary's path")?;
-                println!("{}", key.authorized_keys_line(&corral.to_string_lossy()));
+                say!("{}", key.authorized_keys_line(&corral.to_string_lossy()));
             }
         }
         DeviceCommand::List { json } => {
@@ -66,12 +66,12 @@ pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
                     schema: SCHEMA_VERSION,
                     devices: store.devices,
                 };
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string(&list).context("encoding the device list")?
                 );
             } else {
-                print!("{}", listing(&store.devices, &paths.device_store));
+                say_raw!("{}", listing(&store.devices, &paths.device_store));
             }
         }
         DeviceCommand::Grant { name, scope } => {
@@ -88,9 +88,9 @@ pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
             })?;
             let (name, id, now) = (&device.name, &device.id, shown(&device.scopes));
             if added {
-                eprintln!("granted {} to {name} ({id}): it has {now}", scope.as_str());
+                tell!("granted {} to {name} ({id}): it has {now}", scope.as_str());
             } else {
-                eprintln!("{name} ({id}) already has {}: it has {now}", scope.as_str());
+                tell!("{name} ({id}) already has {}: it has {now}", scope.as_str());
             }
         }
         DeviceCommand::Revoke { name } => {
@@ -100,7 +100,7 @@ pub fn run(command: DeviceCommand, paths: &Paths) -> anyhow::Result<u8> {
                 };
                 Ok(store.devices.remove(at))
             })?;
-            eprintln!(
+            tell!(
                 "revoked {name} ({}): its live connections end at their next request or publish",
                 removed.id
             );

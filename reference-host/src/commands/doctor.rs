@@ -3,8 +3,8 @@
 //! server, tmux passes OSC sequences through when an OSC key is on, the device store has its mode
 //! and holds no scope this build does not know, and the runtime dir has its mode. Nothing is
 //! created or changed. Exit 1 when a check fails.
-#![allow(clippy::print_stdout, reason = "a report command's output is stdout")]
 
+use super::output::{say, say_raw};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -25,9 +25,9 @@ use crate::tmux::Tmux;
 pub fn run(json: bool, tmux: Tmux, paths: &Paths) -> anyhow::Result<u8> {
     let report = report(&tmux, paths, now_ms());
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        say!("{}", serde_json::to_string(&report)?);
     } else {
-        print!("{}", text(&report));
+        say_raw!("{}", text(&report));
     }
     let failed = report.checks.iter().any(|c| c.status == CheckStatus::Fail);
     Ok(u8::from(failed))

@@ -1,6 +1,6 @@
 //! `corral hooks print|install <agent>`: the hook settings that make an agent run `corral event`.
-#![allow(clippy::print_stdout, reason = "the snippet is this command's output")]
 
+use super::output::{say, say_raw};
 use anyhow::Context;
 
 use crate::cli::HooksCommand;
@@ -15,7 +15,7 @@ pub fn run(command: HooksCommand, paths: &Paths) -> anyhow::Result<u8> {
         .context("finding this binary's path")?;
     match command {
         HooksCommand::Print { agent } => {
-            print!("{}", install::snippet(&corral, &agent, wait_s)?);
+            say_raw!("{}", install::snippet(&corral, &agent, wait_s)?);
         }
         HooksCommand::Install { agent } => {
             let home = std::env::var_os("HOME")
@@ -34,26 +34,27 @@ pub fn run(command: HooksCommand, paths: &Paths) -> anyhow::Result<u8> {
             let merged = install::merge_hooks(existing, &ours, &agent)
                 .with_context(|| format!("merging into {}", hooks_file.display()))?;
             let text = format!("{}\n", serde_json::to_string_pretty(&merged)?);
-            report(&hooks_file, install::replace_file(&hooks_file, &text)?);
+            report(&hooks_file, install::replace_file(&hooks_file, &text)?)?;
             if let Some(config_toml) = config_toml {
                 let old = std::fs::read_to_string(&config_toml).unwrap_or_default();
                 let new = install::merge_notify(&old, &install::codex_notify(&corral))
                     .with_context(|| format!("{}", config_toml.display()))?;
-                report(&config_toml, install::replace_file(&config_toml, &new)?);
+                report(&config_toml, install::replace_file(&config_toml, &new)?)?;
             }
         }
     }
     Ok(0)
 }
 
-fn report(path: &std::path::Path, changed: bool) {
+fn report(path: &std::path::Path, changed: bool) -> anyhow::Result<()> {
     if changed {
-        println!(
+        say!(
             "updated {} (the old file is kept as {}.corral-backup)",
             path.display(),
             path.display()
         );
     } else {
-        println!("{} already has corral's hooks", path.display());
+        say!("{} already has corral's hooks", path.display());
     }
+    Ok(())
 }

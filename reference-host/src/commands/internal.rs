@@ -5,6 +5,7 @@
 //! completion. `list-panes-command` prints the tmux command line the host reads the fleet with,
 //! for the benchmark that runs tmux with it.
 
+use super::output::say;
 use std::io::Read;
 use std::time::Duration;
 
@@ -66,16 +67,12 @@ pub fn run(
 }
 
 /// The command line as one JSON array of strings.
-#[allow(
-    clippy::print_stdout,
-    reason = "the command line is this command's output"
-)]
 fn print_command(argv: &[std::ffi::OsString]) -> anyhow::Result<()> {
     let argv: Vec<&str> = argv
         .iter()
         .map(|arg| arg.to_str().context("a tmux argument that is not UTF-8"))
         .collect::<anyhow::Result<_>>()?;
-    println!("{}", serde_json::to_string(&argv)?);
+    say!("{}", serde_json::to_string(&argv)?);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `corral ls [--json]`: the fleet as this machine sees it, pane titles included (local only). A
 //! socket with no tmux server behind it lists nothing and is said on stderr.
-#![allow(clippy::print_stdout, reason = "a listing command's output is stdout")]
 
+use super::output::{say, say_raw, tell};
 use anyhow::Context;
 use schema::{LsDocument, LsRow, SCHEMA_VERSION};
 
@@ -14,7 +14,7 @@ pub fn run(json: bool, tmux: Tmux, host: String) -> anyhow::Result<u8> {
         .context("reading the fleet")?;
     // A mistaken socket lists nothing, and says so; the listing itself stays what it is.
     if let Some(line) = &listing.no_server {
-        eprintln!("corral: {line}");
+        tell!("corral: {line}");
     }
     let rows = listing.rows;
     if json {
@@ -22,12 +22,12 @@ pub fn run(json: bool, tmux: Tmux, host: String) -> anyhow::Result<u8> {
             schema: SCHEMA_VERSION,
             agents: rows,
         };
-        println!(
+        say!(
             "{}",
             serde_json::to_string(&document).context("encoding the listing")?
         );
     } else {
-        print!("{}", table(&rows));
+        say_raw!("{}", table(&rows));
     }
     Ok(0)
 }

@@ -9,6 +9,7 @@ mod hooks;
 mod internal;
 mod ls;
 pub mod mute;
+mod output;
 
 use std::time::Duration;
 
@@ -107,3 +108,8 @@ pub fn default_log_filter(command: &Command) -> &'static str {
 }
 
 pub use crate::fleet::host_name;
+
+/// Whether a command ended because its stdout was closed (`corral ls | head -1`): not a failure.
+pub fn stdout_closed(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<output::StdoutClosed>().is_some()
+}

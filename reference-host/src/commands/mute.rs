@@ -1,8 +1,8 @@
 //! `corral mute [--pane ID | --session NAME] [--for DURATION | --clear]`: writes (or unsets)
 //! `@agent_mute_until` on the current pane (`$TMUX_PANE`), a named pane, or every agent pane of a
 //! session. Without a duration the mute holds until cleared (`99999999999999`).
-#![allow(clippy::print_stdout, reason = "a command's report is stdout")]
 
+use super::output::say;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -45,7 +45,7 @@ pub fn run(args: MuteArgs, tmux: Tmux, host: String) -> anyhow::Result<u8> {
         if args.clear {
             tmux.set_pane_options(pane, &[OptionWrite::Unset(OPTION)])
                 .with_context(|| format!("unmuting {pane}"))?;
-            println!("{pane}: unmuted");
+            say!("{pane}: unmuted");
             continue;
         }
         let (until, how) = match args.duration {
@@ -62,7 +62,7 @@ pub fn run(args: MuteArgs, tmux: Tmux, host: String) -> anyhow::Result<u8> {
         if !held {
             bail!("muting {pane}: tmux did not keep {OPTION} (is its server running?)");
         }
-        println!("{pane}: {how}");
+        say!("{pane}: {how}");
     }
     Ok(0)
 }

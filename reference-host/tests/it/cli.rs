@@ -260,3 +260,53 @@ fn doctor_reports_a_scope_the_build_does_not_know() {
         .success()
         .stdout(predicate::str::contains("read,act:anwser"));
 }
+
+/// A listing piped into a reader that already left (`corral receipts | head -0`) ends quietly
+/// with exit 0, as a shell pipeline expects; a stdout that cannot take a byte (`/dev/full`) is one
+/// readable line and exit 1; a full stderr costs the device commands their confirmation, never a
+/// panic. Nothing here may panic (exit 101).
+#[test]
+fn a_closed_or_full_stdout_or_stderr_is_no_crash() {
+    let home = Home::new("unused");
+    corral(&home)
+        .args(["device", "add", "phone", "--id", "SHA256:p"])
+        .assert()
+        .success();
+    let (read, write) = std::io::pipe().unwrap();
+    drop(read);
+    let mut closed = home.corral();
+    closed.args(["device", "list"]).stdout(write);
+    let out = closed.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let mut cmd = home.corral();
+    let out = cmd
+        .args(["device", "list"])
+        .stdout(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("corral: writing stdout"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for args in [
+        &["device", "grant", "phone", "act:answer"][..],
+        &["device", "revoke", "phone"],
+    ] {
+        let mut cmd = home.corral();
+        let out = cmd.args(args).stderr(full()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+}
