@@ -16,7 +16,7 @@ pub mod park;
 pub mod payload;
 pub mod stamp;
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -302,8 +302,8 @@ fn interrupted() -> Arc<AtomicBool> {
 }
 
 /// Writes the agent's hook-output decision for `verdict` on stdout (Claude Code and Codex read
-/// the same shape: `hookSpecificOutput.decision.behavior`).
-#[allow(clippy::print_stdout, reason = "the hook's decision is its stdout")]
+/// the same shape: `hookSpecificOutput.decision.behavior`). An agent that stopped reading gets
+/// nothing, and the hook still exits 0.
 fn answer(verdict: &Verdict) {
     let decision = match verdict.decision {
         Decision::Allow => serde_json::json!({"behavior": "allow"}),
@@ -318,5 +318,8 @@ fn answer(verdict: &Verdict) {
     let output = serde_json::json!({
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
     });
-    println!("{output}");
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = writeln!(stdout, "{output}").and_then(|()| stdout.flush()) {
+        tracing::warn!(%err, "the agent did not take the decision");
+    }
 }
