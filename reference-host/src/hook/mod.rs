@@ -220,6 +220,9 @@ fn permission(
     now: u64,
     announce: Option<Announce>,
 ) -> anyhow::Result<()> {
+    // The handlers go in before anything is parked: a SIGTERM between the park and the wait
+    // would otherwise kill the hook with its request file and stamp left behind.
+    let stop = interrupted();
     let runtime = RuntimeDir::open(&options.paths.runtime_dir)?;
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
@@ -230,7 +233,6 @@ fn permission(
     if let Some(announce) = announce {
         announce.after(options, config, tmux, pane, now);
     }
-    let stop = interrupted();
     let deadline = Instant::now() + Duration::from_secs(config.event.permission_wait_s);
     let verdict = parked.wait(deadline, &|| stop.load(Ordering::Relaxed));
     let mut after: Vec<Stamp> = Vec::new();

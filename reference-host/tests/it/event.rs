@@ -14,7 +14,8 @@ on_both_backends!(
     from_event_rings_once_even_with_a_daemon_running,
     events_stamp_the_pane,
     a_device_answers_a_parked_permission_request,
-    an_unanswered_request_falls_back_to_the_dialog
+    an_unanswered_request_falls_back_to_the_dialog,
+    a_sigterm_at_any_moment_leaves_no_request_behind
 );
 
 /// The socket path of the fleet's server, as its rows name it.
@@ -322,6 +323,43 @@ fn an_unanswered_request_falls_back_to_the_dialog(backend: Backend) {
     assert!(out.stdout.is_empty());
     assert_eq!(pane_row(&home, &idle)["permission_request"], Value::Null);
     assert_eq!(parked_files(&home), Vec::<String>::new());
+}
+
+/// The agent gives up on its hook at any moment of its life (SIGTERM from 0 to 38 ms after the
+/// start, spread over the park, the stamp and the wait): whatever the hook had done by then, it
+/// leaves no request file and no permission stamp behind. A SIGTERM that lands before the
+/// handlers are in (process start-up) kills a hook that has parked nothing yet.
+fn a_sigterm_at_any_moment_leaves_no_request_behind(backend: Backend) {
+    let fleet = Fleet::up(backend);
+    let home = fleet.home();
+    home.write_config("[event]\npermission_wait_s = 60\n");
+    let idle = fleet.pane("idle");
+    for round in 0..20_u64 {
+        let child = start_permission_hook(&home, &idle);
+        std::thread::sleep(Duration::from_millis(round * 2));
+        let pid = child.id().to_string();
+        assert!(
+            crate::support::command("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let out = child.wait_with_output().unwrap();
+        assert!(out.stdout.is_empty(), "round {round}");
+        assert_eq!(
+            pane_row(&home, &idle)["permission_request"],
+            Value::Null,
+            "round {round}: exit {:?}",
+            out.status
+        );
+        assert_eq!(
+            parked_files(&home),
+            Vec::<String>::new(),
+            "round {round}: exit {:?}",
+            out.status
+        );
+    }
 }
 
 /// The files in the runtime dir's `requests/`, but the fixture's own parked request.
