@@ -50,7 +50,7 @@ fn notify_test(trigger: &str, paths: &Paths) -> anyhow::Result<u8> {
         stdin: format!("{body}\n").into_bytes(),
         env: payload::env(&fire),
     };
-    let ran = Runner::new(runtime).run(job, true);
+    let ran = Runner::new(runtime, &config.notify).run(job, true);
     match ran.exit_code {
         Some(code) => println!("exit code: {code}"),
         None => println!("exit code: none"),

@@ -570,6 +570,21 @@ fn notify_test_runs_the_command_and_records_its_failure(backend: Backend) {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    write_config(
+        &home,
+        "[notify]\ncommand_timeout_s = 1\ncommand = \"sleep 30\"\n",
+    );
+    let out = home
+        .corral()
+        .args(["debug", "notify-test", "--trigger", "done"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("did not finish within 1s and was killed"),
+        "the configured time-out: {text}"
+    );
     write_config(&home, "[notify]\n");
     let out = home
         .corral()
@@ -662,10 +677,11 @@ fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
     use std::io::Write;
 
     let home = Home::new("unused");
-    let run = |command: &str| {
+    let run_for = |timeout_s: &str, command: &str| {
         let mut child = home
             .corral()
-            .args(["internal", "notify-command", "--command", command])
+            .args(["internal", "notify-command", "--timeout-s", timeout_s])
+            .args(["--command", command])
             .env("CORRAL_STATE", "blocked")
             .stdin(std::process::Stdio::piped())
             .spawn()
@@ -678,6 +694,7 @@ fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
             .unwrap();
         child.wait().unwrap().code()
     };
+    let run = |command: &str| run_for("60", command);
     let got = path(&home, "got");
     let command = format!("{{ cat; echo $CORRAL_STATE; }} > {}", got.display());
     assert_eq!(run(&command), Some(0));
@@ -691,4 +708,10 @@ fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
     assert_eq!(failure["reason"], "exited with status 9");
     assert_eq!(run("true"), Some(0));
     assert!(!record.exists());
+    // The time-out comes from the process that launched the supervisor.
+    let started = std::time::Instant::now();
+    assert_eq!(run_for("1", "sleep 30"), Some(1));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let failure: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(failure["reason"], "did not finish within 1s and was killed");
 }
