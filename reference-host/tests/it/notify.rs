@@ -256,6 +256,49 @@ fn sighup_reloads_and_a_broken_config_keeps_the_old(backend: Backend) {
     });
 }
 
+/// A SIGHUP that is pending when a cycle is due is handled first, every time. Each round the
+/// daemon is stopped just after a cycle (the ring has just shown that cycle's move, so its next
+/// tick is most of a cycle away), the config changes, SIGHUP is sent and a pane blocks; it is
+/// resumed past its next tick, so the reload and the tick are due at once. The fire must go to
+/// the new config's log.
+#[test]
+fn a_reload_pending_when_a_cycle_is_due_is_handled_first() {
+    let config = |log: &str| {
+        format!("[serve]\nreconcile_interval_ms = 400\n\n[notify]\nlog = \"~/logs/{log}\"\n")
+    };
+    let (fleet, home) = setup(Backend::Fake, "");
+    let recorded = |n: u64| {
+        eventually(&format!("the ring recorded {n}"), || {
+            ring(&home)["recorded"] == n
+        });
+    };
+    home.write_config(&config("round-0.log"));
+    let daemon = home.daemon();
+    eventually("%2 announced", || path(&home, "logs/round-0.log").exists());
+    for round in 1..=4u64 {
+        fleet.step("%1", &["--state", "working"]);
+        recorded(2 * round - 1);
+        daemon.signal("STOP");
+        home.write_config(&config(&format!("round-{round}.log")));
+        daemon.signal("HUP");
+        fleet.step(
+            "%1",
+            &["--state", "blocked", "--since", &format!("+{round}s")],
+        );
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        daemon.signal("CONT");
+        recorded(2 * round);
+        let log = path(&home, &format!("logs/round-{round}.log"));
+        let before = path(&home, &format!("logs/round-{}.log", round - 1));
+        assert_eq!(
+            (json_lines(&before).len(), json_lines(&log).len()),
+            (1, 1),
+            "round {round}: the fire went to the old config's log"
+        );
+        assert_eq!(json_lines(&log)[0]["pane"], "%1", "round {round}");
+    }
+}
+
 fn sigterm_and_sigint_clear_progress_and_exit_0(backend: Backend) {
     let progress_on = wrapped(b"\x1b]9;4;3;0\x07");
     let progress_off = wrapped(b"\x1b]9;4;0;0\x07");
