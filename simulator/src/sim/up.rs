@@ -171,14 +171,19 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         );
     }
     let mut repos = BTreeMap::new();
+    // What each repository and worktree has checked out, as made here: a transcript records its
+    // pane's branch, and asking git for it would cost a process per pane.
+    let mut branches: BTreeMap<&str, &str> = BTreeMap::new();
     for repo in &fixture.repos {
         let dir = sim_dir.join("repos").join(&repo.name);
         git::init(&dir, &repo.branch)?;
         repos.insert(repo.name.clone(), dir.display().to_string());
+        branches.insert(&repo.name, &repo.branch);
         for worktree in &repo.worktrees {
             let path = sim_dir.join("repos").join(&worktree.name);
             git::worktree(&dir, &path, &worktree.branch)?;
             repos.insert(worktree.name.clone(), path.display().to_string());
+            branches.insert(&worktree.name, &worktree.branch);
         }
     }
     let mut cwds = BTreeMap::new();
@@ -248,12 +253,17 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
                 .clone()
                 .unwrap_or_else(|| plan::session_id_for(&pane.name));
             let path = transcript::store_path(&home, spec.format, &cwd, &session, options.now_ms);
-            let branch = git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
+            let branch = pane
+                .repo
+                .as_deref()
+                .and_then(|repo| branches.get(repo))
+                .copied()
+                .unwrap_or("main");
             transcript::write(
                 &path,
                 spec.format,
                 &session,
-                (&cwd, &branch),
+                (&cwd, branch),
                 options.now_ms,
                 &Recipe {
                     corpus: spec.corpus,
