@@ -64,6 +64,10 @@ struct Args {
     /// Keep each case's work dir (config, runtime, simulator state, host stderr) and print it.
     #[arg(long)]
     keep: bool,
+    /// Where the run's work dir is made (default: $TMPDIR when set, else /dev/shm when it is a
+    /// directory you can write, else the system's temp dir).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
     /// Use the binaries already built instead of running `cargo build` first (a checkout only:
     /// an installed runner builds nothing).
     #[arg(long)]
@@ -108,6 +112,8 @@ pub struct Options {
     pub scale: f64,
     /// Keep the work dirs.
     pub keep: bool,
+    /// Where the run's work dir is made, when not the default place.
+    pub work_dir: Option<PathBuf>,
     /// Build the binaries first.
     pub build: bool,
 }
@@ -186,6 +192,7 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
         jobs,
         scale,
         keep: args.keep,
+        work_dir: args.work_dir,
         build: !args.no_build,
     };
     Ok(if args.self_test {
