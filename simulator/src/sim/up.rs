@@ -205,7 +205,13 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
     ])];
     if let Some(first) = &first {
-        ask.push(cmd(&["display-message", "-p", "-t", first, "#{socket_path}"]));
+        ask.push(cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            first,
+            "#{socket_path}",
+        ]));
     }
     let answer = tmux.ok(&ask, sim_dir)?;
     let mut listed: Vec<&str> = answer.lines().collect();
