@@ -162,8 +162,11 @@ impl Daemon {
                     Event::Tick => {
                         // A SIGHUP that arrived while the loop was busy or stopped may not have
                         // reached `hangup` yet when the tick is due: the runtime sees a signal
-                        // only once it has looked at its I/O. Yielding lets it look, so the
-                        // cycle after a SIGHUP always runs on the reloaded config.
+                        // only once it has looked at its I/O. Yielding lets it look (tokio does
+                        // not promise it in general; its current-thread runtime resumes a
+                        // yielded task after a turn of its driver, and
+                        // a_reload_pending_when_a_cycle_is_due_is_handled_first fails if that
+                        // changes), so the cycle after a SIGHUP runs on the reloaded config.
                         tokio::task::yield_now().await;
                         if pending(hangup.recv()).await {
                             self.reload();
