@@ -337,9 +337,13 @@ pub enum DebugCommand {
 pub enum InternalCommand {
     /// Run one notification command (payload on stdin), wait for it and record how it ended.
     #[command(
-        after_help = "Example (as the daemon starts it):\n  corral internal notify-command --command 'ntfy publish corral' < payload.json"
+        after_help = "Example (as an agent's event hook starts it):\n  corral internal notify-command --timeout-s 60 --command 'ntfy publish corral' < payload.json"
     )]
     NotifyCommand {
+        /// Seconds the command may run before it is killed with its process group: the
+        /// `[notify] command_timeout_s` of the process that started this one.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+        timeout_s: u64,
         /// The command line, run with `sh -c`.
         #[arg(long)]
         command: String,

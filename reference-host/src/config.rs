@@ -204,6 +204,20 @@ mod tests {
     }
 
     #[test]
+    fn the_command_time_out_is_60_s_unless_set_and_a_bad_one_names_its_key_and_line() {
+        assert_eq!(load_text("").unwrap().notify.command_timeout_s, 60);
+        let config = load_text("[notify]\ncommand_timeout_s = 2\n").unwrap();
+        assert_eq!(config.notify.command_timeout_s, 2);
+        for value in ["0", "1.5", "\"2\"", "-3"] {
+            let text = format!("[notify]\nbell = true\n\ncommand_timeout_s = {value}\n");
+            let err = format!("{:#}", load_text(&text).unwrap_err());
+            assert!(err.contains("command_timeout_s"), "{value}: {err}");
+            assert!(err.contains("line 4,"), "{value}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[test]
     fn nonsense_values_are_refused() {
         assert!(load_text("[serve]\nmax_connections = 0\n").is_err());
         assert!(load_text("[serve]\nreconcile_interval_ms = 1\n").is_err());

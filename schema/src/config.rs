@@ -60,6 +60,13 @@ pub struct NotifyConfig {
     pub command: Option<String>,
     /// Append one JSON line per fire to this file (`~` expanded).
     pub log: Option<String>,
+    /// Seconds a notification command (a trigger's, `corral debug notify-test`'s, a detached
+    /// action's completion's) may run before it is killed with its whole process group and
+    /// recorded (default 60). A whole number, at least 1: anything else is an error naming the
+    /// key and its line.
+    #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "at_least_one_second")]
+    pub command_timeout_s: u64,
     /// Include the pane title in the payload and the log (default false).
     pub include_title: bool,
     /// Let the event hook fire the notification itself (default false).
@@ -84,6 +91,7 @@ impl Default for NotifyConfig {
             osc_progress: false,
             command: None,
             log: None,
+            command_timeout_s: 60,
             include_title: false,
             from_event: false,
             blocked: None,
@@ -92,6 +100,19 @@ impl Default for NotifyConfig {
             stall: None,
         }
     }
+}
+
+/// A whole number of seconds, at least 1. A `0` is refused where it is read, so the error points
+/// at its line like every other error of the file.
+fn at_least_one_second<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let seconds = u64::deserialize(deserializer)?;
+    if seconds == 0 {
+        return Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Unsigned(0),
+            &"a whole number of seconds, at least 1",
+        ));
+    }
+    Ok(seconds)
 }
 
 /// `[notify.blocked]`, `[notify.done]`.
@@ -149,4 +170,49 @@ impl Default for EventConfig {
 pub struct ActConfig {
     /// Act audit log: one line per act fire (`~` expanded).
     pub log: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notify(text: &str) -> Result<NotifyConfig, toml::de::Error> {
+        toml::from_str::<Config>(text).map(|config| config.notify)
+    }
+
+    #[test]
+    fn the_command_time_out_defaults_to_60_seconds() {
+        assert_eq!(notify("").unwrap().command_timeout_s, 60);
+        assert_eq!(
+            notify("[notify]\nbell = false\n")
+                .unwrap()
+                .command_timeout_s,
+            60
+        );
+    }
+
+    #[test]
+    fn a_configured_command_time_out_is_read() {
+        let config = notify("[notify]\ncommand_timeout_s = 2\n").unwrap();
+        assert_eq!(config.command_timeout_s, 2);
+        let text = toml::to_string(&Config {
+            notify: config,
+            ..Config::default()
+        })
+        .unwrap();
+        assert!(text.contains("command_timeout_s = 2"), "{text}");
+    }
+
+    #[test]
+    fn a_command_time_out_of_zero_or_not_a_whole_number_is_refused_at_its_value() {
+        for value in ["0", "-1", "2.5", "\"60\"", "true"] {
+            let text = format!("[notify]\nbell = true\ncommand_timeout_s = {value}\n");
+            let err = notify(&text).unwrap_err();
+            let span = err.span().expect("the error points at the value");
+            let line = text[..span.start].matches('\n').count() + 1;
+            assert_eq!(line, 3, "{value}: {err}");
+        }
+        let err = notify("[notify]\ncommand_timeout_s = 0\n").unwrap_err();
+        assert!(err.message().contains("at least 1"), "{err}");
+    }
 }

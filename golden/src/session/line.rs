@@ -63,8 +63,8 @@ pub struct SessionHeader {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canaries: Option<Vec<String>>,
     /// The least time the case takes, in milliseconds, because it waits out a time the spec
-    /// fixes (a host may not shorten it, and no option changes it), such as the 60 s limit of a
-    /// notification command. The runner starts the cases with the highest floor first, and
+    /// fixes (a host may not shorten it, and no option changes it), such as the 10 s a dispatch
+    /// waits for a slot in flight. The runner starts the cases with the highest floor first, and
     /// `cargo xtask bench` reports the suite's wall time without them too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_ms: Option<u64>,

@@ -47,7 +47,7 @@ fn notify_test(trigger: &str, paths: &Paths) -> anyhow::Result<u8> {
         stdin: format!("{body}\n").into_bytes(),
         env: payload::env(&fire),
     };
-    let ran = Runner::new(runtime).run(job, true);
+    let ran = Runner::new(runtime, &config.notify).run(job, true);
     match ran.exit_code {
         Some(code) => say!("exit code: {code}"),
         None => say!("exit code: none"),

@@ -37,7 +37,7 @@ pub fn run(
             print_command(&tmux(&args).list_panes_command(fields))?;
             Ok(0)
         }
-        InternalCommand::NotifyCommand { command } => {
+        InternalCommand::NotifyCommand { timeout_s, command } => {
             let runtime = runtime()?;
             let mut stdin = Vec::new();
             std::io::stdin().read_to_end(&mut stdin)?;
@@ -46,7 +46,7 @@ pub fn run(
                 stdin,
                 env: Env::default(),
             };
-            let ran = Runner::new(runtime).run(job, false);
+            let ran = Runner::with_timeout(runtime, Duration::from_secs(timeout_s)).run(job, false);
             Ok(u8::from(ran.failure.is_some()))
         }
         InternalCommand::ExecAction(args) => {

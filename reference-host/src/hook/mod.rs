@@ -162,7 +162,7 @@ impl Announce {
         };
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let log = crate::notify::sinks::log_path(&config.notify, home.as_deref());
-        let runner = crate::notify::command::Runner::new(runtime.clone());
+        let runner = crate::notify::command::Runner::new(runtime.clone(), &config.notify);
         let notify = crate::notify::Notify {
             sinks: crate::notify::sinks::Sinks {
                 config: &config.notify,

@@ -6,7 +6,8 @@
 //! them: each holds a lock file in `<runtime>/notify/commands/` while it runs (the serve slots'
 //! mechanism, released by the kernel when its holder dies). A fire that finds every slot taken
 //! does not run its command and records that as its failure. A command still running after
-//! [`TIMEOUT`] is killed with everything it started, and recorded.
+//! `[notify] command_timeout_s` (default 60 s) is killed with everything it started, and
+//! recorded.
 //!
 //! The record (`<runtime>/notify/command-failure.json`, a `CommandFailure`) holds the last
 //! failure only: a command that cannot start, exits non-zero, dies of a signal, times out or is
@@ -29,8 +30,6 @@ use crate::runtime::slots::Slot;
 
 /// Most notification commands running at once on the host.
 pub const BOUND: u32 = 8;
-/// How long a notification command may run before it is killed.
-pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The command `trigger` runs: its own sub-table's `command`, else `notify.command`.
 pub fn resolve<'c>(config: &'c NotifyConfig, trigger: &Trigger) -> Option<&'c str> {
@@ -94,19 +93,15 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// A runner whose slots and failure record live in `runtime`.
-    pub fn new(runtime: RuntimeDir) -> Runner {
-        Runner {
-            runtime,
-            timeout: TIMEOUT,
-        }
+    /// A runner whose slots and failure record live in `runtime`, whose commands may run for
+    /// `config`'s `command_timeout_s`.
+    pub fn new(runtime: RuntimeDir, config: &NotifyConfig) -> Runner {
+        Runner::with_timeout(runtime, Duration::from_secs(config.command_timeout_s))
     }
 
-    /// The same runner with another time-out.
-    #[cfg(test)]
-    pub fn with_timeout(mut self, timeout: Duration) -> Runner {
-        self.timeout = timeout;
-        self
+    /// A runner whose commands may run for `timeout`.
+    pub fn with_timeout(runtime: RuntimeDir, timeout: Duration) -> Runner {
+        Runner { runtime, timeout }
     }
 
     /// Launches `job` as `launch` says; failures are recorded, never returned.
@@ -127,9 +122,7 @@ impl Runner {
                 });
             }
             Launch::Supervised { exe } => {
-                let invocation = Invocation::new(exe)
-                    .args(["internal", "notify-command", "--command"])
-                    .arg(&job.command);
+                let invocation = self.supervisor(exe, &job.command);
                 let spawn = process::Spawn {
                     stdin: Some(job.stdin.clone()),
                     ..job.env.to_spawn()
@@ -140,6 +133,16 @@ impl Runner {
                 }
             }
         }
+    }
+
+    /// The supervisor's command line for `command`: it gets this runner's time-out, in whole
+    /// seconds (at least 1), since it reads no config of its own.
+    fn supervisor(&self, exe: &std::path::Path, command: &str) -> Invocation {
+        Invocation::new(exe)
+            .args(["internal", "notify-command", "--timeout-s"])
+            .arg(self.timeout.as_secs().max(1).to_string())
+            .arg("--command")
+            .arg(command)
     }
 
     /// Runs `job` here and waits for it (at most the time-out), recording the result.
@@ -298,7 +301,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let runtime = RuntimeDir::open(&dir.path().join("run")).unwrap();
         World {
-            runner: Runner::new(runtime.clone()),
+            runner: Runner::new(runtime.clone(), &NotifyConfig::default()),
             runtime,
             dir,
         }
@@ -360,12 +363,35 @@ mod tests {
     #[test]
     fn a_command_past_its_time_out_is_killed_and_recorded() {
         let w = world();
-        let runner = w.runner.clone().with_timeout(Duration::from_millis(100));
+        let runner = Runner::with_timeout(w.runtime.clone(), Duration::from_millis(100));
         let ran = runner.run(job("sleep 30"), false);
         assert_eq!(ran.exit_code, None);
         assert_eq!(
             last_failure(&w.runtime).unwrap().unwrap().reason,
             "did not finish within 100ms and was killed"
+        );
+    }
+
+    #[test]
+    fn the_time_out_is_the_config_s_command_timeout_s_60_s_by_default() {
+        let w = world();
+        assert_eq!(w.runner.timeout, Duration::from_secs(60));
+        let runner = Runner::new(w.runtime.clone(), &config("command_timeout_s = 1\n"));
+        assert_eq!(runner.timeout, Duration::from_secs(1));
+        let started = std::time::Instant::now();
+        let ran = runner.run(job("sleep 30"), false);
+        assert_eq!(ran.exit_code, None);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "killed at its limit"
+        );
+        assert_eq!(
+            ran.failure.as_deref(),
+            Some("did not finish within 1s and was killed")
+        );
+        assert_eq!(
+            last_failure(&w.runtime).unwrap().unwrap().reason,
+            "did not finish within 1s and was killed"
         );
     }
 
@@ -429,5 +455,24 @@ mod tests {
         w.runner.launch(job("true"), &launch);
         let failure = last_failure(&w.runtime).unwrap().unwrap();
         assert!(failure.reason.starts_with("cannot start"), "{failure:?}");
+    }
+
+    #[test]
+    fn the_supervisor_gets_the_configured_time_out() {
+        let w = world();
+        let runner = Runner::new(w.runtime.clone(), &config("command_timeout_s = 7\n"));
+        let argv = runner.supervisor(std::path::Path::new("/bin/corral"), "ntfy publish x");
+        assert_eq!(
+            argv.argv(),
+            [
+                "/bin/corral",
+                "internal",
+                "notify-command",
+                "--timeout-s",
+                "7",
+                "--command",
+                "ntfy publish x"
+            ]
+        );
     }
 }

@@ -93,7 +93,7 @@ pub fn supervise<T: NotifyTmux>(
     let (outcome, exit_code) = run(detached);
     let mut completion = detached.completion.clone();
     completion.outcome = outcome;
-    let runner = Runner::new(runtime.clone());
+    let runner = Runner::new(runtime.clone(), config);
     let log = sinks::log_path(config, home);
     let sinks = Sinks {
         config,

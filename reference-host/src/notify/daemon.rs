@@ -88,6 +88,15 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
     code
 }
 
+/// Whether `event` has already happened: polled once, never waited for.
+async fn pending(event: impl Future) -> bool {
+    tokio::select! {
+        biased;
+        _ = event => true,
+        () = std::future::ready(()) => false,
+    }
+}
+
 struct Daemon {
     options: DaemonOptions,
     server: Server,
@@ -140,7 +149,9 @@ impl Daemon {
             let (ask, mut asked) = tokio::sync::mpsc::channel(16);
             socket::serve(listener, ask);
             loop {
+                // Signals first, then the socket, then the tick: never at random.
                 let event = tokio::select! {
+                    biased;
                     _ = term.recv() => Event::Shutdown,
                     _ = interrupt.recv() => Event::Shutdown,
                     _ = hangup.recv() => Event::Reload,
@@ -149,6 +160,17 @@ impl Daemon {
                 };
                 match event {
                     Event::Tick => {
+                        // A SIGHUP that arrived while the loop was busy or stopped may not have
+                        // reached `hangup` yet when the tick is due: the runtime sees a signal
+                        // only once it has looked at its I/O. Yielding lets it look (tokio does
+                        // not promise it in general; its current-thread runtime resumes a
+                        // yielded task after a turn of its driver, and
+                        // a_reload_pending_when_a_cycle_is_due_is_handled_first fails if that
+                        // changes), so the cycle after a SIGHUP runs on the reloaded config.
+                        tokio::task::yield_now().await;
+                        if pending(hangup.recv()).await {
+                            self.reload();
+                        }
                         self.cycle();
                         next = tokio::time::Instant::now() + self.interval;
                     }

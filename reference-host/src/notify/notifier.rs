@@ -36,9 +36,9 @@ impl Notifier {
     /// Commands run in the background of this process.
     pub fn new(config: NotifyConfig, runtime: RuntimeDir, home: Option<PathBuf>) -> Notifier {
         Notifier {
+            runner: Runner::new(runtime.clone(), &config),
             config,
             home,
-            runner: Runner::new(runtime.clone()),
             runtime,
             launch: Launch::Background,
             previous: None,
@@ -90,6 +90,7 @@ impl Notifier {
         if self.config.osc_progress && !config.osc_progress {
             write_progress(&self.rollup.clear_all());
         }
+        self.runner = Runner::new(self.runtime.clone(), &config);
         self.config = config;
     }
 

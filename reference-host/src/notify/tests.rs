@@ -438,7 +438,7 @@ fn the_event_path_fires_only_with_from_event_and_shares_the_daemon_s_marker() {
     let mut w = World::new();
     w.step("%1", State::Blocked, T0 + 100);
     let off = w.config(EVERY_SINK);
-    let runner = Runner::new(w.runtime.clone());
+    let runner = Runner::new(w.runtime.clone(), &off);
     let notify = |config| Notify {
         sinks: Sinks {
             config,
@@ -485,7 +485,7 @@ fn the_title_reaches_payload_log_and_env_only_with_include_title() {
 fn a_completion_goes_to_every_sink_with_notify_command() {
     let w = World::new();
     let config = w.config(EVERY_SINK);
-    let runner = Runner::new(w.runtime.clone());
+    let runner = Runner::new(w.runtime.clone(), &config);
     let log = w.path("logs/notify.log");
     let sinks = Sinks {
         config: &config,

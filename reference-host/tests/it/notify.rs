@@ -256,6 +256,49 @@ fn sighup_reloads_and_a_broken_config_keeps_the_old(backend: Backend) {
     });
 }
 
+/// A SIGHUP that is pending when a cycle is due is handled first, every time. Each round the
+/// daemon is stopped just after a cycle (the ring has just shown that cycle's move, so its next
+/// tick is most of a cycle away), the config changes, SIGHUP is sent and a pane blocks; it is
+/// resumed past its next tick, so the reload and the tick are due at once. The fire must go to
+/// the new config's log.
+#[test]
+fn a_reload_pending_when_a_cycle_is_due_is_handled_first() {
+    let config = |log: &str| {
+        format!("[serve]\nreconcile_interval_ms = 400\n\n[notify]\nlog = \"~/logs/{log}\"\n")
+    };
+    let (fleet, home) = setup(Backend::Fake, "");
+    let recorded = |n: u64| {
+        eventually(&format!("the ring recorded {n}"), || {
+            ring(&home)["recorded"] == n
+        });
+    };
+    home.write_config(&config("round-0.log"));
+    let daemon = home.daemon();
+    eventually("%2 announced", || path(&home, "logs/round-0.log").exists());
+    for round in 1..=4u64 {
+        fleet.step("%1", &["--state", "working"]);
+        recorded(2 * round - 1);
+        daemon.signal("STOP");
+        home.write_config(&config(&format!("round-{round}.log")));
+        daemon.signal("HUP");
+        fleet.step(
+            "%1",
+            &["--state", "blocked", "--since", &format!("+{round}s")],
+        );
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        daemon.signal("CONT");
+        recorded(2 * round);
+        let log = path(&home, &format!("logs/round-{round}.log"));
+        let before = path(&home, &format!("logs/round-{}.log", round - 1));
+        assert_eq!(
+            (json_lines(&before).len(), json_lines(&log).len()),
+            (1, 1),
+            "round {round}: the fire went to the old config's log"
+        );
+        assert_eq!(json_lines(&log)[0]["pane"], "%1", "round {round}");
+    }
+}
+
 fn sigterm_and_sigint_clear_progress_and_exit_0(backend: Backend) {
     let progress_on = wrapped(b"\x1b]9;4;3;0\x07");
     let progress_off = wrapped(b"\x1b]9;4;0;0\x07");
@@ -570,6 +613,21 @@ fn notify_test_runs_the_command_and_records_its_failure(backend: Backend) {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    write_config(
+        &home,
+        "[notify]\ncommand_timeout_s = 1\ncommand = \"sleep 30\"\n",
+    );
+    let out = home
+        .corral()
+        .args(["debug", "notify-test", "--trigger", "done"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("did not finish within 1s and was killed"),
+        "the configured time-out: {text}"
+    );
     write_config(&home, "[notify]\n");
     let out = home
         .corral()
@@ -662,10 +720,11 @@ fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
     use std::io::Write;
 
     let home = Home::new("unused");
-    let run = |command: &str| {
+    let run_for = |timeout_s: &str, command: &str| {
         let mut child = home
             .corral()
-            .args(["internal", "notify-command", "--command", command])
+            .args(["internal", "notify-command", "--timeout-s", timeout_s])
+            .args(["--command", command])
             .env("CORRAL_STATE", "blocked")
             .stdin(std::process::Stdio::piped())
             .spawn()
@@ -678,6 +737,7 @@ fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
             .unwrap();
         child.wait().unwrap().code()
     };
+    let run = |command: &str| run_for("60", command);
     let got = path(&home, "got");
     let command = format!("{{ cat; echo $CORRAL_STATE; }} > {}", got.display());
     assert_eq!(run(&command), Some(0));
@@ -691,4 +751,10 @@ fn the_notify_command_supervisor_runs_the_command_and_records_how_it_ended() {
     assert_eq!(failure["reason"], "exited with status 9");
     assert_eq!(run("true"), Some(0));
     assert!(!record.exists());
+    // The time-out comes from the process that launched the supervisor.
+    let started = std::time::Instant::now();
+    assert_eq!(run_for("1", "sleep 30"), Some(1));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let failure: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(failure["reason"], "did not finish within 1s and was killed");
 }

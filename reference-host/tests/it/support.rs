@@ -855,7 +855,7 @@ impl Daemon {
         }
     }
 
-    /// Sends it a signal (`TERM`, `INT`, `HUP`).
+    /// Sends it a signal (`TERM`, `INT`, `HUP`, `STOP`, `CONT`).
     pub fn signal(&self, name: &str) {
         let pid = self.child.id().to_string();
         assert!(

@@ -32,10 +32,7 @@ pub struct Outcome {
 
 /// Runs the selected cases; with `echo`, prints as it goes.
 pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Result<Outcome> {
-    let work = tempfile::Builder::new()
-        .prefix("corral-kit-")
-        .tempdir()
-        .context("making the run's work dir")?;
+    let work = work_dir(options.work_dir.as_deref())?;
     // tmux reports real paths (`pane_current_path`, `socket_path`); goldens compare against them.
     let work_path = work
         .path()
@@ -92,6 +89,39 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
         console: console.into_text(),
         ok,
     })
+}
+
+/// Where a memory filesystem usually is on Linux.
+const MEMORY_FS: &str = "/dev/shm";
+
+/// Makes the run's work dir: in `chosen` (`--work-dir`), else in `$TMPDIR` when it is set, else
+/// in [`MEMORY_FS`] when this user can make a dir there, else in the system's temp dir. Each case
+/// makes and removes a few hundred small files (its fleet's repositories, its hosts' runtime
+/// dirs, logs); on a disk filesystem that is a large part of what a run costs, in memory next to
+/// nothing.
+fn work_dir(chosen: Option<&Path>) -> anyhow::Result<tempfile::TempDir> {
+    make_work_dir(chosen, std::env::var_os("TMPDIR"), Path::new(MEMORY_FS))
+}
+
+/// [`work_dir`], with `$TMPDIR` and the memory filesystem given.
+fn make_work_dir(
+    chosen: Option<&Path>,
+    tmpdir: Option<std::ffi::OsString>,
+    memory: &Path,
+) -> anyhow::Result<tempfile::TempDir> {
+    let make = |dir: &Path| {
+        tempfile::Builder::new()
+            .prefix("corral-kit-")
+            .tempdir_in(dir)
+            .with_context(|| format!("making the run's work dir in {}", dir.display()))
+    };
+    if let Some(dir) = chosen {
+        return make(dir);
+    }
+    match tmpdir.filter(|dir| !dir.is_empty()) {
+        Some(dir) => make(Path::new(&dir)),
+        None => make(memory).or_else(|_| make(&std::env::temp_dir())),
+    }
 }
 
 /// The sessions whose case id matches one of the globs (all of them when there is none).
@@ -400,6 +430,36 @@ mod tests {
 "#
         );
         golden::session::parse(Path::new(&format!("{case}.ndjson")), &text).unwrap()
+    }
+
+    #[test]
+    fn the_work_dir_is_the_one_asked_for_else_tmpdir_else_memory_else_the_temp_dir() {
+        let root = tempfile::tempdir().unwrap();
+        let place = |name: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        };
+        let (chosen, tmp, memory) = (place("chosen"), place("tmp"), place("memory"));
+        let inside = |work: tempfile::TempDir, dir: &Path| {
+            assert!(work.path().starts_with(dir), "{}", work.path().display());
+            assert!(work.path().is_dir());
+        };
+        let tmpdir = || Some(tmp.clone().into_os_string());
+        inside(
+            make_work_dir(Some(&chosen), tmpdir(), &memory).unwrap(),
+            &chosen,
+        );
+        inside(make_work_dir(None, tmpdir(), &memory).unwrap(), &tmp);
+        inside(make_work_dir(None, None, &memory).unwrap(), &memory);
+        inside(
+            make_work_dir(None, Some("".into()), &memory).unwrap(),
+            &memory,
+        );
+        let fallback = make_work_dir(None, None, &root.path().join("no-memory-fs")).unwrap();
+        inside(fallback, &std::env::temp_dir());
+        let err = make_work_dir(Some(&root.path().join("missing")), None, &memory).unwrap_err();
+        assert!(format!("{err:#}").contains("missing"), "{err:#}");
     }
 
     #[test]

@@ -203,7 +203,7 @@ impl HostProcess {
 
     /// Sends SIGTERM to the host (the process `sh` exec'd into).
     pub fn terminate(&self) {
-        process::signal(self.child.id(), "TERM", false);
+        process::signal(self.child.id(), process::Signal::TERM, false);
     }
 
     /// `kill`: SIGKILL to the host (the process `sh` exec'd into) and its end within the
@@ -242,7 +242,7 @@ impl HostProcess {
         if self.status.is_some() {
             return;
         }
-        process::signal(self.child.id(), "KILL", true);
+        process::signal(self.child.id(), process::Signal::KILL, true);
         let _ = self.child.kill();
         self.status = self.child.wait().ok();
     }

@@ -1,12 +1,15 @@
 //! The conformance kit's only way to start a child process (host processes, `corral-sim`, the
-//! build, `kill`, a `run` step's program), a bounded wait for one to finish, and a run to the end
-//! with its output kept.
+//! build, a `run` step's program) and to signal one, a bounded wait for one to finish, and a run
+//! to the end with its output kept.
 
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+pub use rustix::process::Signal;
+use rustix::process::{Pid, kill_process, kill_process_group};
 
 /// A `Command` for a program; every child process of the kit is built here.
 #[allow(clippy::disallowed_methods)]
@@ -95,17 +98,16 @@ pub fn run_to_end(
     })
 }
 
-/// Sends a signal (`KILL`, `TERM`) to a process, or to a process group when `group` is set.
-pub fn signal(pid: u32, name: &str, group: bool) {
-    let target = if group {
-        format!("-{pid}")
-    } else {
-        pid.to_string()
+/// Sends `signal` to a process, or to its process group when `group` is set. A process already
+/// gone is no error: whoever waits for it sees how it ended. (No `kill` program: a case sends a
+/// few of these, and a process less is a case quicker.)
+pub fn signal(pid: u32, signal: Signal, group: bool) {
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
     };
-    let _ = command("kill")
-        .args(["-s", name, "--", &target])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+    let _ = if group {
+        kill_process_group(pid, signal)
+    } else {
+        kill_process(pid, signal)
+    };
 }

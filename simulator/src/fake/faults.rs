@@ -1,7 +1,9 @@
 //! Fault injection: `faults.json` in the server directory lists faults, each making a named
 //! command fail (exit code, stderr and stdout of your choosing), hang before it runs, or run and
 //! then hang before it answers, for every invocation or only when it targets a named pane,
-//! optionally only a number of times.
+//! optionally only a number of times. A hang lasts its time, or until a release
+//! (`corral-sim fault release`) ends every hang under way: a case that holds a command for as
+//! long as it needs lets it go as soon as it has seen what the hold was for.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,22 @@ pub enum Effect {
         /// How long.
         ms: u64,
     },
+}
+
+/// How many releases there have been: a hang ends when this grows past what it was when the
+/// hang began.
+pub fn releases(dir: &ServerDir) -> u64 {
+    std::fs::metadata(dir.releases_file()).map_or(0, |m| m.len())
+}
+
+/// Ends every hang under way (one byte appended: hangs compare the file's length).
+pub fn release(dir: &ServerDir) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.releases_file())?
+        .write_all(b"\n")
 }
 
 /// Reads the faults (none when the file is missing).

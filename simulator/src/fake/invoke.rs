@@ -98,13 +98,14 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
     }
 }
 
-/// Sleeps `ms` milliseconds, or until the server stops: a hang whose caller was killed must not
-/// outlive the server it was injected into.
+/// Sleeps `ms` milliseconds, or until the server stops (a hang whose caller was killed must not
+/// outlive the server it was injected into), or until `corral-sim fault release`.
 fn hang(dir: &ServerDir, ms: u64) {
     let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let released = faults::releases(dir);
     loop {
         let now = std::time::Instant::now();
-        if now >= until || !dir.running() {
+        if now >= until || !dir.running() || faults::releases(dir) != released {
             return;
         }
         std::thread::sleep((until - now).min(std::time::Duration::from_millis(50)));

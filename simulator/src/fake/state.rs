@@ -244,6 +244,11 @@ impl ServerDir {
         self.path.join("faults.json")
     }
 
+    /// `releases`: one line per `corral-sim fault release`, which ends the hangs under way.
+    pub fn releases_file(&self) -> PathBuf {
+        self.path.join("releases")
+    }
+
     /// Whether the socket path exists at all (a server ran here once).
     pub fn exists(&self) -> bool {
         self.path.is_dir()

@@ -478,6 +478,10 @@ pub enum FaultAction {
     /// Remove every fault.
     #[command(after_help = "Example:\n  corral-sim fault clear")]
     Clear,
+    /// End every hang under way now (a `--hang-ms` command then runs, a `--hang-after-ms` one
+    /// answers); later hangs are not affected.
+    #[command(after_help = "Example:\n  corral-sim fault release")]
+    Release,
 }
 
 /// `client ...`.
@@ -723,6 +727,10 @@ pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
                     });
                 }
                 FaultAction::Clear => list.clear(),
+                FaultAction::Release => {
+                    return faults::release(&dir)
+                        .with_context(|| format!("releasing the hangs of {}", dir.path.display()));
+                }
             }
             let _lock = dir.lock(false)?;
             faults::store(&dir, &list)?;

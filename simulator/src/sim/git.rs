@@ -1,5 +1,8 @@
-//! Git repositories for fixtures: `git init -b <branch>` with one commit, linked worktrees, and
-//! branch switches, run with no system or user git config so results never depend on the machine.
+//! Git repositories for fixtures: `git init -b <branch>` with one (empty) commit, linked
+//! worktrees, and branch switches, run with no system or user git config so results never depend
+//! on the machine. Every case of the kit makes its fleet's repositories afresh, so they are made
+//! with as few git processes and files as a real repository allows: no template (sample hooks),
+//! no automatic maintenance after a commit, no checkout of a worktree (its tree is empty anyway).
 
 use std::path::Path;
 
@@ -18,6 +21,10 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
             "commit.gpgsign=false",
             "-c",
             "core.hooksPath=/dev/null",
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "gc.auto=0",
         ])
         .args(args)
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -39,16 +46,18 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
-/// Creates `dir` as a repository on `branch` with one commit; an existing repository is kept.
+/// Creates `dir` as a repository on `branch` with one empty commit; an existing repository is
+/// kept.
 pub fn init(dir: &Path, branch: &str) -> anyhow::Result<()> {
     if dir.join(".git").exists() {
         return Ok(());
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    git(dir, &["init", "-q", "-b", branch])?;
-    std::fs::write(dir.join("README.md"), "A repository made by corral-sim.\n")?;
-    git(dir, &["add", "README.md"])?;
-    git(dir, &["commit", "-q", "-m", "initial commit"])?;
+    git(dir, &["init", "-q", "--template=", "-b", branch])?;
+    git(
+        dir,
+        &["commit", "-q", "--allow-empty", "-m", "initial commit"],
+    )?;
     Ok(())
 }
 
@@ -58,7 +67,18 @@ pub fn worktree(repo: &Path, path: &Path, branch: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let target = path.to_str().context("worktree path is not UTF-8")?;
-    git(repo, &["worktree", "add", "-q", "-b", branch, target])?;
+    git(
+        repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--no-checkout",
+            "-b",
+            branch,
+            target,
+        ],
+    )?;
     Ok(())
 }
 

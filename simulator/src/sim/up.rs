@@ -171,14 +171,19 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         );
     }
     let mut repos = BTreeMap::new();
+    // What each repository and worktree has checked out, as made here: a transcript records its
+    // pane's branch, and asking git for it would cost a process per pane.
+    let mut branches: BTreeMap<&str, &str> = BTreeMap::new();
     for repo in &fixture.repos {
         let dir = sim_dir.join("repos").join(&repo.name);
         git::init(&dir, &repo.branch)?;
         repos.insert(repo.name.clone(), dir.display().to_string());
+        branches.insert(&repo.name, &repo.branch);
         for worktree in &repo.worktrees {
             let path = sim_dir.join("repos").join(&worktree.name);
             git::worktree(&dir, &path, &worktree.branch)?;
             repos.insert(worktree.name.clone(), path.display().to_string());
+            branches.insert(&worktree.name, &worktree.branch);
         }
     }
     let mut cwds = BTreeMap::new();
@@ -191,15 +196,30 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         &creation(&sessions, &cwds, &input::program(sim_dir)),
         sim_dir,
     )?;
-    let listed = tmux.ok(
-        &[cmd(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
-        ])],
-        sim_dir,
-    )?;
+    // One invocation answers both what the server made and where its socket is.
+    let first = plan::panes(&sessions).next().map(|p| format!("%{}", p.id));
+    let mut ask = vec![cmd(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
+    ])];
+    if let Some(first) = &first {
+        ask.push(cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            first,
+            "#{socket_path}",
+        ]));
+    }
+    let answer = tmux.ok(&ask, sim_dir)?;
+    let mut listed: Vec<&str> = answer.lines().collect();
+    let said = if first.is_some() { listed.pop() } else { None };
+    let socket_path = match said.map(str::trim).filter(|path| !path.is_empty()) {
+        Some(path) => path.to_owned(),
+        None => socket_path(&tmux, sim_dir)?,
+    };
     let expected: Vec<String> = {
         let mut rows: Vec<(&str, u32, u32, u32)> = plan::panes(&sessions)
             .map(|p| (p.session.as_str(), p.window, p.index, p.id))
@@ -209,7 +229,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             .map(|(s, w, i, id)| format!("%{id} {s}:{w}.{i}"))
             .collect()
     };
-    let got: Vec<String> = listed.lines().map(str::to_owned).collect();
+    let got: Vec<String> = listed.iter().map(|line| (*line).to_owned()).collect();
     if got != expected {
         bail!(
             "the server assigned other pane ids than a fresh tmux would:\nexpected {expected:?}\ngot {got:?}"
@@ -248,12 +268,17 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
                 .clone()
                 .unwrap_or_else(|| plan::session_id_for(&pane.name));
             let path = transcript::store_path(&home, spec.format, &cwd, &session, options.now_ms);
-            let branch = git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
+            let branch = pane
+                .repo
+                .as_deref()
+                .and_then(|repo| branches.get(repo))
+                .copied()
+                .unwrap_or("main");
             transcript::write(
                 &path,
                 spec.format,
                 &session,
-                (&cwd, &branch),
+                (&cwd, branch),
                 options.now_ms,
                 &Recipe {
                     corpus: spec.corpus,
@@ -297,7 +322,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     }
     tmux.batch(&stamps, sim_dir)?;
     if options.backend == Backend::Fake && !fixture.clients.is_empty() {
-        let dir = crate::fake::state::ServerDir::new(PathBuf::from(socket_path(&tmux, sim_dir)?));
+        let dir = crate::fake::state::ServerDir::new(PathBuf::from(&socket_path));
         let clients = fixture.clients.clone();
         crate::fake::edit(&dir, |server| {
             for (i, client) in clients.iter().enumerate() {
@@ -312,7 +337,7 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     let sim = SimFile {
         backend: options.backend,
         socket: options.socket.clone(),
-        socket_path: socket_path(&tmux, sim_dir)?,
+        socket_path,
         tmux_bin: tmux.bin.clone(),
         panes: plan::ids(&sessions),
         now_ms: options.now_ms,
@@ -359,7 +384,11 @@ pub fn down(sim_dir: &Path) -> anyhow::Result<bool> {
     let tmux = Tmux::of(&sim);
     let ran = tmux.run(&[cmd(&["kill-server"])], sim_dir)?;
     // A real server exits a moment after kill-server returns; wait until it is gone so the next
-    // command sees "no server running" rather than a dying server.
+    // command sees "no server running" rather than a dying server. The fake's is gone when
+    // kill-server returns.
+    if sim.backend == Backend::Fake {
+        return Ok(ran.code == 0);
+    }
     for _ in 0..250 {
         let probe = tmux.run(&[cmd(&["has-session"])], sim_dir)?;
         if probe.code != 0

@@ -196,6 +196,78 @@ fn a_hung_command_hangs_without_holding_the_lock() {
 }
 
 #[test]
+fn a_release_ends_the_hangs_under_way_and_no_later_one() {
+    let (sim, socket) = fake_fleet("small.toml");
+    let faults = sim.path().join(format!("tmux-0/{socket}/faults.json"));
+    let taken = || {
+        for _ in 0..250 {
+            if std::fs::read_to_string(&faults).is_ok_and(|text| text.trim() == "[]") {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the hang never started");
+    };
+    let hang = |command_name: &str, how: &str| {
+        sim.sim(&[
+            "fault",
+            "add",
+            "--command",
+            command_name,
+            how,
+            "60000",
+            "--times",
+            "1",
+        ]);
+    };
+    let ended = |child: &mut std::process::Child| {
+        for _ in 0..250 {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the hang was not released");
+    };
+    hang("send-keys", "--hang-ms");
+    let mut before = command(FAKE)
+        .env("CORRAL_SIM_DIR", sim.path())
+        .args(["-L", &socket, "send-keys", "-t", "%0", "y"])
+        .spawn()
+        .unwrap();
+    taken();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        before.try_wait().unwrap().is_none(),
+        "it hangs until released"
+    );
+    sim.sim(&["fault", "release"]);
+    assert!(ended(&mut before).success(), "released, the command ran");
+    let log = sim.path().join(format!("tmux-0/{socket}/log.ndjson"));
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains(r#""keys":["y"]"#),
+        "the keys reached the pane"
+    );
+    // A hang that begins after a release is not ended by it.
+    hang("send-keys", "--hang-after-ms");
+    let mut after = command(FAKE)
+        .env("CORRAL_SIM_DIR", sim.path())
+        .args(["-L", &socket, "send-keys", "-t", "%1", "n"])
+        .spawn()
+        .unwrap();
+    taken();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        after.try_wait().unwrap().is_none(),
+        "an earlier release does not end it"
+    );
+    sim.sim(&["fault", "release"]);
+    assert!(ended(&mut after).success());
+}
+
+#[test]
 fn a_command_that_hangs_after_acts_at_once_and_a_hang_ends_with_its_server() {
     let (sim, socket) = fake_fleet("small.toml");
     sim.sim(&[

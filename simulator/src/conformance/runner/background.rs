@@ -39,14 +39,14 @@ impl Running {
     /// moments after it was reaped).
     pub(super) fn stop(&mut self) {
         if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            process::signal(self.child.id(), "TERM", false);
+            process::signal(self.child.id(), process::Signal::TERM, false);
             let done = process::wait_until(&mut self.child, Instant::now() + STOP_GRACE);
             if !matches!(done, Ok(Some(_))) {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
             }
         }
-        process::signal(self.child.id(), "KILL", true);
+        process::signal(self.child.id(), process::Signal::KILL, true);
     }
 
     /// `KILL`: SIGKILL to the program alone and its end within the deadline; then whatever it
@@ -55,7 +55,7 @@ impl Running {
         let _ = self.child.kill();
         let status = process::wait_until(&mut self.child, deadline)
             .map_err(|err| format!("waiting for `{}`: {err}", self.shown))?;
-        process::signal(self.child.id(), "KILL", true);
+        process::signal(self.child.id(), process::Signal::KILL, true);
         match status {
             Some(_) => Ok(()),
             None => Err(format!("`{}` still runs after SIGKILL", self.shown)),
@@ -139,7 +139,7 @@ impl Case<'_> {
                 .kill(Instant::now() + timeout)
                 .map_err(StepError::new);
         }
-        process::signal(running.child.id(), step.signal.as_str(), false);
+        process::signal(running.child.id(), os_signal(step.signal), false);
         let Some(code) = step.exit else {
             return Ok(());
         };
@@ -244,6 +244,16 @@ fn ended(status: ExitStatus) -> String {
         || format!("was killed ({status})"),
         |code| format!("exited with {code}"),
     )
+}
+
+/// The signal a step names.
+fn os_signal(name: SignalName) -> process::Signal {
+    match name {
+        SignalName::Hup => process::Signal::HUP,
+        SignalName::Int => process::Signal::INT,
+        SignalName::Term => process::Signal::TERM,
+        SignalName::Kill => process::Signal::KILL,
+    }
 }
 
 #[cfg(test)]

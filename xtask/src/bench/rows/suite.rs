@@ -1,8 +1,8 @@
 //! P5 and P5b: the wall time of `cargo xtask conformance --backend fake`, run in this process as
 //! the command runs it (its debug binaries built first, untimed; cargo's own start-up is not
 //! counted), once whole and once without the cases whose floor is a fixed spec time (a golden
-//! header's `floor_ms`: `notify.command-timeout` must wait out the 60 s command limit, so the
-//! whole suite cannot take less than a minute).
+//! header's `floor_ms`: `dispatch.in-flight-bounded` must wait out the 10 s a dispatch waits for
+//! a slot in flight, so the whole suite cannot take less than that).
 //!
 //! A run in which a case failed still took the time it took: its row keeps the figure and names
 //! the failed cases. Only a run that could not be made at all is an error, of its own row.
