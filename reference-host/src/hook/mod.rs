@@ -49,8 +49,9 @@ pub struct EventOptions {
     pub payload: Option<String>,
     /// The tmux binary.
     pub tmux_bin: PathBuf,
-    /// The host's files.
-    pub paths: Paths,
+    /// The host's files; why they are unknown (no `HOME`), in which case the config is the
+    /// defaults and nothing is parked.
+    pub paths: Result<Paths, String>,
 }
 
 /// Runs one hook event; always exit code 0.
@@ -83,10 +84,16 @@ fn event(options: &EventOptions) -> anyhow::Result<()> {
     let hook = payload::parse(&text, options.hook.as_deref());
     let tmux = Tmux::new(options.tmux_bin.clone(), Some(socket)).with_timeout(TMUX_TIMEOUT);
     let now = now_ms();
-    let config = crate::config::load(&options.paths.config_file).unwrap_or_else(|err| {
-        tracing::warn!("config: {err:#}; using the defaults");
-        schema::Config::default()
-    });
+    let config = match &options.paths {
+        Ok(paths) => crate::config::load(&paths.config_file).unwrap_or_else(|err| {
+            tracing::warn!("config: {err:#}; using the defaults");
+            schema::Config::default()
+        }),
+        Err(why) => {
+            tracing::warn!("{why}; using the default config");
+            schema::Config::default()
+        }
+    };
     // The daemonless path reads the pane before and after its stamp (the transition it made);
     // otherwise a stamp is the event's one tmux call.
     let announce = config
@@ -130,7 +137,7 @@ impl Announce {
         let Some(read) = read_pane(tmux, pane) else {
             return;
         };
-        let runtime = match RuntimeDir::open(&options.paths.runtime_dir) {
+        let runtime = match runtime_dir(options) {
             Ok(runtime) => runtime,
             Err(err) => {
                 tracing::warn!("{err:#}");
@@ -185,6 +192,15 @@ fn read_pane(tmux: &Tmux, pane: &str) -> Option<crate::fleet::Pane> {
     reader.pane(pane).ok().flatten()
 }
 
+/// The runtime dir, opened (made when missing).
+fn runtime_dir(options: &EventOptions) -> anyhow::Result<RuntimeDir> {
+    let paths = options
+        .paths
+        .as_ref()
+        .map_err(|why| anyhow::anyhow!("{why}"))?;
+    RuntimeDir::open(&paths.runtime_dir)
+}
+
 fn read_stdin() -> anyhow::Result<String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
@@ -220,7 +236,7 @@ fn permission(
     now: u64,
     announce: Option<Announce>,
 ) -> anyhow::Result<()> {
-    let runtime = RuntimeDir::open(&options.paths.runtime_dir)?;
+    let runtime = runtime_dir(options)?;
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
     stamps.push(("@agent_permission_request", Some(parked.id.clone())));
