@@ -1,7 +1,9 @@
 //! Fault injection: `faults.json` in the server directory lists faults, each making a named
 //! command fail (exit code, stderr and stdout of your choosing), hang before it runs, or run and
 //! then hang before it answers, for every invocation or only when it targets a named pane,
-//! optionally only a number of times.
+//! optionally only a number of times. A command on the command line meets its fault before the
+//! invocation runs anything; one that `if-shell` runs meets it where it runs
+//! (`commands/flow.rs`).
 
 use serde::{Deserialize, Serialize};
 

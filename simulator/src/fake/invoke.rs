@@ -77,7 +77,7 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
             Err(output) => return output,
         }
     }
-    let ran = commands::run(dir, server, commands, utf8, starts);
+    let ran = commands::run(dir, server, commands, utf8, starts, with_faults);
     let stopped = ran.stopped || ran.server.sessions.is_empty();
     let stored = if stopped {
         dir.store(None)
@@ -100,7 +100,7 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
 
 /// Sleeps `ms` milliseconds, or until the server stops: a hang whose caller was killed must not
 /// outlive the server it was injected into.
-fn hang(dir: &ServerDir, ms: u64) {
+pub(crate) fn hang(dir: &ServerDir, ms: u64) {
     let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
     loop {
         let now = std::time::Instant::now();
