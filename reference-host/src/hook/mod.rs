@@ -134,7 +134,7 @@ impl Announce {
         pane: &str,
         now: u64,
     ) {
-        let Some(read) = read_pane(tmux, pane) else {
+        let Some((read, clients)) = read_pane_and_clients(tmux, pane) else {
             return;
         };
         let runtime = match runtime_dir(options) {
@@ -179,6 +179,7 @@ impl Announce {
                 log: log.as_deref(),
             },
             runtime: &runtime,
+            clients: &clients,
         };
         crate::notify::fire_from_event(&notify, &read, now);
     }
@@ -190,6 +191,15 @@ fn read_pane(tmux: &Tmux, pane: &str) -> Option<crate::fleet::Pane> {
     use crate::fleet::{FleetReader, FleetSource};
     let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name());
     reader.pane(pane).ok().flatten()
+}
+
+/// [`read_pane`], with the clients attached, in the same invocation: a fire shows them its
+/// status-line message.
+fn read_pane_and_clients(tmux: &Tmux, pane: &str) -> Option<(crate::fleet::Pane, Vec<String>)> {
+    use crate::fleet::{FleetReader, FleetSource};
+    let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name()).with_clients();
+    let read = reader.pane(pane).ok().flatten()?;
+    Some((read, reader.clients().to_vec()))
 }
 
 /// The runtime dir, opened (made when missing).

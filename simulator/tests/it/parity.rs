@@ -178,13 +178,13 @@ fn the_fake_matches_real_tmux() {
             format!("#{{==:#{{@claim}},{value}}}"),
             "display-message -p held".to_owned(),
             format!(
-                "set-option -p -t '{pane}' '@claim' '{value}' ; display-message -p -t '{pane}' 'set #{{@claim}}' ; display-message -c '/dev/pts/40' 'it'\\''s #{{pane_id}} ## ; $HOME ~ }}'"
+                "set-option -p -t '{pane}' '@claim' '{value}' ; show-options -p -v -t '{pane}' '@claim' ; display-message -c '/dev/pts/40' 'it'\\''s #{{pane_id}} ## ; $HOME ~ }}'"
             ),
         ]
     };
     let args = claim("%0", "7");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_eq!(pair.same(&args), "set 7\n");
+    assert_eq!(pair.same(&args), "7\n");
     assert_eq!(pair.same(&args), "held\n");
     let args = claim("%99", "7");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
