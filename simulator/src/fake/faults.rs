@@ -84,6 +84,19 @@ pub fn take(faults: &mut Vec<Fault>, command: &str, pane: Option<&str>) -> Optio
     Some(effect)
 }
 
+/// Sleeps `ms` milliseconds, or until the server stops: a hang whose caller was killed must not
+/// outlive the server it was injected into.
+pub fn hang(dir: &ServerDir, ms: u64) {
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    loop {
+        let now = std::time::Instant::now();
+        if now >= until || !dir.running() {
+            return;
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(50)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

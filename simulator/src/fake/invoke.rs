@@ -65,13 +65,13 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
             }
             Ok(Some(Effect::Hang { ms })) => {
                 drop(lock);
-                hang(dir, ms);
+                faults::hang(dir, ms);
                 return execute(dir, commands, utf8, false);
             }
             Ok(Some(Effect::HangAfter { ms })) => {
                 drop(lock);
                 let output = execute(dir, commands, utf8, false);
-                hang(dir, ms);
+                faults::hang(dir, ms);
                 return output;
             }
             Err(output) => return output,
@@ -95,19 +95,6 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
         stdout: ran.stdout,
         stderr: ran.stderr,
         code: ran.code,
-    }
-}
-
-/// Sleeps `ms` milliseconds, or until the server stops: a hang whose caller was killed must not
-/// outlive the server it was injected into.
-pub(crate) fn hang(dir: &ServerDir, ms: u64) {
-    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
-    loop {
-        let now = std::time::Instant::now();
-        if now >= until || !dir.running() {
-            return;
-        }
-        std::thread::sleep((until - now).min(std::time::Duration::from_millis(50)));
     }
 }
 

@@ -71,12 +71,12 @@ impl Run<'_> {
                     break;
                 }
                 Some(Effect::Hang { ms }) => {
-                    crate::fake::invoke::hang(self.dir, ms);
+                    faults::hang(self.dir, ms);
                     self.command(command)
                 }
                 Some(Effect::HangAfter { ms }) => {
                     let ran = self.command(command);
-                    crate::fake::invoke::hang(self.dir, ms);
+                    faults::hang(self.dir, ms);
                     ran
                 }
             };
