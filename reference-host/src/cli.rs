@@ -17,6 +17,38 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// This process's command line, parsed.
+    ///
+    /// `corral event` is what every agent hook runs, several times a turn, so its command line is
+    /// tried first against the `event` subcommand alone: building the whole tree of commands is
+    /// most of what parsing costs. Only a command line it accepts is taken from it; anything
+    /// else (help, the version, an error) goes through the whole tree, which alone decides and
+    /// words those.
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        match Cli::event_only(&args) {
+            Some(cli) => Ok(cli),
+            None => Cli::try_parse_from(args),
+        }
+    }
+
+    /// `args` (the program name first) as `corral event …`, parsed against that subcommand
+    /// alone; `None` when it is another command or the subcommand does not accept it.
+    pub fn event_only(args: &[std::ffi::OsString]) -> Option<Cli> {
+        use clap::FromArgMatches;
+        if args.get(1)? != "event" {
+            return None;
+        }
+        let command = EventArgs::augment_args(clap::Command::new("event"));
+        let matches = command.try_get_matches_from(&args[1..]).ok()?;
+        let event = EventArgs::from_arg_matches(&matches).ok()?;
+        Some(Cli {
+            command: Command::Event(event),
+        })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve one remote device on stdin/stdout (usually an ssh forced command).
@@ -440,7 +472,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
+    use clap::{CommandFactory, Parser};
 
     use super::Cli;
 
@@ -478,5 +510,53 @@ mod tests {
             undocumented(&command, "corral"),
             ["corral internal bare: no example"]
         );
+    }
+
+    /// `corral event`'s own parse takes exactly what the whole tree would make of a command line,
+    /// and leaves to the whole tree everything it would word itself: help, the version, errors,
+    /// and every other command.
+    #[test]
+    fn the_event_command_line_parses_alone_as_the_whole_tree_parses_it() {
+        let argv = |words: &[&str]| -> Vec<std::ffi::OsString> {
+            std::iter::once("corral")
+                .chain(words.iter().copied())
+                .map(Into::into)
+                .collect()
+        };
+        let taken = [
+            &["event", "claude"][..],
+            &["event", "claude", "UserPromptSubmit"],
+            &[
+                "event",
+                "codex",
+                "notify",
+                r#"{"type":"agent-turn-complete"}"#,
+            ],
+            &["event", "claude", "Stop", "--tmux-bin", "/usr/bin/tmux"],
+            &["event", "--tmux-bin=/t", "gemini", "AfterAgent"],
+            &["event", "claude", "--", "-starts-with-a-dash"],
+        ];
+        for words in taken {
+            let args = argv(words);
+            let alone = Cli::event_only(&args).unwrap_or_else(|| panic!("{words:?} not taken"));
+            let whole = Cli::try_parse_from(&args).unwrap();
+            assert_eq!(format!("{alone:?}"), format!("{whole:?}"), "{words:?}");
+            assert!(matches!(alone.command, super::Command::Event(_)));
+        }
+        let left = [
+            &["event"][..],
+            &["event", "--help"],
+            &["event", "-h"],
+            &["event", "--version"],
+            &["event", "-V"],
+            &["event", "claude", "--frob"],
+            &["event", "a", "b", "c", "d"],
+            &["ls"],
+            &["--version"],
+            &[],
+        ];
+        for words in left {
+            assert!(Cli::event_only(&argv(words)).is_none(), "{words:?}");
+        }
     }
 }

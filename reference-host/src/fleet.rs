@@ -24,6 +24,9 @@ pub struct FleetReader {
     failing: RepeatedWarning,
     /// So is a read that found no server.
     absent: RepeatedWarning,
+    /// The clients attached at the last read, for a reader that lists them
+    /// ([`FleetReader::with_clients`]); `None` for one that does not.
+    clients: Option<Vec<String>>,
 }
 
 /// The local listing: the rows, titles included, and when no tmux server runs, the line that says
@@ -122,6 +125,7 @@ impl FleetReader {
             titles: Titles::Omit,
             failing: RepeatedWarning::default(),
             absent: RepeatedWarning::default(),
+            clients: None,
         }
     }
 
@@ -167,6 +171,19 @@ impl FleetReader {
         self
     }
 
+    /// A reader whose every read also lists the attached clients, in the same tmux invocation
+    /// (the notification daemon: a fire shows its status-line message to them).
+    pub fn with_clients(mut self) -> FleetReader {
+        self.clients = Some(Vec::new());
+        self
+    }
+
+    /// The clients attached at the last read that succeeded; none for a reader made without
+    /// [`FleetReader::with_clients`].
+    pub fn clients(&self) -> &[String] {
+        self.clients.as_deref().unwrap_or_default()
+    }
+
     /// The tmux this reader reads.
     pub fn tmux(&self) -> &Tmux {
         &self.tmux
@@ -200,7 +217,16 @@ impl FleetReader {
 impl FleetSource for FleetReader {
     fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         let now = now_ms();
-        let read = self.tmux.list_panes(self.titles);
+        let read = match self.clients {
+            Some(_) => self
+                .tmux
+                .list_panes_and_clients(self.titles)
+                .map(|(listing, clients)| {
+                    self.clients = Some(clients);
+                    listing
+                }),
+            None => self.tmux.list_panes(self.titles),
+        };
         self.log_read(&read);
         let panes = read?.into_panes();
         Ok(panes

@@ -4,10 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = match reference_host::Cli::try_parse() {
+    let cli = match reference_host::Cli::parse_args() {
         Ok(cli) => cli,
         Err(err) => {
             // Help and version go to stdout with success; a bad command line is a start-up

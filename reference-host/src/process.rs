@@ -25,7 +25,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, PidfdFlags, Signal, kill_process_group};
 
 /// The most a child may write on each of its outputs; past it the child is killed. A tmux read of
 /// a large fleet is a few MiB.
@@ -344,19 +344,56 @@ fn collect(child: &mut Child, deadline: Instant) -> std::io::Result<Ended> {
         }
     }
     // Both outputs are closed; the exit follows at once, unless the child closed them early.
+    // Usually the child is still on its way out when its pipes close (they close as it exits,
+    // before it can be reaped): its pidfd says the moment it can be, where a sleep would add its
+    // whole length to every call.
+    let [out, err] = pipes.map(|pipe| pipe.bytes);
+    match wait_exit(child, deadline)? {
+        Some(status) => Ok(Ended::Exited(status, out, err)),
+        None => Ok(Ended::Late),
+    }
+}
+
+/// Reaps `child` once it has exited, waiting at most until `deadline`; `None` when it has not
+/// exited by then. The wait is a poll of the child's pidfd (Linux 5.3); where there is none, a
+/// sleep that doubles from 1 ms.
+fn wait_exit(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    if let Some(status) = child.try_wait()? {
+        return Ok(Some(status));
+    }
+    // The child is not reaped yet, so its pid still names it.
+    let pidfd = rustix::process::pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok();
     let mut pause = Duration::from_millis(1);
     loop {
-        if let Some(status) = child.try_wait()? {
-            let [out, err] = pipes.map(|pipe| pipe.bytes);
-            return Ok(Ended::Exited(status, out, err));
-        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Ok(Ended::Late);
+            return Ok(None);
         }
-        std::thread::sleep(pause.min(left));
-        pause = (pause * 2).min(Duration::from_millis(20));
+        match &pidfd {
+            Some(pidfd) => {
+                let mut fds = [PollFd::from_borrowed_fd(pidfd.as_fd(), PollFlags::IN)];
+                match poll(&mut fds, Some(&timespec(left))) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(errno) => return Err(errno.into()),
+                }
+            }
+            None => {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+        }
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
     }
+}
+
+/// `wait` as a poll time-out (saturated at `i32::MAX` seconds).
+fn timespec(wait: Duration) -> Timespec {
+    Timespec::try_from(wait).unwrap_or(Timespec {
+        tv_sec: i64::from(i32::MAX),
+        tv_nsec: 0,
+    })
 }
 
 /// Polls the open pipes for up to `wait`; which of them have something to read (data, or their
@@ -368,11 +405,7 @@ fn wait_readable(pipes: &[Pipe; 2], wait: Duration) -> std::io::Result<[bool; 2]
         .filter_map(|&i| pipes[i].source.as_ref())
         .map(|source| PollFd::from_borrowed_fd(source.as_fd(), PollFlags::IN))
         .collect();
-    let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
-        tv_sec: i64::from(i32::MAX),
-        tv_nsec: 0,
-    });
-    match poll(&mut fds, Some(&timeout)) {
+    match poll(&mut fds, Some(&timespec(wait))) {
         Ok(_) => {}
         Err(rustix::io::Errno::INTR) => return Ok([false; 2]),
         Err(errno) => return Err(errno.into()),
@@ -501,6 +534,19 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, ProcessError::Timeout { .. }), "{err}");
+    }
+
+    /// Closing its outputs is not the end of a child: one that goes on for a while afterwards is
+    /// waited for, and its own exit status kept.
+    #[test]
+    fn a_child_that_closes_its_outputs_then_exits_is_waited_for() {
+        let output = run(
+            &sh("printf out; exec >&- 2>&-; sleep 0.3; exit 7"),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(output.status.code(), Some(7));
+        assert_eq!(output.stdout, b"out");
     }
 
     #[test]

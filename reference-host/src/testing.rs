@@ -219,7 +219,8 @@ pub fn mutations(good: &[u8], seed: u64, count: usize) -> Vec<Vec<u8>> {
 }
 
 /// The tmux a notifier talks to beyond the fleet read, scripted: pane options per pane,
-/// attached clients, and every status-line message shown (client, text). Clones share state.
+/// attached clients, every status-line message shown (client, text), and every invocation made
+/// (its method's name), so a test counts what a fire costs. Clones share state.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedTmux {
     options: Rc<RefCell<std::collections::BTreeMap<(String, String), String>>>,
@@ -227,6 +228,7 @@ pub struct ScriptedTmux {
     clients: Rc<RefCell<Vec<String>>>,
     messages: Rc<RefCell<Vec<(String, String)>>>,
     fail_writes: Rc<RefCell<bool>>,
+    calls: Rc<RefCell<Vec<&'static str>>>,
 }
 
 impl ScriptedTmux {
@@ -260,6 +262,16 @@ impl ScriptedTmux {
         self.messages.borrow().clone()
     }
 
+    /// Every invocation so far, by the name of the method that made it; the list starts afresh.
+    pub fn take_calls(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.calls.borrow_mut())
+    }
+
+    /// The clients attached now.
+    pub fn clients(&self) -> Vec<String> {
+        self.clients.borrow().clone()
+    }
+
     fn check(&self, pane: &str) -> Result<(), TmuxError> {
         if *self.fail_writes.borrow() || !self.panes.borrow().iter().any(|p| p == pane) {
             return Err(TmuxError::Failed {
@@ -272,27 +284,37 @@ impl ScriptedTmux {
 }
 
 impl crate::notify::NotifyTmux for ScriptedTmux {
-    fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
-        if !self.panes.borrow().iter().any(|p| p == pane) {
-            return Err(TmuxError::Failed {
-                status: "exit status: 1".into(),
-                stderr: format!("no such pane: {pane}"),
-            });
-        }
-        Ok(self.option(pane, name))
-    }
-
-    fn set_pane_option_confirmed(
+    /// As tmux runs the claim's `if-shell`: the marker tested as it is now; held, nothing
+    /// written; else written (a pane that is gone, or writes failing, fail it there) and the
+    /// message shown to each client in the claim that is still attached.
+    fn claim_marker(
         &self,
-        pane: &str,
-        name: &str,
-        value: &str,
-    ) -> Result<bool, TmuxError> {
-        self.check(pane)?;
-        self.options
-            .borrow_mut()
-            .insert((pane.to_owned(), name.to_owned()), value.to_owned());
-        Ok(true)
+        claim: &crate::tmux::write::MarkerClaim<'_>,
+    ) -> Result<crate::tmux::write::Claimed, TmuxError> {
+        use crate::tmux::write::{Claimed, Held};
+        self.calls.borrow_mut().push("claim_marker");
+        let current = self.option(claim.pane, claim.option);
+        let held = match claim.held {
+            Held::WhileEqual => current.as_deref() == Some(claim.value),
+            Held::WhileSet => current.is_some_and(|c| !c.is_empty()),
+        };
+        if held {
+            return Ok(Claimed::Held);
+        }
+        self.check(claim.pane)?;
+        self.options.borrow_mut().insert(
+            (claim.pane.to_owned(), claim.option.to_owned()),
+            claim.value.to_owned(),
+        );
+        if let Some(message) = claim.message {
+            let attached = self.clients.borrow().clone();
+            for client in claim.clients.iter().filter(|c| attached.contains(c)) {
+                self.messages
+                    .borrow_mut()
+                    .push((client.clone(), message.to_owned()));
+            }
+        }
+        Ok(Claimed::Won { status: None })
     }
 
     fn set_pane_options(
@@ -301,6 +323,7 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
         writes: &[crate::tmux::write::OptionWrite<'_>],
     ) -> Result<(), TmuxError> {
         use crate::tmux::write::OptionWrite;
+        self.calls.borrow_mut().push("set_pane_options");
         self.check(pane)?;
         let mut options = self.options.borrow_mut();
         for write in writes {
@@ -317,10 +340,12 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
     }
 
     fn list_clients(&self) -> Result<Vec<String>, TmuxError> {
+        self.calls.borrow_mut().push("list_clients");
         Ok(self.clients.borrow().clone())
     }
 
     fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError> {
+        self.calls.borrow_mut().push("display_message");
         for client in clients {
             self.messages
                 .borrow_mut()

@@ -22,6 +22,16 @@ use crate::tmux::{Socket, Tmux};
 
 /// Runs one command.
 pub fn run(command: Command) -> anyhow::Result<u8> {
+    // An agent's hook never fails: without the host's paths it stamps all the same.
+    if let Command::Event(args) = command {
+        return Ok(crate::hook::run(crate::hook::EventOptions {
+            agent: args.agent,
+            hook: args.hook,
+            payload: args.payload,
+            tmux_bin: args.tmux_bin,
+            paths: Paths::from_env().map_err(|err| format!("{err:#}")),
+        }));
+    }
     let paths = Paths::from_env()?;
     match command {
         Command::Serve(args) => Ok(serve::run(ServeOptions {
@@ -36,13 +46,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Act(args) => act::act(args, &paths, host_name()),
         Command::Receipts(args) => act::receipts(args, &paths),
         Command::Actions(args) => act::actions(args, &paths),
-        Command::Event(args) => Ok(crate::hook::run(crate::hook::EventOptions {
-            agent: args.agent,
-            hook: args.hook,
-            payload: args.payload,
-            tmux_bin: args.tmux_bin,
-            paths,
-        })),
+        Command::Event(_) => unreachable!("handled above"),
         Command::Hooks(command) => hooks::run(command, &paths),
         Command::Daemon(args) => notify::daemon::run(DaemonOptions {
             tmux: tmux(&args.tmux),

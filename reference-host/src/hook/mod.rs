@@ -49,8 +49,9 @@ pub struct EventOptions {
     pub payload: Option<String>,
     /// The tmux binary.
     pub tmux_bin: PathBuf,
-    /// The host's files.
-    pub paths: Paths,
+    /// The host's files; why they are unknown (no `HOME`), in which case the config is the
+    /// defaults and nothing is parked.
+    pub paths: Result<Paths, String>,
 }
 
 /// Runs one hook event; always exit code 0.
@@ -83,10 +84,16 @@ fn event(options: &EventOptions) -> anyhow::Result<()> {
     let hook = payload::parse(&text, options.hook.as_deref());
     let tmux = Tmux::new(options.tmux_bin.clone(), Some(socket)).with_timeout(TMUX_TIMEOUT);
     let now = now_ms();
-    let config = crate::config::load(&options.paths.config_file).unwrap_or_else(|err| {
-        tracing::warn!("config: {err:#}; using the defaults");
-        schema::Config::default()
-    });
+    let config = match &options.paths {
+        Ok(paths) => crate::config::load(&paths.config_file).unwrap_or_else(|err| {
+            tracing::warn!("config: {err:#}; using the defaults");
+            schema::Config::default()
+        }),
+        Err(why) => {
+            tracing::warn!("{why}; using the default config");
+            schema::Config::default()
+        }
+    };
     // The daemonless path reads the pane before and after its stamp (the transition it made);
     // otherwise a stamp is the event's one tmux call.
     let announce = config
@@ -127,10 +134,10 @@ impl Announce {
         pane: &str,
         now: u64,
     ) {
-        let Some(read) = read_pane(tmux, pane) else {
+        let Some((read, clients)) = read_pane_and_clients(tmux, pane) else {
             return;
         };
-        let runtime = match RuntimeDir::open(&options.paths.runtime_dir) {
+        let runtime = match runtime_dir(options) {
             Ok(runtime) => runtime,
             Err(err) => {
                 tracing::warn!("{err:#}");
@@ -172,6 +179,7 @@ impl Announce {
                 log: log.as_deref(),
             },
             runtime: &runtime,
+            clients: &clients,
         };
         crate::notify::fire_from_event(&notify, &read, now);
     }
@@ -183,6 +191,24 @@ fn read_pane(tmux: &Tmux, pane: &str) -> Option<crate::fleet::Pane> {
     use crate::fleet::{FleetReader, FleetSource};
     let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name());
     reader.pane(pane).ok().flatten()
+}
+
+/// [`read_pane`], with the clients attached, in the same invocation: a fire shows them its
+/// status-line message.
+fn read_pane_and_clients(tmux: &Tmux, pane: &str) -> Option<(crate::fleet::Pane, Vec<String>)> {
+    use crate::fleet::{FleetReader, FleetSource};
+    let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name()).with_clients();
+    let read = reader.pane(pane).ok().flatten()?;
+    Some((read, reader.clients().to_vec()))
+}
+
+/// The runtime dir, opened (made when missing).
+fn runtime_dir(options: &EventOptions) -> anyhow::Result<RuntimeDir> {
+    let paths = options
+        .paths
+        .as_ref()
+        .map_err(|why| anyhow::anyhow!("{why}"))?;
+    RuntimeDir::open(&paths.runtime_dir)
 }
 
 fn read_stdin() -> anyhow::Result<String> {
@@ -223,7 +249,7 @@ fn permission(
     // The handlers go in before anything is parked: a SIGTERM between the park and the wait
     // would otherwise kill the hook with its request file and stamp left behind.
     let stop = interrupted();
-    let runtime = RuntimeDir::open(&options.paths.runtime_dir)?;
+    let runtime = runtime_dir(options)?;
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
     stamps.push(("@agent_permission_request", Some(parked.id.clone())));

@@ -121,7 +121,19 @@ fn reader(options: &DaemonOptions, config: &Config) -> FleetReader {
     } else {
         Titles::Omit
     };
-    FleetReader::new(tmux, options.host.clone()).with_titles(titles)
+    FleetReader::new(tmux, options.host.clone())
+        .with_titles(titles)
+        .with_clients()
+}
+
+/// When the cycle after one due at `due` runs: one interval later, so a cycle's own length does
+/// not stretch the period; after a stall that already passed it, one interval from `now`.
+fn next_cycle<I>(due: I, interval: Duration, now: I) -> I
+where
+    I: Copy + PartialOrd + std::ops::Add<Duration, Output = I>,
+{
+    let next = due + interval;
+    if next <= now { now + interval } else { next }
 }
 
 impl Daemon {
@@ -172,7 +184,7 @@ impl Daemon {
                             self.reload();
                         }
                         self.cycle();
-                        next = tokio::time::Instant::now() + self.interval;
+                        next = next_cycle(next, self.interval, tokio::time::Instant::now());
                     }
                     Event::Reload => self.reload(),
                     Event::Asked(Request::Ring(reply)) => {
@@ -197,7 +209,12 @@ impl Daemon {
     fn cycle(&mut self) {
         match self.reader.panes() {
             Ok(panes) => {
-                let fired = self.notifier.cycle(self.reader.tmux(), &panes, now_ms());
+                let fired = self.notifier.cycle(
+                    self.reader.tmux(),
+                    &panes,
+                    self.reader.clients(),
+                    now_ms(),
+                );
                 for fire in fired {
                     tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed");
                 }
@@ -219,5 +236,28 @@ impl Daemon {
             }
             Err(err) => tracing::error!("config reload failed, keeping the old config: {err:#}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycles_keep_their_period_whatever_a_cycle_takes() {
+        let interval = Duration::from_millis(200);
+        let start = std::time::Instant::now();
+        let due = start + interval;
+        assert_eq!(
+            next_cycle(due, interval, due + Duration::from_millis(60)),
+            due + interval,
+            "a 60 ms cycle does not push the next one back"
+        );
+        let late = due + Duration::from_millis(500);
+        assert_eq!(
+            next_cycle(due, interval, late),
+            late + interval,
+            "after a stall, one interval from now, not a burst of cycles"
+        );
     }
 }

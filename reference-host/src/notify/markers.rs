@@ -1,8 +1,9 @@
 //! Claiming a fire through its pane marker (docs/protocol.md "Detection paths and
-//! deduplication"): under the host-wide marker lock, the marker is read afresh from tmux, and
-//! written and read back only when it does not already announce the episode. A fire happens
-//! only after its claim: a crash between the two drops the fire, never doubles it, and the daemon
-//! and an agent's event hook, which both claim this way, cannot both fire one episode.
+//! deduplication"): under the host-wide marker lock, one tmux invocation tests the marker as tmux
+//! holds it now and, only when it does not already announce the episode, writes it, reads it
+//! back and shows the fire's status-line message. A fire happens only after its claim: a crash
+//! between the two drops the fire, never doubles it, and the daemon and an agent's event hook,
+//! which both claim this way, cannot both fire one episode.
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use super::NotifyTmux;
 use super::trigger::Marker;
 use crate::files;
 use crate::runtime::RuntimeDir;
-use crate::tmux::write::OptionWrite;
+use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite};
 
 /// How long a claim waits for the marker lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
@@ -26,33 +27,48 @@ pub enum Claim {
     Failed(String),
 }
 
-/// Claims `value` in `pane`'s `marker`.
+/// The status-line message a won claim shows, in the claim's own invocation (sink 1 of the
+/// fire).
+#[derive(Debug, Clone, Copy)]
+pub struct Status<'a> {
+    /// The attached clients.
+    pub clients: &'a [String],
+    /// The message; none for a claim that rings nothing (a muted pane).
+    pub message: Option<&'a str>,
+}
+
+/// Claims `value` in `pane`'s `marker`, showing `status` when the claim is won.
 pub fn claim<T: NotifyTmux>(
     tmux: &T,
     runtime: &RuntimeDir,
     pane: &str,
     marker: Marker,
     value: &str,
+    status: &Status<'_>,
 ) -> Claim {
     let lock = match files::lock_within(&runtime.marker_lock(), LOCK_WAIT) {
         Ok(Some(lock)) => lock,
         Ok(None) => return Claim::Failed("the marker lock stayed busy".into()),
         Err(err) => return Claim::Failed(format!("the marker lock: {err}")),
     };
-    let current = match tmux.pane_option(pane, marker.option()) {
-        Ok(current) => current,
-        Err(err) => return Claim::Failed(err.to_string()),
-    };
-    if marker.taken(current.as_deref(), value) {
-        return Claim::Taken;
-    }
-    let claim = match tmux.set_pane_option_confirmed(pane, marker.option(), value) {
-        Ok(true) => Claim::Claimed,
-        Ok(false) => Claim::Failed(format!("{} did not keep its value", marker.option())),
-        Err(err) => Claim::Failed(err.to_string()),
-    };
+    let claimed = tmux.claim_marker(&MarkerClaim {
+        pane,
+        option: marker.option(),
+        value,
+        held: marker.held(),
+        clients: status.clients,
+        message: status.message,
+    });
     drop(lock);
-    claim
+    match claimed {
+        Ok(Claimed::Won { status: None }) => Claim::Claimed,
+        Ok(Claimed::Won { status: Some(why) }) => {
+            tracing::warn!(%pane, %why, "the status-line message was not shown");
+            Claim::Claimed
+        }
+        Ok(Claimed::Held) => Claim::Taken,
+        Err(err) => Claim::Failed(err.to_string()),
+    }
 }
 
 /// Unsets `pane`'s `marker`: its trigger is armed again.
@@ -67,6 +83,12 @@ mod tests {
     use super::*;
     use crate::testing::ScriptedTmux;
 
+    /// A claim that shows nothing.
+    const QUIET: Status<'static> = Status {
+        clients: &[],
+        message: None,
+    };
+
     fn runtime() -> (tempfile::TempDir, RuntimeDir) {
         let dir = tempfile::tempdir().unwrap();
         let runtime = RuntimeDir::open(dir.path()).unwrap();
@@ -78,7 +100,7 @@ mod tests {
         let (_dir, runtime) = runtime();
         let tmux = ScriptedTmux::with_panes(&["%1"]);
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Notified, "900"),
+            claim(&tmux, &runtime, "%1", Marker::Notified, "900", &QUIET),
             Claim::Claimed
         );
         assert_eq!(
@@ -86,14 +108,36 @@ mod tests {
             Some("900")
         );
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Notified, "900"),
+            claim(&tmux, &runtime, "%1", Marker::Notified, "900", &QUIET),
             Claim::Taken,
             "a second path finds the episode announced"
         );
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Notified, "950"),
+            claim(&tmux, &runtime, "%1", Marker::Notified, "950", &QUIET),
             Claim::Claimed
         );
+    }
+
+    #[test]
+    fn only_a_won_claim_shows_its_message_and_in_its_own_invocation() {
+        let (_dir, runtime) = runtime();
+        let tmux = ScriptedTmux::with_panes(&["%1"]);
+        tmux.attach(&["/dev/pts/1", "/dev/pts/2"]);
+        let clients = tmux.clients();
+        let status = Status {
+            clients: &clients,
+            message: Some("corral: claude blocked at work:0.1"),
+        };
+        let claimed = claim(&tmux, &runtime, "%1", Marker::Notified, "900", &status);
+        assert_eq!(claimed, Claim::Claimed);
+        assert_eq!(tmux.take_calls(), ["claim_marker"]);
+        assert_eq!(tmux.messages().len(), 2, "{:?}", tmux.messages());
+        let again = claim(&tmux, &runtime, "%1", Marker::Notified, "900", &status);
+        assert_eq!(again, Claim::Taken);
+        assert_eq!(tmux.messages().len(), 2, "a held claim shows nothing");
+        let gone = claim(&tmux, &runtime, "%9", Marker::Notified, "900", &status);
+        assert!(matches!(gone, Claim::Failed(_)));
+        assert_eq!(tmux.messages().len(), 2, "a failed claim shows nothing");
     }
 
     #[test]
@@ -102,12 +146,12 @@ mod tests {
         let tmux = ScriptedTmux::with_panes(&["%1"]);
         tmux.fail_writes(true);
         assert!(matches!(
-            claim(&tmux, &runtime, "%1", Marker::Notified, "900"),
+            claim(&tmux, &runtime, "%1", Marker::Notified, "900", &QUIET),
             Claim::Failed(_)
         ));
         tmux.fail_writes(false);
         assert!(matches!(
-            claim(&tmux, &runtime, "%9", Marker::Notified, "900"),
+            claim(&tmux, &runtime, "%9", Marker::Notified, "900", &QUIET),
             Claim::Failed(_)
         ));
     }
@@ -123,7 +167,7 @@ mod tests {
             let claimed = scope
                 .spawn(|| {
                     let tmux = ScriptedTmux::with_panes(&["%1"]);
-                    claim(&tmux, &runtime, "%1", Marker::Notified, "1")
+                    claim(&tmux, &runtime, "%1", Marker::Notified, "1", &QUIET)
                 })
                 .join()
                 .unwrap();
@@ -131,7 +175,7 @@ mod tests {
         });
         drop(held);
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Notified, "1"),
+            claim(&tmux, &runtime, "%1", Marker::Notified, "1", &QUIET),
             Claim::Claimed
         );
     }
@@ -141,17 +185,17 @@ mod tests {
         let (_dir, runtime) = runtime();
         let tmux = ScriptedTmux::with_panes(&["%1"]);
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Context, "5"),
+            claim(&tmux, &runtime, "%1", Marker::Context, "5", &QUIET),
             Claim::Claimed
         );
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Context, "6"),
+            claim(&tmux, &runtime, "%1", Marker::Context, "6", &QUIET),
             Claim::Taken
         );
         rearm(&tmux, "%1", Marker::Context);
         assert_eq!(tmux.option("%1", "@agent_context_notified_at"), None);
         assert_eq!(
-            claim(&tmux, &runtime, "%1", Marker::Context, "7"),
+            claim(&tmux, &runtime, "%1", Marker::Context, "7", &QUIET),
             Claim::Claimed
         );
     }

@@ -38,24 +38,18 @@ use schema::Trigger;
 
 use crate::fleet::Pane;
 use crate::runtime::RuntimeDir;
-use crate::tmux::write::OptionWrite;
+use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite};
 use crate::tmux::{Tmux, TmuxError};
 use command::Launch;
-use markers::Claim;
+use markers::{Claim, Status};
 use sinks::Sinks;
 use trigger::{Step, Triggers};
 
 /// What the notifier asks of tmux beyond the fleet read: [`Tmux`] itself, or a script in tests.
 pub trait NotifyTmux {
-    /// A pane option's value, `None` when unset.
-    fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError>;
-    /// Sets a pane option and reads it back; true when tmux holds the value.
-    fn set_pane_option_confirmed(
-        &self,
-        pane: &str,
-        name: &str,
-        value: &str,
-    ) -> Result<bool, TmuxError>;
+    /// Claims a marker and, when the claim is won, shows the fire's status-line message, in one
+    /// invocation ([`MarkerClaim`]).
+    fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError>;
     /// Sets and unsets pane options.
     fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError>;
     /// The attached clients.
@@ -65,17 +59,8 @@ pub trait NotifyTmux {
 }
 
 impl NotifyTmux for Tmux {
-    fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
-        Tmux::pane_option(self, pane, name)
-    }
-
-    fn set_pane_option_confirmed(
-        &self,
-        pane: &str,
-        name: &str,
-        value: &str,
-    ) -> Result<bool, TmuxError> {
-        Tmux::set_pane_option_confirmed(self, pane, name, value)
+    fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError> {
+        Tmux::claim_marker(self, claim)
     }
 
     fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError> {
@@ -98,6 +83,9 @@ pub struct Notify<'a, T> {
     pub sinks: Sinks<'a, T>,
     /// The runtime dir: the marker lock.
     pub runtime: &'a RuntimeDir,
+    /// The clients attached at the fleet read this fire comes from: its status-line message
+    /// goes to them with its claim.
+    pub clients: &'a [String],
 }
 
 /// A fire that was claimed.
@@ -112,6 +100,9 @@ pub struct Fired {
 }
 
 /// Claims and delivers what `pane` calls for under `triggers` at `now`; rearms what dipped.
+///
+/// A fire costs one tmux invocation before its command starts: the claim, which shows the
+/// status-line message (sink 1) in the same invocation once it is won; the other sinks follow.
 pub fn notify_pane<T: NotifyTmux>(
     notify: &Notify<'_, T>,
     pane: &Pane,
@@ -130,7 +121,17 @@ pub fn notify_pane<T: NotifyTmux>(
             }
             Step::Fire(candidate) => candidate,
         };
-        match markers::claim(tmux, notify.runtime, id, candidate.marker, &candidate.value) {
+        // A muted pane's claim rings nothing, its status line included.
+        let include_title = notify.sinks.config.include_title;
+        let fire =
+            (!muted).then(|| payload::fire(pane, candidate.trigger.clone(), now, include_title));
+        let message = fire.as_ref().map(payload::status_text);
+        let status = Status {
+            clients: notify.clients,
+            message: message.as_deref(),
+        };
+        let value = &candidate.value;
+        match markers::claim(tmux, notify.runtime, id, candidate.marker, value, &status) {
             Claim::Claimed => {}
             Claim::Taken => continue,
             Claim::Failed(why) => {
@@ -138,13 +139,14 @@ pub fn notify_pane<T: NotifyTmux>(
                 continue;
             }
         }
-        if muted {
-            tracing::info!(pane = %id, trigger = %candidate.trigger, "muted: claimed without ringing");
-        } else {
-            let include_title = notify.sinks.config.include_title;
-            let fire = payload::fire(pane, candidate.trigger.clone(), now, include_title);
-            notify.sinks.fire(&pane.facts.tty, &fire, now);
-            tracing::info!(pane = %id, trigger = %candidate.trigger, "fired");
+        match &fire {
+            None => {
+                tracing::info!(pane = %id, trigger = %candidate.trigger, "muted: claimed without ringing");
+            }
+            Some(fire) => {
+                notify.sinks.after_claim(&pane.facts.tty, fire, now);
+                tracing::info!(pane = %id, trigger = %candidate.trigger, "fired");
+            }
         }
         fired.push(Fired {
             pane: id.to_owned(),

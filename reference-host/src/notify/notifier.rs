@@ -54,8 +54,14 @@ impl Notifier {
         self
     }
 
-    /// One cycle over `panes`, read at `now`: what fired.
-    pub fn cycle<T: NotifyTmux>(&mut self, tmux: &T, panes: &[Pane], now: u64) -> Vec<Fired> {
+    /// One cycle over `panes`, read at `now` with `clients` attached: what fired.
+    pub fn cycle<T: NotifyTmux>(
+        &mut self,
+        tmux: &T,
+        panes: &[Pane],
+        clients: &[String],
+        now: u64,
+    ) -> Vec<Fired> {
         let rows: Vec<FleetRow> = panes.iter().map(|p| p.row.clone()).collect();
         if let Some(before) = &self.previous {
             for transition in ring::polled(before, &rows, now) {
@@ -77,6 +83,7 @@ impl Notifier {
                 log: log.as_deref(),
             },
             runtime: &self.runtime,
+            clients,
         };
         let triggers = Triggers::of(&self.config);
         panes

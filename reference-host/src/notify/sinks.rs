@@ -1,7 +1,8 @@
 //! Delivering one fire, or one detached action's completion, to every sink in order
 //! (docs/protocol.md "Sinks"): the status-line message to every attached client, the bell, OSC 9
-//! and OSC 777 on the pane's tty, the command, the log line. A sink that fails is logged and
-//! skipped; it never stops the sinks after it.
+//! and OSC 777 on the pane's tty, the command, the log line. A fire's status-line message goes
+//! out with the claim of its marker, in the same tmux invocation (`markers.rs`); the sinks here
+//! follow it. A sink that fails is logged and skipped; it never stops the sinks after it.
 
 use std::path::{Path, PathBuf};
 
@@ -38,9 +39,9 @@ pub fn log_path(config: &NotifyConfig, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 impl<T: NotifyTmux> Sinks<'_, T> {
-    /// Delivers `fire` (of the pane whose tty is `tty`) at `now`.
-    pub fn fire(&self, tty: &str, fire: &Fire, now: u64) {
-        self.status(&payload::status_text(fire));
+    /// Delivers `fire` (of the pane whose tty is `tty`) at `now` to sinks 2 to 6: its claim
+    /// showed the status-line message already.
+    pub fn after_claim(&self, tty: &str, fire: &Fire, now: u64) {
         let text = format!("{} {}", fire.agent, fire.state);
         self.terminal(tty, &text, &fire.agent, fire.state.as_str());
         if let Some(command) = command::resolve(self.config, &fire.state) {
@@ -80,7 +81,7 @@ impl<T: NotifyTmux> Sinks<'_, T> {
         ));
     }
 
-    /// Sink 1: the message on every attached client's status line.
+    /// Sink 1 of a completion: the message on every attached client's status line.
     fn status(&self, message: &str) {
         let shown = self
             .tmux

@@ -104,7 +104,7 @@ impl World {
 
     fn cycle(&self, notifier: &mut Notifier, now: u64) -> Vec<(String, Trigger, bool)> {
         notifier
-            .cycle(&self.tmux, &self.read(), now)
+            .cycle(&self.tmux, &self.read(), &self.tmux.clients(), now)
             .into_iter()
             .map(
                 |Fired {
@@ -142,9 +142,15 @@ fn a_transition_rings_once_on_every_sink_in_order() {
         "idle, no output"
     );
     w.step("%1", State::Blocked, T0 + 100);
+    w.tmux.take_calls();
     assert_eq!(
         w.cycle(&mut notifier, T0 + 4300),
         [("%1".to_owned(), Trigger::Blocked, false)]
+    );
+    assert_eq!(
+        w.tmux.take_calls(),
+        ["claim_marker"],
+        "one tmux invocation per fire: the claim, which shows the status line"
     );
     assert_eq!(
         w.tmux.messages(),
@@ -188,6 +194,10 @@ fn a_transition_rings_once_on_every_sink_in_order() {
     );
 
     assert!(w.cycle(&mut notifier, T0 + 6000).is_empty(), "exactly once");
+    assert!(
+        w.tmux.take_calls().is_empty(),
+        "an announced episode costs no tmux call: the read shows its marker"
+    );
     assert_eq!(w.lines("logs/notify.log").len(), 1);
     assert_eq!(w.tmux.messages().len(), 2);
 
@@ -439,6 +449,7 @@ fn the_event_path_fires_only_with_from_event_and_shares_the_daemon_s_marker() {
     w.step("%1", State::Blocked, T0 + 100);
     let off = w.config(EVERY_SINK);
     let runner = Runner::new(w.runtime.clone(), &off);
+    let clients = w.tmux.clients();
     let notify = |config| Notify {
         sinks: Sinks {
             config,
@@ -448,6 +459,7 @@ fn the_event_path_fires_only_with_from_event_and_shares_the_daemon_s_marker() {
             log: None,
         },
         runtime: &w.runtime,
+        clients: &clients,
     };
     let pane = w.read()[0].clone();
     assert!(fire_from_event(&notify(&off), &pane, T0 + 200).is_empty());

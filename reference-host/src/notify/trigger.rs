@@ -18,6 +18,7 @@ use schema::config::NotifyConfig;
 use schema::{State, Trigger};
 
 use crate::fleet::Pane;
+use crate::tmux::write::Held;
 
 /// The `context_high` rearm band, in percentage points below the threshold.
 pub const REARM_BAND: u8 = 10;
@@ -94,9 +95,17 @@ impl Marker {
     /// True when a marker holding `current` already announced what `value` would: the same
     /// episode or run; for `context_high`, any value (it holds until rearmed).
     pub fn taken(self, current: Option<&str>, value: &str) -> bool {
+        match self.held() {
+            Held::WhileEqual => current == Some(value),
+            Held::WhileSet => current.is_some_and(|c| !c.is_empty()),
+        }
+    }
+
+    /// The same rule as [`Marker::taken`], as tmux tests it in a claim.
+    pub fn held(self) -> Held {
         match self {
-            Marker::Notified | Marker::Stall => current == Some(value),
-            Marker::Context => current.is_some_and(|c| !c.is_empty()),
+            Marker::Notified | Marker::Stall => Held::WhileEqual,
+            Marker::Context => Held::WhileSet,
         }
     }
 }

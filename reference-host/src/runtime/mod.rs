@@ -8,7 +8,7 @@
 //!   transcript cursor secret.
 //! - `notify/`: the notification subsystem's files: `command-failure.json` (the last failed
 //!   notification command), `commands/slot-<n>.lock` (the cap on running notification
-//!   commands), `markers.lock` (the guard around a marker's read and write), and per tmux
+//!   commands), `markers.lock` (the guard around a marker's claim), and per tmux
 //!   server `daemon-<key>.lock` (one daemon per server) and `daemon-<key>.sock` (its socket).
 //!
 //! Everything is locked and written through `files.rs`.

@@ -178,6 +178,20 @@ impl Tmux {
     /// Runs tmux and says what it answered, a missing server told apart. Within one time-out of
     /// a timed-out invocation, nothing runs: [`TmuxError::Hung`].
     fn ask(&self, args: &[String]) -> Result<Answer, TmuxError> {
+        let attempt = self.attempt(args)?;
+        if attempt.failed.is_none() {
+            return Ok(Answer::Output(attempt.stdout));
+        }
+        if let Some(socket) = no_server_socket(&attempt.stderr) {
+            return Ok(Answer::NoServer { socket });
+        }
+        Err(attempt.error())
+    }
+
+    /// Runs tmux once and keeps what it printed whether or not it succeeded: a command sequence
+    /// that failed part-way says on stdout how far it got. Within one time-out of a timed-out
+    /// invocation, nothing runs: [`TmuxError::Hung`].
+    fn attempt(&self, args: &[String]) -> Result<Attempt, TmuxError> {
         if let Some(at) = self.hung_at.get()
             && at.elapsed() < self.timeout
         {
@@ -189,18 +203,32 @@ impl Tmux {
         let timed_out = matches!(ran, Err(ProcessError::Timeout { .. }));
         self.hung_at.set(timed_out.then(Instant::now));
         let output = ran?;
-        if output.status.success() {
-            return Ok(Answer::Output(output.stdout));
-        }
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let first = stderr.lines().next().unwrap_or("").trim().to_owned();
-        if let Some(socket) = no_server_socket(&first) {
-            return Ok(Answer::NoServer { socket });
-        }
-        Err(TmuxError::Failed {
-            status: output.status.to_string(),
-            stderr: first,
+        Ok(Attempt {
+            failed: (!output.status.success()).then(|| output.status.to_string()),
+            stdout: output.stdout,
+            stderr: stderr.lines().next().unwrap_or("").trim().to_owned(),
         })
+    }
+}
+
+/// What one tmux invocation printed, and how it exited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Attempt {
+    /// Its exit status, when it was not a success.
+    failed: Option<String>,
+    stdout: Vec<u8>,
+    /// The first line of its stderr.
+    stderr: String,
+}
+
+impl Attempt {
+    /// The failure it was, as an error.
+    fn error(self) -> TmuxError {
+        TmuxError::Failed {
+            status: self.failed.unwrap_or_else(|| "exit status: 0".to_owned()),
+            stderr: self.stderr,
+        }
     }
 }
 

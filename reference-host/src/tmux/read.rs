@@ -182,6 +182,30 @@ impl Tmux {
         )
     }
 
+    /// Reads every pane and every attached client's name in one invocation (`list-panes`, then
+    /// `list-clients`): the notification daemon's read, whose fires show a status-line message
+    /// to the clients. No server: no panes, no clients.
+    pub fn list_panes_and_clients(
+        &self,
+        titles: Titles,
+    ) -> Result<(Listing, Vec<String>), TmuxError> {
+        let nonce = nonce();
+        let mut args: Vec<String> = list_panes_args(list_format(&nonce, titles)).into();
+        args.extend([
+            ";".into(),
+            "list-clients".into(),
+            "-F".into(),
+            format!("{}#{{client_name}}", client_marker(&nonce)),
+        ]);
+        Ok(match self.ask(&args)? {
+            Answer::Output(out) => {
+                let (panes, clients) = split_clients(&out, &nonce);
+                (Listing::Panes(panes_of(panes, &nonce, titles)?), clients)
+            }
+            Answer::NoServer { socket } => (Listing::NoServer { socket }, Vec::new()),
+        })
+    }
+
     /// The whole command line `serve`'s fleet read runs (with a fresh nonce), or with
     /// [`Fields::Row`] the same read of only the row's fields: `corral internal
     /// list-panes-command` prints it for `cargo xtask bench`, whose baseline runs tmux with it.
@@ -247,6 +271,27 @@ fn markers(nonce: &str) -> (String, String) {
         format!("\u{1e}{nonce}\u{1f}"),
         format!("\u{1f}{nonce}\u{1f}"),
     )
+}
+
+/// What starts a client's record in a read that lists clients after the panes.
+fn client_marker(nonce: &str) -> String {
+    format!("\u{1e}{nonce}\u{1d}")
+}
+
+/// A `list-panes` answer followed by `list-clients` lines: the panes' part, and the clients'
+/// names (the first client marker ends the panes; a value would need the nonce to forge one).
+fn split_clients<'a>(out: &'a [u8], nonce: &str) -> (&'a [u8], Vec<String>) {
+    let marker = client_marker(nonce);
+    let Some(at) = memchr::memmem::find(out, marker.as_bytes()) else {
+        return (out, Vec::new());
+    };
+    let clients = String::from_utf8_lossy(&out[at..])
+        .split(marker.as_str())
+        .skip(1)
+        .map(|record| record.strip_suffix('\n').unwrap_or(record).to_owned())
+        .filter(|name| !name.is_empty())
+        .collect();
+    (&out[..at], clients)
 }
 
 /// The `-F` format: a record marker, then every variable and option joined by the separator.
@@ -701,6 +746,32 @@ mod tests {
         let panes = parse_panes(&out, nonce, Titles::Omit);
         assert_eq!(panes.len(), 1);
         assert_eq!(panes[0].pane_id, "%0");
+    }
+
+    #[test]
+    fn clients_listed_after_the_panes_are_told_apart_from_them() {
+        let pane = agent("%1", "claude", "idle");
+        let mut out = render("n", &[record(&pane, Titles::Omit)]);
+        let (panes, clients) = split_clients(&out, "n");
+        assert_eq!(
+            (parse_panes(panes, "n", Titles::Omit), clients),
+            (vec![pane.clone()], vec![])
+        );
+        for client in ["/dev/pts/1", "/dev/pts/2"] {
+            out.extend(format!("{}{client}\n", client_marker("n")).into_bytes());
+        }
+        let (panes, clients) = split_clients(&out, "n");
+        assert_eq!(parse_panes(panes, "n", Titles::Omit), [pane]);
+        assert_eq!(clients, ["/dev/pts/1", "/dev/pts/2"]);
+        // A value holding a client line without the nonce is the value's own text.
+        let mut forged = agent("%1", "claude", "idle");
+        forged.options.session = "\u{1e}x\u{1d}/dev/pts/9".into();
+        let out = render("n", &[record(&forged, Titles::Omit)]);
+        let (panes, clients) = split_clients(&out, "n");
+        assert_eq!(
+            (parse_panes(panes, "n", Titles::Omit), clients),
+            (vec![forged], vec![])
+        );
     }
 
     #[test]

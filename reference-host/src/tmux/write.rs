@@ -6,6 +6,11 @@
 //! and an argument ending in `\;` as a literal `;`. So every argument that carries data (text,
 //! option values, messages) goes through [`data`], which turns a final `;` into `\;`; and text is
 //! sent after `--`, so a text that starts with `-` is not read as flags.
+//!
+//! A notification marker's claim ([`MarkerClaim`]) is one `if-shell -F`: tmux tests the marker
+//! itself, and its command string (which tmux parses as its own command language, so every word
+//! in it is single-quoted by [`quoted`]) writes the marker, reads it back and shows the fire's
+//! status-line message.
 
 use super::{Tmux, TmuxError};
 
@@ -17,6 +22,128 @@ pub fn data(text: &str) -> String {
     match text.strip_suffix(';') {
         Some(head) => format!("{head}\\;"),
         None => text.to_owned(),
+    }
+}
+
+/// A word of a tmux command string, single-quoted: tmux takes everything inside literally (`;`,
+/// `#`, `$`, `~`, braces, spaces), and a `'` is closed, escaped and reopened (`'\''`).
+pub fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// `text` as a literal inside a format's `#{...}`: `#`, `,` and `}` escaped as tmux reads them.
+fn format_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '#' | ',' | '}') {
+            out.push('#');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// When a marker already announces what a claim would write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// While it holds the claim's value (an episode, a run).
+    WhileEqual,
+    /// While it holds anything (`context_high` until rearmed).
+    WhileSet,
+}
+
+/// One claim of a notification marker, and the status-line message of the fire it claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerClaim<'a> {
+    /// The pane (`%N`).
+    pub pane: &'a str,
+    /// The marker option (`@agent_notified_at`).
+    pub option: &'a str,
+    /// What the claim writes.
+    pub value: &'a str,
+    /// When the marker already announces it.
+    pub held: Held,
+    /// The clients shown `message` once the claim is won.
+    pub clients: &'a [String],
+    /// The status-line message (tmux expands it as a format: `#` doubled by the caller); none
+    /// for a claim that rings nothing (a muted pane).
+    pub message: Option<&'a str>,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claimed {
+    /// tmux holds the value now, written by this claim; the status-line messages were shown, or
+    /// why not all were.
+    Won {
+        /// Why tmux failed after the read-back (a message that was not shown).
+        status: Option<String>,
+    },
+    /// The marker already announced it: nothing was written or shown.
+    Held,
+}
+
+impl MarkerClaim<'_> {
+    /// The one invocation: `if-shell -F -t PANE CONDITION HELD-BRANCH CLAIM-BRANCH`. The
+    /// condition is the marker as tmux holds it now; the held branch prints `held`; the claim
+    /// branch writes the value, prints it as read back (`show-options -v`) and shows the message
+    /// to each client. A pane tmux does not have fails the write (tmux's may-fail `-t` expands as
+    /// no pane, so the condition is false), and nothing after it runs.
+    pub fn args(&self) -> Vec<String> {
+        let option = format_literal(self.option);
+        let condition = match self.held {
+            Held::WhileEqual => format!("#{{==:#{{{option}}},{}}}", format_literal(self.value)),
+            Held::WhileSet => format!("#{{!=:#{{{option}}},}}"),
+        };
+        let pane = quoted(self.pane);
+        let mut claim = vec![
+            format!(
+                "set-option -p -t {pane} {} {}",
+                quoted(self.option),
+                quoted(self.value)
+            ),
+            format!("show-options -p -v -t {pane} {}", quoted(self.option)),
+        ];
+        if let Some(message) = self.message {
+            claim.extend(self.clients.iter().map(|client| {
+                format!("display-message -c {} {}", quoted(client), quoted(message))
+            }));
+        }
+        vec![
+            "if-shell".into(),
+            "-F".into(),
+            "-t".into(),
+            self.pane.into(),
+            data(&condition),
+            "display-message -p held".into(),
+            data(&claim.join(" ; ")),
+        ]
+    }
+
+    /// What the claim's invocation answered: `stdout`, and its failure (exit status, first line
+    /// of stderr) if it failed. Held only on the held branch's word alone; won only when tmux
+    /// printed the value read back after the write (a failure after that is a message that did
+    /// not go). A marker value of `held` would read as held: a dropped fire, never a double one
+    /// (the values are decimal epoch milliseconds).
+    fn answer(
+        &self,
+        stdout: &[u8],
+        failed: Option<(String, String)>,
+    ) -> Result<Claimed, TmuxError> {
+        let text = String::from_utf8_lossy(stdout);
+        if failed.is_none() && text == "held\n" {
+            return Ok(Claimed::Held);
+        }
+        if text.lines().next() == Some(self.value) {
+            return Ok(Claimed::Won {
+                status: failed.map(|(_, stderr)| stderr),
+            });
+        }
+        if let Some((status, stderr)) = failed {
+            return Err(TmuxError::Failed { status, stderr });
+        }
+        let first: String = text.lines().next().unwrap_or("").chars().take(80).collect();
+        Err(TmuxError::Unreadable { output: first })
     }
 }
 
@@ -134,6 +261,17 @@ impl Tmux {
         Ok(text.strip_suffix('\n').unwrap_or(&text) == value)
     }
 
+    /// Claims a notification marker in one invocation (see [`MarkerClaim`]). A server that went
+    /// away, a pane that is gone, a value tmux did not keep: an error, never a win.
+    pub fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError> {
+        let attempt = self.attempt(&claim.args())?;
+        let failed = attempt
+            .failed
+            .clone()
+            .map(|status| (status, attempt.stderr.clone()));
+        claim.answer(&attempt.stdout, failed)
+    }
+
     /// The names of the clients attached to the server.
     pub fn list_clients(&self) -> Result<Vec<String>, TmuxError> {
         let out = self.run(&["list-clients".into(), "-F".into(), "#{client_name}".into()])?;
@@ -169,6 +307,86 @@ impl Tmux {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_word_is_literal_to_tmux_whatever_it_holds() {
+        assert_eq!(quoted("plain"), "'plain'");
+        assert_eq!(quoted("it's"), r"'it'\''s'");
+        assert_eq!(quoted(""), "''");
+        assert_eq!(quoted("a ; #{x} $HOME ~ }"), "'a ; #{x} $HOME ~ }'");
+        assert_eq!(format_literal("a#b,c}d"), "a##b#,c#}d");
+    }
+
+    fn claim<'a>(clients: &'a [String], message: Option<&'a str>) -> MarkerClaim<'a> {
+        MarkerClaim {
+            pane: "%4",
+            option: "@agent_notified_at",
+            value: "1763780412000",
+            held: Held::WhileEqual,
+            clients,
+            message,
+        }
+    }
+
+    #[test]
+    fn a_claim_is_one_if_shell_with_the_message_in_its_claim_branch() {
+        let clients = ["/dev/pts/1".to_owned(), "/dev/pts/2".to_owned()];
+        assert_eq!(
+            claim(&clients, Some("corral: claude blocked at it's")).args(),
+            [
+                "if-shell",
+                "-F",
+                "-t",
+                "%4",
+                "#{==:#{@agent_notified_at},1763780412000}",
+                "display-message -p held",
+                "set-option -p -t '%4' '@agent_notified_at' '1763780412000' ; \
+                 show-options -p -v -t '%4' '@agent_notified_at' ; \
+                 display-message -c '/dev/pts/1' 'corral: claude blocked at it'\\''s' ; \
+                 display-message -c '/dev/pts/2' 'corral: claude blocked at it'\\''s'",
+            ]
+        );
+        let muted = claim(&clients, None).args();
+        assert!(!muted[6].contains("-c"), "a muted claim shows nothing");
+        let mut set = claim(&[], None);
+        set.held = Held::WhileSet;
+        assert_eq!(set.args()[4], "#{!=:#{@agent_notified_at},}");
+    }
+
+    #[test]
+    fn a_claim_is_won_only_when_tmux_printed_the_value_read_back() {
+        let c = claim(&[], None);
+        let failed = Some(("exit status: 1".to_owned(), "no such pane: %4".to_owned()));
+        assert_eq!(
+            c.answer(b"1763780412000\n", None).unwrap(),
+            Claimed::Won { status: None }
+        );
+        assert_eq!(
+            c.answer(b"1763780412000\n", failed.clone()).unwrap(),
+            Claimed::Won {
+                status: Some("no such pane: %4".into())
+            },
+            "a failure after the read-back: the claim stands, a message did not go"
+        );
+        assert_eq!(c.answer(b"held\n", None).unwrap(), Claimed::Held);
+        assert!(matches!(
+            c.answer(b"", failed.clone()),
+            Err(TmuxError::Failed { .. })
+        ));
+        assert!(
+            matches!(
+                c.answer(b"held\n", failed.clone()),
+                Err(TmuxError::Failed { .. })
+            ),
+            "a held branch that failed is no answer"
+        );
+        for other in [&b""[..], b"1\n", b"\n", b"usage: tmux\n", b"held\nheld\n"] {
+            assert!(
+                matches!(c.answer(other, None), Err(TmuxError::Unreadable { .. })),
+                "{other:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_final_semicolon_is_escaped_and_nothing_else_changes() {

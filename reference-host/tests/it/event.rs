@@ -101,6 +101,14 @@ fn events_stamp_the_pane(backend: Backend) {
         (&json!("idle"), &json!(true), &Value::Null)
     );
 
+    // Without HOME (and so no config dir) the hook still stamps, and still exits 0.
+    let mut homeless = hook(&home, &shell, &["claude", "UserPromptSubmit"]);
+    homeless.env_remove("HOME").env_remove("XDG_CONFIG_HOME");
+    let out = homeless.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(pane_row(&home, &shell)["state"], "working");
+    run_hook(&home, &shell, &["claude", "Stop"], &json!({}));
+
     // Codex's notify hands its payload as an argument.
     let out = hook(
         &home,

@@ -12,10 +12,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::support::{Backend, Fleet, Home, eventually, json_lines};
+use crate::support::{Backend, CallLog, Fleet, Home, eventually, json_lines};
 
 on_both_backends!(
     a_transition_rings_once_on_every_sink,
+    a_fire_makes_one_tmux_call_before_its_command,
     a_restarted_daemon_does_not_ring_again,
     a_daemon_whose_socket_is_there_has_taken_its_baseline,
     a_second_daemon_for_the_server_is_refused,
@@ -158,6 +159,74 @@ fn a_transition_rings_once_on_every_sink(backend: Backend) {
             .permissions(),
     );
     assert_eq!(mode & 0o777, 0o600);
+    drop(daemon);
+}
+
+/// What a fire costs in tmux: after the read that sees the transition, one invocation (the
+/// claim, which shows the status-line message too), then the command; nothing after it.
+fn a_fire_makes_one_tmux_call_before_its_command(backend: Backend) {
+    let fleet = Fleet::up(backend);
+    if backend == Backend::Fake {
+        fleet.sim(&[
+            "client",
+            "attach",
+            "--name",
+            "/dev/pts/40",
+            "--session",
+            "work",
+        ]);
+    }
+    let mut home = fleet.home();
+    let calls = CallLog::install(&mut home);
+    write_config(
+        &home,
+        &format!(
+            "[notify]\nosc = true\ncommand = \"printf 'command %s\\\\n' $CORRAL_PANE >> '{}'\"\nlog = \"~/logs/notify.log\"\n",
+            calls.path().display()
+        ),
+    );
+    let daemon = home.daemon();
+    eventually("%2 announced", || logged(&home).len() == 1);
+    eventually("its command ran", || {
+        calls.calls().iter().any(|l| l == "command %2")
+    });
+    calls.clear();
+    fleet.step("%1", &["--state", "blocked", "--detail", "permission"]);
+    eventually("%1's command ran", || {
+        calls.calls().iter().any(|l| l == "command %1")
+    });
+    // A few more cycles: nothing but reads of the fleet.
+    let reads = |lines: &[String]| lines.iter().filter(|l| l.contains(" list-panes ")).count();
+    let seen = reads(&calls.calls());
+    eventually("three more reads", || reads(&calls.calls()) >= seen + 3);
+    let lines = calls.calls();
+    let fire: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.contains(" list-panes "))
+        .collect();
+    assert_eq!(fire.len(), 2, "{lines:#?}");
+    assert!(
+        fire[0].starts_with("-u -L ") && fire[0].contains(" if-shell -F -t %1 "),
+        "the claim: {lines:#?}"
+    );
+    assert!(fire[0].contains("@agent_notified_at"), "{}", fire[0]);
+    assert_eq!(fire[1], "command %1", "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains(" list-panes ") || l.contains(" list-clients ")),
+        "the daemon's read lists the clients with the panes: {lines:#?}"
+    );
+    if backend == Backend::Fake {
+        assert!(
+            fleet.messages().contains(&(
+                "/dev/pts/40".into(),
+                "corral: claude blocked (permission) at work:0.1".into()
+            )),
+            "the status line went with the claim: {:?}",
+            fleet.messages()
+        );
+    }
     drop(daemon);
 }
 

@@ -1113,6 +1113,16 @@ impl CallLog {
     pub fn len(&self) -> usize {
         self.calls().len()
     }
+
+    /// The log file (a test's own notification command may append to it too).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Starts afresh.
+    pub fn clear(&self) {
+        std::fs::write(&self.path, "").unwrap();
+    }
 }
 
 /// The flock locks process `pid` holds, and those it waits for (`/proc/locks`).

@@ -109,6 +109,14 @@ const SPECS: &[Spec] = &[
         supported: "Ft",
     },
     Spec {
+        name: "if-shell",
+        alias: "if",
+        template: "bFt:",
+        min: 2,
+        max: Some(3),
+        supported: "Ft",
+    },
+    Spec {
         name: "has-session",
         alias: "has",
         template: "t:",
@@ -289,6 +297,75 @@ pub fn split_commands(args: &[String]) -> Vec<Vec<String>> {
     commands
 }
 
+/// Splits a command string (what `if-shell` parses as its command) into commands and their
+/// words, as tmux's own parser does for the subset the fake takes: words parted by spaces and
+/// tabs, `;` ending a command, `'...'` taken literally, `"..."` and a backslash outside quotes
+/// escaping one punctuation character or space, and a quote left open ending at the end of the
+/// text (as tmux 3.3a ends it). Everything else tmux's parser does (`$` and `~` expansion, `{}`
+/// blocks, `#` comments, `%if`, newlines, `\n`-style escapes) is refused, never half done.
+pub fn split_string(text: &str) -> Result<Vec<Vec<String>>, CliError> {
+    let unsupported = |what: &str| {
+        Err(CliError::Unsupported(format!(
+            "{what} in a command string is not supported"
+        )))
+    };
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars().peekable();
+    let escaped = |c: char| c.is_ascii_punctuation() || c == ' ';
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                words.extend(word.take());
+            }
+            ';' => {
+                words.extend(word.take());
+                commands.push(std::mem::take(&mut words));
+            }
+            '\'' => {
+                let word = word.get_or_insert_with(String::new);
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                let word = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(c) if escaped(c) => word.push(c),
+                            _ => return unsupported("a backslash escape other than punctuation"),
+                        },
+                        '$' => return unsupported("$ (environment) expansion"),
+                        '\n' => return unsupported("a newline"),
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(c) if escaped(c) => word.get_or_insert_with(String::new).push(c),
+                _ => return unsupported("a backslash escape other than punctuation"),
+            },
+            '$' => return unsupported("$ (environment) expansion"),
+            '~' if word.is_none() => return unsupported("~ (home) expansion"),
+            '#' if word.is_none() => return unsupported("a # comment"),
+            '%' if word.is_none() && words.is_empty() => return unsupported("a % directive"),
+            '{' | '}' => return unsupported("a {} block"),
+            '\n' => return unsupported("a newline"),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word.take());
+    commands.push(words);
+    commands.retain(|words| !words.is_empty());
+    Ok(commands)
+}
+
 /// Parses one command's argv.
 pub fn parse_command(argv: &[String]) -> Result<Command, CliError> {
     let Some((word, rest)) = argv.split_first() else {
@@ -415,6 +492,49 @@ mod tests {
             split(&["a", ";", "b", "x;", "c"]),
             vec![argv(&["a"]), argv(&["b", "x"]), argv(&["c"])]
         );
+    }
+
+    /// What tmux 3.3a's parser made of the same strings (each run as `if-shell -F 1 <string>`
+    /// with `display -p` printing the words).
+    #[test]
+    fn command_strings_split_like_tmux() {
+        let split = |text: &str| split_string(text).unwrap();
+        assert_eq!(
+            split("set -p -t '%1' '@m' '5' ; display -p -t '%1' 'set #{@m}'"),
+            vec![
+                argv(&["set", "-p", "-t", "%1", "@m", "5"]),
+                argv(&["display", "-p", "-t", "%1", "set #{@m}"]),
+            ]
+        );
+        assert_eq!(
+            split(r#"display -p 'x'\''y ; #{pane_id} $HOME ~ } z'"#),
+            vec![argv(&["display", "-p", "x'y ; #{pane_id} $HOME ~ } z"])]
+        );
+        assert_eq!(
+            split(r#"display -p "a\"b\\c \$" a\;b;display -p 'open"#),
+            vec![
+                argv(&["display", "-p", "a\"b\\c $", "a;b"]),
+                argv(&["display", "-p", "open"]),
+            ]
+        );
+        assert_eq!(split(""), Vec::<Vec<String>>::new());
+        assert_eq!(split(" ; "), Vec::<Vec<String>>::new());
+        assert_eq!(split("a#b ''"), vec![argv(&["a#b", ""])]);
+        for refused in [
+            "display -p $HOME",
+            "display -p \"$HOME\"",
+            "display -p ~",
+            "display -p #x",
+            "%if 1",
+            "display -p {",
+            "display -p a\nb",
+            "display -p \\n",
+        ] {
+            assert!(
+                matches!(split_string(refused), Err(CliError::Unsupported(_))),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

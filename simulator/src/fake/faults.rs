@@ -3,7 +3,9 @@
 //! then hang before it answers, for every invocation or only when it targets a named pane,
 //! optionally only a number of times. A hang lasts its time, or until a release
 //! (`corral-sim fault release`) ends every hang under way: a case that holds a command for as
-//! long as it needs lets it go as soon as it has seen what the hold was for.
+//! long as it needs lets it go as soon as it has seen what the hold was for. A command on the
+//! command line meets its fault before the invocation runs anything; one that `if-shell` runs
+//! meets it where it runs (`commands/flow.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +100,20 @@ pub fn take(faults: &mut Vec<Fault>, command: &str, pane: Option<&str>) -> Optio
         }
     }
     Some(effect)
+}
+
+/// Sleeps `ms` milliseconds, or until the server stops (a hang whose caller was killed must not
+/// outlive the server it was injected into), or until `corral-sim fault release`.
+pub fn hang(dir: &ServerDir, ms: u64) {
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let released = releases(dir);
+    loop {
+        let now = std::time::Instant::now();
+        if now >= until || !dir.running() || releases(dir) != released {
+            return;
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(50)));
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! tmux's `-F` formats, the subset the fake expands: plain `#{variable}`s (the variables of
-//! [`super::vars`], and pane user options `#{@name}`, empty when unset), `##`, `#,`, `#}`, the
-//! aliases `#D #I #P #S #T`, and every other `#x` or `#[...]` left as tmux leaves it. Anything the
-//! fake cannot expand faithfully (modifiers, conditionals, `#(...)`, unknown variables) is an
-//! error, never silent wrong output.
+//! [`super::vars`], and pane user options `#{@name}`, empty when unset), the string comparisons
+//! `#{==:a,b}` and `#{!=:a,b}` (each side a format itself, `1` or `0` as tmux answers), `##`,
+//! `#,`, `#}`, the aliases `#D #I #P #S #T`, and every other `#x` or `#[...]` left as tmux leaves
+//! it. Anything the fake cannot expand faithfully (other modifiers, conditionals, `#(...)`,
+//! unknown variables) is an error, never silent wrong output.
 //!
 //! A format is parsed once, before any pane is visited, so an unsupported format fails even on an
 //! empty server.
@@ -25,6 +26,12 @@ pub enum Var {
 enum Piece {
     Text(String),
     Var(Var),
+    /// `#{==:left,right}` (`equal`) or `#{!=:left,right}`.
+    Compare {
+        equal: bool,
+        left: Format,
+        right: Format,
+    },
 }
 
 /// A parsed format.
@@ -44,7 +51,7 @@ impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unsupported format {}: the fake expands plain #{{variable}}s, #{{@option}}s, ##, #, and #}}",
+            "unsupported format {}: the fake expands plain #{{variable}}s, #{{@option}}s, #{{==:a,b}}, #{{!=:a,b}}, ##, #, and #}}",
             self.piece
         )
     }
@@ -75,6 +82,21 @@ impl Format {
                 Some(c @ ('#' | ',' | '}')) => {
                     literal.push(c);
                     rest = &after[1..];
+                }
+                Some('{') if after[1..].starts_with("==:") || after[1..].starts_with("!=:") => {
+                    let body = &after[4..];
+                    let (comma, end) = comparison_bounds(body).ok_or_else(|| FormatError {
+                        piece: format!("#{{{}", &after[1..]),
+                    })?;
+                    if !literal.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                    }
+                    pieces.push(Piece::Compare {
+                        equal: after[1..].starts_with("=="),
+                        left: Format::parse(&body[..comma])?,
+                        right: Format::parse(&body[comma + 1..end])?,
+                    });
+                    rest = &body[end + 1..];
                 }
                 Some('{') => {
                     let body = &after[1..];
@@ -133,6 +155,10 @@ impl Format {
 
     /// Expands the format; `lookup` answers each variable (`None` expands to nothing).
     pub fn expand(&self, lookup: impl Fn(&Var) -> Option<String>) -> String {
+        self.expand_with(&lookup)
+    }
+
+    fn expand_with(&self, lookup: &dyn Fn(&Var) -> Option<String>) -> String {
         let mut out = String::new();
         for piece in &self.pieces {
             match piece {
@@ -141,6 +167,10 @@ impl Format {
                     if let Some(value) = lookup(var) {
                         out.push_str(&value);
                     }
+                }
+                Piece::Compare { equal, left, right } => {
+                    let same = left.expand_with(lookup) == right.expand_with(lookup);
+                    out.push_str(if same == *equal { "1" } else { "0" });
                 }
             }
         }
@@ -153,8 +183,38 @@ impl Format {
             Piece::Var(Var::Builtin(variable)) => variable.needs_target(),
             Piece::Var(Var::Option(_)) => true,
             Piece::Text(_) => false,
+            Piece::Compare { left, right, .. } => left.needs_target() || right.needs_target(),
         })
     }
+}
+
+/// Where a comparison's two sides part and where it ends, in `body` (the text after `==:`): the
+/// first `,` and the first `}` outside any nested `#{...}`, skipping tmux's escapes `#,` `##`
+/// `#{` `#}` `#:` as tmux's own scan does. `None` when it does not end.
+fn comparison_bounds(body: &str) -> Option<(usize, usize)> {
+    let bytes = body.as_bytes();
+    let mut depth = 0usize;
+    let mut comma = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'#' if bytes.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 2;
+                continue;
+            }
+            b'#' if bytes.get(i + 1).is_some_and(|b| b",#}:".contains(b)) => {
+                i += 2;
+                continue;
+            }
+            b'}' if depth == 0 => return comma.map(|comma| (comma, i)),
+            b'}' => depth -= 1,
+            b',' if depth == 0 && comma.is_none() => comma = Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -196,6 +256,18 @@ mod tests {
         check("\x1f#{pane_id}\t", "\x1f%0\t");
     }
 
+    /// Printed by tmux 3.3a's `display-message -p` with `@v0` set to `plain`.
+    #[test]
+    fn compares_like_tmux() {
+        check("#{==:#{@v0},plain}", "1");
+        check("#{!=:#{@v0},plain}", "0");
+        check("#{==:#{@nope},}", "1");
+        check("#{!=:#{@nope},}", "0");
+        check("x#{==:a#,b,a#,b}y", "x1y");
+        check("#{==:#{pane_index}#{@v0},0plain} #{==:1,2}", "1 0");
+        check("#{!=:#{==:a,a},0}", "1");
+    }
+
     #[test]
     fn refuses_what_it_cannot_expand() {
         for format in [
@@ -207,6 +279,10 @@ mod tests {
             "#W",
             "#{@}",
             "#{ pane_id}",
+            "#{==:a}",
+            "#{==:a,b",
+            "#{<=:a,b}",
+            "#{==:#{?x,y,z},1}",
         ] {
             let err = Format::parse(format).unwrap_err();
             assert!(

@@ -65,19 +65,19 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
             }
             Ok(Some(Effect::Hang { ms })) => {
                 drop(lock);
-                hang(dir, ms);
+                faults::hang(dir, ms);
                 return execute(dir, commands, utf8, false);
             }
             Ok(Some(Effect::HangAfter { ms })) => {
                 drop(lock);
                 let output = execute(dir, commands, utf8, false);
-                hang(dir, ms);
+                faults::hang(dir, ms);
                 return output;
             }
             Err(output) => return output,
         }
     }
-    let ran = commands::run(dir, server, commands, utf8, starts);
+    let ran = commands::run(dir, server, commands, utf8, starts, with_faults);
     let stopped = ran.stopped || ran.server.sessions.is_empty();
     let stored = if stopped {
         dir.store(None)
@@ -95,20 +95,6 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
         stdout: ran.stdout,
         stderr: ran.stderr,
         code: ran.code,
-    }
-}
-
-/// Sleeps `ms` milliseconds, or until the server stops (a hang whose caller was killed must not
-/// outlive the server it was injected into), or until `corral-sim fault release`.
-fn hang(dir: &ServerDir, ms: u64) {
-    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
-    let released = faults::releases(dir);
-    loop {
-        let now = std::time::Instant::now();
-        if now >= until || !dir.running() || faults::releases(dir) != released {
-            return;
-        }
-        std::thread::sleep((until - now).min(std::time::Duration::from_millis(50)));
     }
 }
 

@@ -66,9 +66,9 @@ corral-fake-tmux: a stand-in for tmux 3.3a's command line, for tests (state unde
 usage: corral-fake-tmux [-uV] [-f file] [-L socket-name | -S socket-path] command [flags] [; command ...]
 
 commands: list-panes (lsp), display-message (display), show-options (show), set-option (set),
-send-keys (send), list-clients (lsc), has-session (has), kill-pane (killp), kill-session,
-kill-server, new-session (new), new-window (neww), split-window (splitw), select-pane (selectp),
-select-layout (selectl), respawn-pane (respawnp)
+send-keys (send), list-clients (lsc), if-shell (if, -F only), has-session (has), kill-pane (killp),
+kill-session, kill-server, new-session (new), new-window (neww), split-window (splitw),
+select-pane (selectp), select-layout (selectl), respawn-pane (respawnp)
 
 -L name uses $CORRAL_SIM_DIR/tmux-<uid>/<name>; -S path uses path. Output is sanitized to
 printable ASCII unless -u is given or LC_ALL / LC_CTYPE / LANG names UTF-8 or TMUX is set,

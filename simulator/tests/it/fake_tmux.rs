@@ -319,6 +319,92 @@ fn a_command_that_hangs_after_acts_at_once_and_a_hang_ends_with_its_server() {
     );
 }
 
+/// A command `if-shell` runs meets its fault where it runs: what ran before it stays done, the
+/// rest of its string does not run, the commands after `if-shell` do.
+#[test]
+fn a_fault_inside_if_shell_strikes_its_command_where_it_runs() {
+    let (sim, socket) = fake_fleet("small.toml");
+    let log = sim.path().join(format!("tmux-0/{socket}/log.ndjson"));
+    sim.sim(&["fault", "add", "--command", "display-message", "--fail"]);
+    let (out, err, code) = sim.fake(&[
+        "-L",
+        &socket,
+        "if-shell",
+        "-F",
+        "1",
+        "set-option -p -t %0 @m 5 ; display-message -c /dev/pts/40 hi ; set-option -p -t %0 @after 1",
+        ";",
+        "show-options",
+        "-p",
+        "-v",
+        "-t",
+        "%0",
+        "@m",
+    ]);
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("5\n", "server exited unexpectedly\n", 1)
+    );
+    let (out, _, _) = sim.fake(&[
+        "-L",
+        &socket,
+        "show-options",
+        "-p",
+        "-q",
+        "-v",
+        "-t",
+        "%0",
+        "@after",
+    ]);
+    assert_eq!(out, "", "nothing after the fault ran");
+    assert!(!log.exists() || std::fs::read_to_string(&log).unwrap().is_empty());
+    sim.sim(&["fault", "clear"]);
+
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "set-option",
+        "--pane",
+        "codex-work",
+        "--fail",
+        "--times",
+        "1",
+    ]);
+    let set = [
+        "-L",
+        &socket,
+        "if-shell",
+        "-F",
+        "1",
+        "set-option -p -t %1 @m 6 ; display-message -p -t %1 '#{@m}'",
+    ];
+    assert_eq!(sim.fake(&set).2, 1, "the pane's fault");
+    assert_eq!(
+        sim.fake(&set),
+        ("6\n".to_owned(), String::new(), 0),
+        "spent"
+    );
+
+    sim.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "display-message",
+        "--hang-ms",
+        "300",
+        "--times",
+        "1",
+    ]);
+    let started = std::time::Instant::now();
+    let (out, _, code) = sim.fake(&["-L", &socket, "if-shell", "-F", "1", "display-message -p x"]);
+    assert_eq!((out.as_str(), code), ("x\n", 0));
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(300),
+        "it hung first"
+    );
+}
+
 #[test]
 fn send_keys_and_messages_are_logged() {
     let (sim, socket) = fake_fleet("small.toml");

@@ -168,6 +168,88 @@ fn the_fake_matches_real_tmux() {
     pair.same(&["display-message", "-p", "-t", "%99", "#{pane_id}"]);
     pair.same(&["display-message", "-p", "-t", "ops:1.7", "#{pane_id}"]);
 
+    // `if-shell -F`: a format chooses a command string, parsed and run after it.
+    let claim = |pane: &str, value: &str| {
+        [
+            "if-shell".to_owned(),
+            "-F".to_owned(),
+            "-t".to_owned(),
+            pane.to_owned(),
+            format!("#{{==:#{{@claim}},{value}}}"),
+            "display-message -p held".to_owned(),
+            format!(
+                "set-option -p -t '{pane}' '@claim' '{value}' ; show-options -p -v -t '{pane}' '@claim' ; display-message -c '/dev/pts/40' 'it'\\''s #{{pane_id}} ## ; $HOME ~ }}'"
+            ),
+        ]
+    };
+    let args = claim("%0", "7");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(pair.same(&args), "7\n");
+    assert_eq!(pair.same(&args), "held\n");
+    let args = claim("%99", "7");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    pair.same(&args);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "-t",
+        "%0",
+        "#{!=:#{@claim},}",
+        "display -p yes",
+        "display -p no",
+    ]);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "-t",
+        "%0",
+        "#{!=:#{@nope},}",
+        "display -p yes",
+        "display -p no",
+    ]);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "-t",
+        "%99",
+        "#{pane_id}",
+        "display -p yes",
+        "display -p no",
+    ]);
+    pair.same(&["if-shell", "-F", "05", "display -p yes", "display -p no"]);
+    pair.same(&["if-shell", "-F", " 0", "display -p yes", "display -p no"]);
+    pair.same(&["if-shell", "-F", "", "display -p yes"]);
+    pair.same(&["if-shell", "-F", "1", "", "display -p no"]);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "1",
+        "display -p a ; frob ; display -p b",
+        ";",
+        "display-message",
+        "-p",
+        "c",
+    ]);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "1",
+        "display -p a;set-option -p -t %99 @x 1 ; display -p b",
+        ";",
+        "display-message",
+        "-p",
+        "c",
+    ]);
+    pair.same(&["if-shell", "-F", "1", "display -p \"a\\\"b\" a\\;b"]);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "1",
+        "display -p a",
+        "display -p b",
+        "display -p c",
+    ]);
+
     let awkward = "a\tb\u{1f}c #{x} $HOME ~ 'q' \"d\" é;\\";
     pair.same(&["set-option", "-p", "-t", "%5", "@awkward", awkward]);
     pair.same(&["show-options", "-p", "-t", "%5", "@awkward"]);

@@ -106,6 +106,35 @@ impl Fleet {
         options: &Options,
         notify_command: &str,
     ) -> anyhow::Result<(Fleet, f64)> {
+        let socket = format!("corral-bench-{}", std::process::id());
+        Fleet::up_on(bins, dir, options, notify_command, socket)
+    }
+
+    /// A fleet of `panes` agent panes of its own beside this one: its own scratch dir under
+    /// this fleet's, its own tmux server (this one's socket name with `-<name>`).
+    pub fn beside(
+        &self,
+        name: &str,
+        panes: usize,
+        options: &Options,
+    ) -> anyhow::Result<(Fleet, f64)> {
+        let options = Options {
+            panes,
+            ..options.clone()
+        };
+        let dir = self.dir.join(name);
+        std::fs::create_dir_all(&dir)?;
+        let socket = format!("{}-{name}", self.socket);
+        Fleet::up_on(&self.bins, &dir, &options, "true", socket)
+    }
+
+    fn up_on(
+        bins: &Bins,
+        dir: &Path,
+        options: &Options,
+        notify_command: &str,
+        socket: String,
+    ) -> anyhow::Result<(Fleet, f64)> {
         for sub in ["sim", "config/corral", "run", "home", "logs"] {
             std::fs::create_dir_all(dir.join(sub))
                 .with_context(|| format!("making {}", dir.join(sub).display()))?;
@@ -122,7 +151,7 @@ impl Fleet {
         let mut fleet = Fleet {
             bins: bins.clone(),
             dir: dir.to_owned(),
-            socket: format!("corral-bench-{}", std::process::id()),
+            socket,
             socket_path: String::new(),
             tmux_bin: PathBuf::new(),
             panes: BTreeMap::new(),

@@ -7,7 +7,7 @@ use super::machine::Machine;
 use super::stats::Summary;
 
 /// Every row, in report order, with the group that measures it (`--only` takes either).
-pub const ROWS: [(&str, &str); 12] = [
+pub const ROWS: [(&str, &str); 13] = [
     ("P1", "P1"),
     ("P2", "P2"),
     ("P2b", "P2"),
@@ -20,6 +20,7 @@ pub const ROWS: [(&str, &str); 12] = [
     ("P7", "P7"),
     ("P7b", "P7"),
     ("E1", "E1"),
+    ("E1b", "E1"),
 ];
 
 /// What a row's figure must be to pass.

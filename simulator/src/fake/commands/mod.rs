@@ -2,11 +2,13 @@
 //! the working set one invocation's commands share (the loaded server, the output, the log
 //! lines). The implementations are grouped by kind, in reading order: [`list`] (output through a
 //! format: `list-panes`, `list-clients`, `display-message`), [`options`] (`show-options`,
-//! `set-option`), [`create`] (`new-session`, `new-window`, `split-window`, `respawn-pane`) and
-//! [`control`] (`has-session`, `kill-*`, `select-*`, `send-keys`).
+//! `set-option`), [`create`] (`new-session`, `new-window`, `split-window`, `respawn-pane`),
+//! [`control`] (`has-session`, `kill-*`, `select-*`, `send-keys`) and [`flow`] (`if-shell -F`,
+//! which runs a command string of its own).
 
 mod control;
 mod create;
+mod flow;
 mod list;
 mod options;
 
@@ -45,7 +47,7 @@ pub struct Ran {
     pub dirty: bool,
     /// Bytes for stdout.
     pub stdout: Vec<u8>,
-    /// Bytes for stderr: the first error, if any.
+    /// Bytes for stderr: each error's line.
     pub stderr: Vec<u8>,
     /// Exit status.
     pub code: i32,
@@ -54,8 +56,17 @@ pub struct Ran {
 }
 
 /// Runs the commands in order against a loaded server, stopping at the first error as tmux
-/// does. `starts` says the invocation creates the server (its state is new, so written back).
-pub fn run(dir: &ServerDir, server: Server, commands: &[Command], utf8: bool, starts: bool) -> Ran {
+/// does. `starts` says the invocation creates the server (its state is new, so written back);
+/// `faults` says whether a command run by `if-shell` meets its injected fault (the top-level
+/// commands met theirs before this).
+pub fn run(
+    dir: &ServerDir,
+    server: Server,
+    commands: &[Command],
+    utf8: bool,
+    starts: bool,
+    faults: bool,
+) -> Ran {
     let mut run = Run {
         dir,
         server,
@@ -63,37 +74,20 @@ pub fn run(dir: &ServerDir, server: Server, commands: &[Command], utf8: bool, st
         dirty: starts,
         stopped: false,
         stdout: Vec::new(),
+        stderr: Vec::new(),
+        code: 0,
         log: Vec::new(),
         host: None,
+        faults,
     };
-    let mut code = 0;
-    let mut stderr = Vec::new();
-    for command in commands {
-        if run.stopped {
-            break;
-        }
-        if let Err(err) = run.command(command) {
-            let line = match err {
-                CmdError::Tmux(text) => text,
-                CmdError::Unsupported(text) => format!("{PREFIX}: {text}"),
-            };
-            if utf8 {
-                stderr.extend_from_slice(line.as_bytes());
-            } else {
-                stderr.extend(escape::sanitize(line.as_bytes()));
-            }
-            stderr.push(b'\n');
-            code = 1;
-            break;
-        }
-    }
+    run.sequence(commands);
     Ran {
         server: run.server,
         stopped: run.stopped,
         dirty: run.dirty,
         stdout: run.stdout,
-        stderr,
-        code,
+        stderr: run.stderr,
+        code: run.code,
         log: run.log,
     }
 }
@@ -107,14 +101,49 @@ struct Run<'a> {
     dirty: bool,
     stopped: bool,
     stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// The exit status so far: 1 after an error.
+    code: i32,
     log: Vec<String>,
     host: Option<String>,
+    /// Whether commands run by `if-shell` meet injected faults.
+    faults: bool,
 }
 
 impl Run<'_> {
+    /// Runs a command sequence in order; an error ends it (tmux runs no command of a sequence
+    /// after one that failed) and makes the invocation's exit status 1.
+    fn sequence(&mut self, commands: &[Command]) {
+        for command in commands {
+            if self.stopped {
+                break;
+            }
+            if let Err(err) = self.command(command) {
+                self.error(err);
+                break;
+            }
+        }
+    }
+
+    /// Records a command's error: its line on stderr, exit status 1.
+    fn error(&mut self, err: CmdError) {
+        let line = match err {
+            CmdError::Tmux(text) => text,
+            CmdError::Unsupported(text) => format!("{PREFIX}: {text}"),
+        };
+        if self.utf8 {
+            self.stderr.extend_from_slice(line.as_bytes());
+        } else {
+            self.stderr.extend(escape::sanitize(line.as_bytes()));
+        }
+        self.stderr.push(b'\n');
+        self.code = 1;
+    }
+
     /// Sends a command to its implementation.
     fn command(&mut self, command: &Command) -> Result<(), CmdError> {
         match command.name {
+            "if-shell" => self.if_shell(command),
             "list-panes" => self.list_panes(command),
             "display-message" => self.display_message(command),
             "list-clients" => self.list_clients(command),

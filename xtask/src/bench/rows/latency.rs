@@ -289,8 +289,9 @@ pub fn p4(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
             &notes,
             format!(
                 "to the command's first line read from a FIFO (`printf` under `sh -c`); before it \
-                 starts the command a fire makes three tmux calls (the marker read, its claim \
-                 written and read back, `list-clients`); the daemon's first cycles fired {burst} \
+                 starts the command a fire makes one tmux call (the marker's claim, an `if-shell \
+                 -F` that also shows the status line; the clients come with the fleet read); the \
+                 daemon's first cycles fired {burst} \
                  times for the fleet's unannounced panes, {others} fires of other panes came \
                  during the samples"
             ),

@@ -20,8 +20,10 @@ use super::report::{Row, Spec, Target, bytes};
 
 /// How many processes race for one slot in P7.
 pub const RACERS: usize = 20;
-/// Runs of `corral event` in E1 (a quick run takes its samples).
+/// Runs of `corral event` in E1 and E1b (a quick run takes its samples).
 pub const EVENT_RUNS: usize = 100;
+/// Agent panes of E1's own scratch server: a realistic fleet, not the big one.
+pub const EVENT_PANES: usize = 20;
 /// The limit a conformance run must stay under, in seconds.
 pub const SUITE_LIMIT_S: f64 = 20.0;
 /// Claims per second the ledger must sustain.
@@ -93,9 +95,16 @@ pub fn describe(id: &'static str, options: &Options) -> Spec {
             "≥ 2000/s".to_owned(),
         ),
         "E1" => (
-            "`corral event claude <hook>` stamping a pane, wall time".to_owned(),
+            format!(
+                "`corral event claude <hook>` stamping a pane, wall time ({EVENT_PANES} panes)"
+            ),
             Target::Below(5.0),
             "< 5 ms".to_owned(),
+        ),
+        "E1b" => (
+            format!("`corral event claude <hook>` stamping a pane, wall time ({panes} panes)"),
+            Target::Report,
+            "report".to_owned(),
         ),
         _ => unreachable!("row {id} is in ROWS"),
     };

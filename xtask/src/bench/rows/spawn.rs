@@ -4,7 +4,9 @@
 //! P1 times `corral serve` from spawn until its hello answer is read. E1 times `corral event
 //! claude <hook>` as an agent's hook runs it inside a pane (payload on stdin, `$TMUX` and
 //! `$TMUX_PANE` set) from spawn to exit, and checks after each run, untimed, that the pane's
-//! `@agent_state` moved as the hook says: `corral event` exits 0 whatever happened.
+//! `@agent_state` moved as the hook says: `corral event` exits 0 whatever happened. E1 runs on a
+//! scratch server of its own with a realistic fleet ([`EVENT_PANES`]): what a stamp costs there
+//! is mostly tmux's own work on the server, which grows with the server (E1b, the big fleet).
 
 use std::io::Write;
 use std::process::Stdio;
@@ -17,7 +19,7 @@ use super::super::conn::{ANSWER_LIMIT, hello_line};
 use super::super::fleet::{DEVICE, Fleet};
 use super::super::report::{Row, Spec};
 use super::super::stats::{Summary, ms};
-use super::EVENT_RUNS;
+use super::{EVENT_PANES, EVENT_RUNS};
 
 /// The pane E1's hooks stamp.
 pub const EVENT_PANE: &str = "a0-work-3";
@@ -110,8 +112,60 @@ fn bare_stamp_ms(fleet: &Fleet, pane: &str) -> anyhow::Result<f64> {
     Ok(elapsed)
 }
 
-/// E1.
+/// E1 on a scratch server of its own ([`EVENT_PANES`] panes), E1b on the big fleet.
 pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
+    let (small, up_s) = fleet.beside("e1", EVENT_PANES, options)?;
+    let e1 = stamps(&small, options)?;
+    drop(small);
+    let e1b = stamps(fleet, options)?;
+    let row = |spec: &Spec, s: &Stamps, note: String| {
+        let summary = Summary::of(&s.event);
+        Row::new(spec, "ms", summary)
+            .against("spawn of `/bin/true`", Summary::of(&s.truth))
+            .figure(summary.median, format!("{:.2} ms", summary.median))
+            .note(note)
+    };
+    let bare = |s: &Stamps| Summary::of(&s.bare);
+    Ok(vec![
+        row(
+            &specs[0],
+            &e1,
+            format!(
+                "on a scratch server of its own, {EVENT_PANES} agent panes (up in {up_s:.1} s); \
+                 {} runs alternating UserPromptSubmit and Stop on one pane, each checked to have \
+                 stamped its state; the figure is the median wall time; one bare `tmux \
+                 set-option` of that pane, the least a stamp costs, took {:.2} ms median, {:.2} ms \
+                 p95",
+                e1.runs,
+                bare(&e1).median,
+                bare(&e1).p95,
+            ),
+        ),
+        row(
+            &specs[1],
+            &e1b,
+            format!(
+                "the same on the fleet of {} panes, where tmux's own work grows with the server: \
+                 one bare `tmux set-option` took {:.2} ms median, {:.2} ms p95",
+                fleet.pane_count(),
+                bare(&e1b).median,
+                bare(&e1b).p95,
+            ),
+        ),
+    ])
+}
+
+/// The samples of one E1 measure, the first (warm-up) run of each left out.
+struct Stamps {
+    runs: usize,
+    event: Vec<f64>,
+    truth: Vec<f64>,
+    bare: Vec<f64>,
+}
+
+/// `corral event` runs on `fleet`'s [`EVENT_PANE`], each beside a spawn of `/bin/true` and a
+/// bare `tmux set-option`.
+fn stamps(fleet: &Fleet, options: &Options) -> anyhow::Result<Stamps> {
     let pane = fleet.pane(EVENT_PANE)?;
     let runs = if options.quick {
         options.samples
@@ -141,16 +195,10 @@ pub fn e1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
             bare.push(b);
         }
     }
-    let summary = Summary::of(&event);
-    Ok(vec![
-        Row::new(&specs[0], "ms", summary)
-            .against("spawn of `/bin/true`", Summary::of(&truth))
-            .figure(summary.median, format!("{:.2} ms", summary.median))
-            .note(format!(
-                "{runs} runs alternating UserPromptSubmit and Stop on one pane, each checked to have \
-                 stamped its state; the figure is the median wall time; one bare `tmux set-option` \
-                 of that pane, the least a stamp costs, took {:.2} ms (median)",
-                Summary::of(&bare).median
-            )),
-    ])
+    Ok(Stamps {
+        runs,
+        event,
+        truth,
+        bare,
+    })
 }
