@@ -2,8 +2,8 @@
 //! the installed `corral-conformance`) on this checkout: its kit read from disk (so edited
 //! sessions run, and `--bless` rewrites them), the host and the simulator built with cargo first.
 
-pub use simulator::conformance::Silent;
 use simulator::conformance::{self, Launcher};
+pub use simulator::conformance::{Silent, default_jobs};
 
 use crate::workspace_root;
 

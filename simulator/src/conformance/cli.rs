@@ -15,6 +15,11 @@ use super::Launcher;
 /// fake suite took 19 s with 4 cases at once, 14 s with 8, 12.5 s with 12, and no less with 16.
 const JOBS_PER_CPU: usize = 6;
 
+/// How many cases run at once without `--jobs`: [`JOBS_PER_CPU`] per available CPU.
+pub fn default_jobs() -> usize {
+    JOBS_PER_CPU * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The environment variable that sets the timeout multiplier when `--timeout-scale` is absent.
 pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
 
@@ -178,9 +183,7 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
     if !(scale.is_finite() && scale > 0.0) {
         bail!("the timeout scale must be a positive number, not {scale}");
     }
-    let jobs = args.jobs.unwrap_or_else(|| {
-        JOBS_PER_CPU * std::thread::available_parallelism().map_or(1, |n| n.get())
-    });
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
     if jobs == 0 {
         bail!("--jobs must be at least 1");
     }

@@ -40,6 +40,7 @@ use anyhow::bail;
 
 pub use binaries::{build as build_binaries, target_dir};
 use cli::Invocation;
+pub use cli::default_jobs;
 use outcome::Grade;
 
 /// The program that runs the kit, which decides where its data and its binaries come from.

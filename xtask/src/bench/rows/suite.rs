@@ -78,7 +78,7 @@ pub fn p5(options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
             let about = format!(
                 "{scope}one run, {} cases at once on {cores} cores, the cases with a floor \
                  started first (its floor is the spec's, not the host's); longest case {longest}",
-                2 * cores
+                conformance::default_jobs()
             );
             rows.push(row(&specs[0], wall, &full, &about));
             full.durations.into_iter().map(|(case, _)| case).collect()
