@@ -148,11 +148,13 @@ pub struct StallConfig {
 
 /// `[event]`: how `corral event` (run by an agent's hook) behaves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct EventConfig {
     /// Seconds a permission-request hook waits for a device's verdict before it lets the agent
-    /// show its own dialog (default 60). The agent's own hook time-out must be longer.
+    /// show its own dialog (default 60). The agent's own hook time-out must be longer. A whole
+    /// number, at least 1: anything else is an error naming the key and its line.
     #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "at_least_one_second")]
     pub permission_wait_s: u64,
 }
 
@@ -214,5 +216,23 @@ mod tests {
         }
         let err = notify("[notify]\ncommand_timeout_s = 0\n").unwrap_err();
         assert!(err.message().contains("at least 1"), "{err}");
+    }
+
+    #[test]
+    fn the_permission_wait_is_a_whole_number_of_seconds_and_event_keys_are_known() {
+        let event = |text: &str| toml::from_str::<Config>(text).map(|config| config.event);
+        assert_eq!(event("").unwrap().permission_wait_s, 60);
+        assert_eq!(
+            event("[event]\npermission_wait_s = 5\n")
+                .unwrap()
+                .permission_wait_s,
+            5
+        );
+        for value in ["0", "-1", "2.5", "\"60\""] {
+            let text = format!("[event]\npermission_wait_s = {value}\n");
+            assert!(event(&text).is_err(), "{value}");
+        }
+        let err = event("[event]\npermission_wait = 5\n").unwrap_err();
+        assert!(err.message().contains("permission_wait"), "{err}");
     }
 }
