@@ -49,6 +49,8 @@ mod runtime;
 // Locks, whole-file writes and private modes, for every file processes share.
 mod files;
 
+// Where logs go: `tracing` to stderr.
+mod logging;
 // The only module that talks to tmux: its command lines, its reads.
 mod tmux;
 // The host's HTTP client: an agent's own API on loopback, with a time-out.
@@ -66,3 +68,4 @@ mod testing;
 
 pub use cli::Cli;
 pub use commands::{default_log_filter, run, stdout_closed};
+pub use logging::init as init_logging;

@@ -430,7 +430,9 @@ impl Source {
             Source::Err(pipe) => pipe.as_fd(),
         }
     }
+}
 
+impl Read for &mut Source {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Source::Out(pipe) => pipe.read(buf),
@@ -460,28 +462,23 @@ impl Pipe {
         self.source.is_some()
     }
 
-    /// Reads what the pipe holds now; at its end, closes it.
+    /// Reads what the pipe holds now, straight into `bytes` (no scratch buffer: a call that
+    /// reads a few bytes touches no more memory than they need), at most one byte past
+    /// [`OUTPUT_CAP`]; at its end, closes it.
     fn read_available(&mut self) -> std::io::Result<()> {
         let Some(source) = self.source.as_mut() else {
             return Ok(());
         };
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            match source.read(&mut buf) {
-                Ok(0) => {
-                    self.source = None;
-                    return Ok(());
-                }
-                Ok(n) => {
-                    self.bytes.extend_from_slice(&buf[..n]);
-                    if self.bytes.len() > OUTPUT_CAP {
-                        return Ok(());
-                    }
-                }
-                Err(err) if err.kind() == ErrorKind::WouldBlock => return Ok(()),
-                Err(err) if err.kind() == ErrorKind::Interrupted => {}
-                Err(err) => return Err(err),
+        let room = (OUTPUT_CAP + 1).saturating_sub(self.bytes.len()) as u64;
+        match source.take(room).read_to_end(&mut self.bytes) {
+            // Past the cap: the caller stops here.
+            Ok(_) if self.bytes.len() > OUTPUT_CAP => Ok(()),
+            Ok(_) => {
+                self.source = None;
+                Ok(())
             }
+            Err(err) if err.kind() == ErrorKind::WouldBlock => Ok(()),
+            Err(err) => Err(err),
         }
     }
 }
