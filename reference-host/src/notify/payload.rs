@@ -219,14 +219,17 @@ pub fn completion_text(completion: &Completion, exit_code: Option<i32>) -> Strin
     status_message(&text)
 }
 
-/// A message for `display-message`: printable characters only, at most 200 of them, and every
-/// `#` doubled because tmux expands the message as a format.
+/// A message for `display-message`: printable characters only, at most 200 of them, every `#`
+/// doubled because tmux expands the message as a format, and every `%` doubled because it runs
+/// the message through strftime(3) first (tmux 3.3a prints `display -p '%d'` as the day of the
+/// month, `%%` as `%`): an agent named `50%done` must not show a date.
 fn status_message(text: &str) -> String {
     text.chars()
         .filter(|c| !c.is_control())
         .take(200)
         .collect::<String>()
         .replace('#', "##")
+        .replace('%', "%%")
 }
 
 #[cfg(test)]
@@ -341,7 +344,14 @@ mod tests {
         pane.row.detail = None;
         pane.row.context = Some(91);
         let text = status_text(&fire(&pane, Trigger::ContextHigh, 0, false));
-        assert_eq!(text, "corral: claude context_high 91% at work:1.0");
+        assert_eq!(text, "corral: claude context_high 91%% at work:1.0");
+        let mut pane = blocked_pane();
+        pane.row.agent = "50%done %Y".into();
+        let text = status_text(&fire(&pane, Trigger::Blocked, 0, false));
+        assert_eq!(
+            text,
+            "corral: 50%%done %%Y blocked (permission) at work:1.0"
+        );
     }
 
     #[test]

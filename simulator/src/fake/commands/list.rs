@@ -77,6 +77,7 @@ impl Run<'_> {
                 ));
             }
         };
+        let text = strftime(&text)?;
         let format = Format::parse(&text).map_err(|e| unsupported(e.to_string()))?;
         let client = match command.value('c') {
             Some(name) => match self.server.clients.iter().find(|c| c.name == name) {
@@ -116,5 +117,52 @@ impl Run<'_> {
             );
         }
         Ok(())
+    }
+}
+
+/// tmux runs a `display-message` text through strftime(3) before it expands it as a format: `%%`
+/// becomes `%`, and a conversion (`%d`, `%Y`, ...) becomes the time. The fake gives `%%` and
+/// leaves a `%` before anything that is no conversion as it is, as tmux 3.3a does (`85% at`
+/// stays); it refuses a real conversion, whose output would depend on the clock, so a caller that
+/// forgot to double a `%` of its text fails here instead of showing a date.
+fn strftime(text: &str) -> Result<String, CmdError> {
+    const CONVERSIONS: &str = "aAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyYzZ+";
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some('%') => {
+                chars.next();
+                out.push('%');
+            }
+            Some(next) if CONVERSIONS.contains(next) => {
+                return Err(unsupported(format!(
+                    "strftime conversion %{next} in a display-message text (double the % for a literal one)"
+                )));
+            }
+            _ => out.push('%'),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strftime;
+
+    /// What tmux 3.3a printed for `display -p 'a 85% at %% z %Q x 100%'`: `a 85% at % z %Q x 100%`.
+    #[test]
+    fn percent_signs_go_through_strftime_as_tmux_does() {
+        assert_eq!(
+            strftime("a 85% at %% z %Q x 100%").unwrap(),
+            "a 85% at % z %Q x 100%"
+        );
+        assert_eq!(strftime("50%%done %%Y").unwrap(), "50%done %Y");
+        assert!(strftime("50%done").is_err());
+        assert!(strftime("%Y").is_err());
     }
 }
