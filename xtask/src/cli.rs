@@ -78,7 +78,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "real", value_parser = backend_parser())]
     pub backend: Backend,
     /// Samples per timed measure (default 30; 5 with --quick).
-    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    #[arg(long, value_name = "N", value_parser = at_least_one::<usize>)]
     pub samples: Option<usize>,
     /// Few samples and small sizes (100 panes, a 16 MiB transcript): that the bench runs end to
     /// end, not what the host costs.
@@ -101,7 +101,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SIZE")]
     pub transcript: Option<String>,
     /// The reconcile interval of the serve and daemon processes, in ms (P4's baseline).
-    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = at_least_one_u64)]
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = at_least_one::<u64>)]
     pub interval_ms: u64,
     /// Only these rows, comma-separated: row ids (`P2b`) or their groups (`P2` is P2 and P2b;
     /// groups P1, E1, P2, P3, P4, P5, P6, P7).
@@ -123,19 +123,12 @@ pub struct FuzzArgs {
     pub no_build: bool,
 }
 
-/// A count of one or more.
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".to_owned()),
-        Ok(n) => Ok(n),
-        Err(err) => Err(err.to_string()),
-    }
-}
-
-/// A duration or size of one or more.
-fn at_least_one_u64(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(0) => Err("must be at least 1".to_owned()),
+/// A whole number of one or more (a count, a duration).
+fn at_least_one<N: std::str::FromStr<Err = std::num::ParseIntError> + From<u8> + PartialEq>(
+    text: &str,
+) -> Result<N, String> {
+    match text.parse::<N>() {
+        Ok(n) if n == N::from(0) => Err("must be at least 1".to_owned()),
         Ok(n) => Ok(n),
         Err(err) => Err(err.to_string()),
     }

@@ -9,22 +9,19 @@ use crate::workspace_root;
 
 /// Runs `cargo xtask conformance <args>`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
-    conformance::run(
-        args,
-        &Launcher::Checkout {
-            root: workspace_root(),
-        },
-    )
+    conformance::run(args, &checkout())
+}
+
+/// This checkout, as the runner's launcher.
+fn checkout() -> Launcher {
+    Launcher::Checkout {
+        root: workspace_root(),
+    }
 }
 
 /// The run `cargo xtask conformance <args>` makes, printing nothing: the bench times it.
 pub fn run_silently(args: &[String]) -> anyhow::Result<Silent> {
-    conformance::run_silently(
-        args,
-        &Launcher::Checkout {
-            root: workspace_root(),
-        },
-    )
+    conformance::run_silently(args, &checkout())
 }
 
 /// Every case of the checkout's kit with its `floor_ms`.

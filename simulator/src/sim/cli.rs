@@ -545,7 +545,10 @@ fn parse_format(text: &str) -> Result<TranscriptFormat, String> {
     }
 }
 
-fn parse_size(text: &str) -> anyhow::Result<u64> {
+/// A size: bytes, or a number with K, M or G (powers of 1024; `KiB`, `kb` and a space before the
+/// unit read the same). `corral-sim transcript --size` and `cargo xtask bench --transcript` read
+/// sizes with it.
+pub fn parse_size(text: &str) -> anyhow::Result<u64> {
     let lower = text.trim().to_ascii_lowercase();
     let digits: String = lower.chars().take_while(|c| c.is_ascii_digit()).collect();
     let unit = lower[digits.len()..]
@@ -560,7 +563,8 @@ fn parse_size(text: &str) -> anyhow::Result<u64> {
         "g" => 1 << 30,
         _ => bail!("size {text:?}: unit must be K, M or G"),
     };
-    Ok(n * scale)
+    n.checked_mul(scale)
+        .with_context(|| format!("size {text:?} is too large"))
 }
 
 fn resolve(sim_dir: &Path, which: &Which) -> anyhow::Result<(PathBuf, Option<TranscriptFormat>)> {
@@ -859,4 +863,34 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_are_bytes_or_powers_of_1024_and_nonsense_is_refused() {
+        for (text, bytes) in [
+            ("512", 512),
+            ("512K", 512 << 10),
+            ("64M", 64 << 20),
+            ("1G", 1 << 30),
+            ("1g", 1 << 30),
+            ("2 MiB", 2 << 20),
+            ("3kb", 3 << 10),
+        ] {
+            assert_eq!(parse_size(text).unwrap(), bytes, "{text}");
+        }
+        for text in [
+            "lots",
+            "",
+            "1T",
+            "G",
+            "99999999999999999999G",
+            "17179869184G",
+        ] {
+            assert!(parse_size(text).is_err(), "{text}");
+        }
+    }
 }

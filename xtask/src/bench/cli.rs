@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use golden::Backend;
 
 use super::report::ROWS;
@@ -52,7 +52,7 @@ pub fn settings(args: &BenchArgs) -> anyhow::Result<Options> {
         .transcript
         .as_deref()
         .unwrap_or(if quick { "16M" } else { "1G" });
-    let transcript_bytes = size_of(size)?;
+    let transcript_bytes = simulator::sim::cli::parse_size(size)?;
     if panes < 20 || !panes.is_multiple_of(20) {
         bail!("--panes must be a multiple of 20");
     }
@@ -75,20 +75,6 @@ pub fn settings(args: &BenchArgs) -> anyhow::Result<Options> {
             .map(|id| group_of(id))
             .collect::<anyhow::Result<_>>()?,
     })
-}
-
-/// `1G`, `64M`, `512K` or plain bytes (powers of 1024).
-fn size_of(text: &str) -> anyhow::Result<u64> {
-    let (digits, shift) = match text.as_bytes().last() {
-        Some(b'K' | b'k') => (&text[..text.len() - 1], 10),
-        Some(b'M' | b'm') => (&text[..text.len() - 1], 20),
-        Some(b'G' | b'g') => (&text[..text.len() - 1], 30),
-        _ => (text, 0),
-    };
-    let n: u64 = digits
-        .parse()
-        .with_context(|| format!("a size is bytes or a number with K, M or G: {text}"))?;
-    Ok(n << shift)
 }
 
 #[cfg(test)]
