@@ -449,16 +449,7 @@ fn a_failing_tmux_is_internal_and_left_behind_when_it_answers_again(failure: Fai
     let mut home = fleet.home();
     home.enrol("phone", "fp-phone", &["read", "act:answer", "act:steer"]);
     home.write_config("[serve]\nreconcile_interval_ms = 50\n");
-    fleet.sim(&[
-        "transcript",
-        "write",
-        "--pane",
-        "idle",
-        "--format",
-        "claude",
-        "--events",
-        "3",
-    ]);
+    fleet.small_transcript("idle");
     let mode = failing_wrapper(&mut home);
     let (idle, blocked) = (fleet.pane("idle"), fleet.pane("blocked"));
     let mut command = home.serve_command("fp-phone");

@@ -59,16 +59,7 @@ fn what_the_host_makes_is_private_whatever_the_umask() {
         );
         home.write_config("[serve]\nreconcile_interval_ms = 100\n");
         chmod(&home.config_file(), 0o600);
-        fleet.sim(&[
-            "transcript",
-            "write",
-            "--pane",
-            "idle",
-            "--format",
-            "claude",
-            "--events",
-            "3",
-        ]);
+        fleet.small_transcript("idle");
 
         let mut serve = home.corral_under_umask(umask);
         serve

@@ -76,16 +76,7 @@ impl Bench {
     fn new() -> Bench {
         let fleet = Fleet::up(Backend::Fake);
         let idle = fleet.pane("idle");
-        fleet.sim(&[
-            "transcript",
-            "write",
-            "--pane",
-            "idle",
-            "--format",
-            "claude",
-            "--events",
-            "3",
-        ]);
+        fleet.small_transcript("idle");
         let mut home = fleet.home();
         let gate = Gate::install(&mut home);
         home.write_config("[serve]\nreconcile_interval_ms = 50\n");

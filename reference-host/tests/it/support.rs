@@ -203,6 +203,21 @@ impl Fleet {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// A short Claude transcript (3 events) for pane `name`, stamped on it: something for a
+    /// `window` or `event` request to read.
+    pub fn small_transcript(&self, name: &str) {
+        self.sim(&[
+            "transcript",
+            "write",
+            "--pane",
+            name,
+            "--format",
+            "claude",
+            "--events",
+            "3",
+        ]);
+    }
+
     /// A `corral-sim` command for this fleet. A real server's socket and the parked hook
     /// requests go inside the fleet's temp dir, never in `/tmp/tmux-<uid>` or the user's
     /// runtime dir.
