@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::clock::now_ms;
 use crate::git::GitCache;
 use crate::repeated::RepeatedWarning;
-use crate::tmux::read::{Listing, PaneRead, Titles};
+use crate::tmux::read::{Fields, Listing, PaneRead, Titles};
 use crate::tmux::write::Input;
 use crate::tmux::{Tmux, TmuxError};
 
@@ -19,6 +19,7 @@ pub struct FleetReader {
     tmux: Tmux,
     git: GitCache,
     host: String,
+    fields: Fields,
     titles: Titles,
     /// A failing read is logged here, once, not by every cycle and request that meets it.
     failing: RepeatedWarning,
@@ -122,6 +123,7 @@ impl FleetReader {
             tmux,
             git: GitCache::default(),
             host,
+            fields: Fields::Host,
             titles: Titles::Omit,
             failing: RepeatedWarning::default(),
             absent: RepeatedWarning::default(),
@@ -171,6 +173,14 @@ impl FleetReader {
         self
     }
 
+    /// A reader that asks tmux for `fields` only: what it does not ask for is empty in its rows
+    /// and facts. The notification daemon reads [`Fields::Notify`], what its triggers and
+    /// status line use, because each field costs tmux time on every cycle.
+    pub fn with_fields(mut self, fields: Fields) -> FleetReader {
+        self.fields = fields;
+        self
+    }
+
     /// A reader whose every read also lists the attached clients, in the same tmux invocation
     /// (the notification daemon: a fire shows its status-line message to them).
     pub fn with_clients(mut self) -> FleetReader {
@@ -193,7 +203,8 @@ impl FleetReader {
     /// when they are none because no tmux server runs.
     pub fn read_local(&mut self) -> Result<LocalListing, TmuxError> {
         let now = now_ms();
-        let (panes, no_server) = match self.tmux.list_panes(Titles::Include)? {
+        self.git.next_read();
+        let (panes, no_server) = match self.tmux.list_panes(Fields::Host, Titles::Include)? {
             Listing::Panes(panes) => (panes, None),
             Listing::NoServer { socket } => (Vec::new(), Some(no_server_line(&socket))),
         };
@@ -220,15 +231,16 @@ impl FleetSource for FleetReader {
         let read = match self.clients {
             Some(_) => self
                 .tmux
-                .list_panes_and_clients(self.titles)
+                .list_panes_and_clients(self.fields, self.titles)
                 .map(|(listing, clients)| {
                     self.clients = Some(clients);
                     listing
                 }),
-            None => self.tmux.list_panes(self.titles),
+            None => self.tmux.list_panes(self.fields, self.titles),
         };
         self.log_read(&read);
         let panes = read?.into_panes();
+        self.git.next_read();
         Ok(panes
             .iter()
             .filter_map(|pane| {

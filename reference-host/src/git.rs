@@ -3,8 +3,9 @@
 //! tmux call per cycle, not a thousand git calls.
 //!
 //! Discovery (walking up to the `.git` entry) is cached per directory and revalidated after
-//! [`DISCOVERY_TTL`]; the branch is re-read only when `HEAD`'s stat changes, so a steady cycle costs
-//! one `stat` per distinct repository.
+//! [`DISCOVERY_TTL`]; the branch is re-read only when `HEAD`'s stat changes, and `HEAD` is
+//! stat'ed once per fleet read ([`GitCache::next_read`]), so a steady cycle costs one `stat` per
+//! distinct repository, not one per pane, and every pane of a repository shows one branch.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -44,6 +45,8 @@ struct Discovery {
 struct HeadMemo {
     stamp: (u64, i64, i64, u64),
     branch: Option<String>,
+    /// The read (see [`GitCache::next_read`]) that last stat'ed it.
+    read: u64,
 }
 
 /// Caches of repository facts, per directory and per git dir.
@@ -51,9 +54,18 @@ struct HeadMemo {
 pub struct GitCache {
     directories: HashMap<PathBuf, Discovery>,
     heads: HashMap<PathBuf, HeadMemo>,
+    /// The current read; 0 until the first [`GitCache::next_read`], which stats `HEAD` on every
+    /// lookup.
+    read: u64,
 }
 
 impl GitCache {
+    /// Starts a new fleet read: each repository's `HEAD` is stat'ed again on its first lookup,
+    /// and that answer holds for the rest of the read.
+    pub fn next_read(&mut self) {
+        self.read += 1;
+    }
+
     /// The facts of `dir`; all `None` outside a repository or for an unreadable one.
     pub fn facts(&mut self, dir: &str) -> RepoFacts {
         if dir.is_empty() {
@@ -82,12 +94,20 @@ impl GitCache {
     }
 
     fn branch(&mut self, git_dir: &Path) -> Option<String> {
+        if let Some(memo) = self.heads.get(git_dir)
+            && self.read != 0
+            && memo.read == self.read
+        {
+            return memo.branch.clone();
+        }
         let head = git_dir.join("HEAD");
         let meta = std::fs::metadata(&head).ok()?;
         let stamp = (meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.len());
-        if let Some(memo) = self.heads.get(git_dir)
+        let read = self.read;
+        if let Some(memo) = self.heads.get_mut(git_dir)
             && memo.stamp == stamp
         {
+            memo.read = read;
             return memo.branch.clone();
         }
         let branch = std::fs::read_to_string(&head)
@@ -98,6 +118,7 @@ impl GitCache {
             HeadMemo {
                 stamp,
                 branch: branch.clone(),
+                read,
             },
         );
         branch
@@ -200,6 +221,34 @@ mod tests {
         assert_eq!(
             cache.facts(repo.to_str().unwrap()).branch.as_deref(),
             Some("feature/x")
+        );
+    }
+
+    #[test]
+    fn a_read_sees_one_head_per_repository_and_the_next_read_sees_a_checkout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("r");
+        write(&repo.join(".git/HEAD"), "ref: refs/heads/main\n");
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        let mut cache = GitCache::default();
+        cache.next_read();
+        let branch = |cache: &mut GitCache, dir: &str| cache.facts(dir).branch;
+        let (top, sub) = (repo.to_str().unwrap(), repo.join("sub"));
+        assert_eq!(branch(&mut cache, top).as_deref(), Some("main"));
+        write(&repo.join(".git/HEAD.lock"), "ref: refs/heads/next\n");
+        std::fs::rename(repo.join(".git/HEAD.lock"), repo.join(".git/HEAD")).unwrap();
+        // The same read: every pane of the repository, in any of its directories, shows the
+        // branch the read saw first.
+        assert_eq!(branch(&mut cache, top).as_deref(), Some("main"));
+        assert_eq!(
+            branch(&mut cache, sub.to_str().unwrap()).as_deref(),
+            Some("main")
+        );
+        cache.next_read();
+        assert_eq!(branch(&mut cache, top).as_deref(), Some("next"));
+        assert_eq!(
+            branch(&mut cache, sub.to_str().unwrap()).as_deref(),
+            Some("next")
         );
     }
 

@@ -229,6 +229,12 @@ pub struct ScriptedTmux {
     messages: Rc<RefCell<Vec<(String, String)>>>,
     fail_writes: Rc<RefCell<bool>>,
     calls: Rc<RefCell<Vec<&'static str>>>,
+    /// What a won claim prints of each pane (its tty and directory); nothing for a pane not
+    /// here.
+    places: Rc<RefCell<std::collections::BTreeMap<String, crate::tmux::write::PanePlace>>>,
+    /// Won claims print nothing after their read-back, as when a later command of the claim's
+    /// sequence failed.
+    quiet_claims: Rc<RefCell<bool>>,
 }
 
 impl ScriptedTmux {
@@ -242,6 +248,22 @@ impl ScriptedTmux {
     /// Attaches clients.
     pub fn attach(&self, clients: &[&str]) {
         *self.clients.borrow_mut() = clients.iter().map(|c| (*c).to_owned()).collect();
+    }
+
+    /// Gives `pane` a tty and a directory, which a won claim prints.
+    pub fn set_place(&self, pane: &str, tty: &str, current_path: &str) {
+        self.places.borrow_mut().insert(
+            pane.to_owned(),
+            crate::tmux::write::PanePlace {
+                tty: tty.to_owned(),
+                current_path: current_path.to_owned(),
+            },
+        );
+    }
+
+    /// Won claims print no tty and directory while `quiet` is true.
+    pub fn quiet_claims(&self, quiet: bool) {
+        *self.quiet_claims.borrow_mut() = quiet;
     }
 
     /// Option writes fail (as a lost server) while `fail` is true.
@@ -314,7 +336,20 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
                     .push((client.clone(), message.to_owned()));
             }
         }
-        Ok(Claimed::Won { status: None })
+        let place = match *self.quiet_claims.borrow() {
+            true => None,
+            false => self.places.borrow().get(claim.pane).cloned(),
+        };
+        Ok(Claimed::Won {
+            status: None,
+            pane: place.unwrap_or_default(),
+        })
+    }
+
+    fn pane_place(&self, pane: &str) -> Result<Option<crate::tmux::write::PanePlace>, TmuxError> {
+        self.calls.borrow_mut().push("pane_place");
+        self.check(pane)?;
+        Ok(self.places.borrow().get(pane).cloned())
     }
 
     fn set_pane_options(

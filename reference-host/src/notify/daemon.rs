@@ -25,7 +25,7 @@ use crate::fleet::{FleetReader, FleetSource};
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
-use crate::tmux::read::Titles;
+use crate::tmux::read::{Fields, Titles};
 
 /// What `corral daemon` needs.
 #[derive(Debug, Clone)]
@@ -122,6 +122,9 @@ fn reader(options: &DaemonOptions, config: &Config) -> FleetReader {
         Titles::Omit
     };
     FleetReader::new(tmux, options.host.clone())
+        .with_fields(Fields::Notify {
+            progress: config.notify.osc_progress,
+        })
         .with_titles(titles)
         .with_clients()
 }

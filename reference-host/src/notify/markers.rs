@@ -11,7 +11,7 @@ use super::NotifyTmux;
 use super::trigger::Marker;
 use crate::files;
 use crate::runtime::RuntimeDir;
-use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite};
+use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite, PanePlace};
 
 /// How long a claim waits for the marker lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
@@ -19,8 +19,9 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// What a claim found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
-    /// The marker now holds the value: fire.
-    Claimed,
+    /// The marker now holds the value: fire, at the pane's tty and directory as tmux printed
+    /// them with the claim.
+    Claimed(PanePlace),
     /// Another path already announced it: do not fire.
     Taken,
     /// The marker could not be read or written: do not fire.
@@ -61,10 +62,11 @@ pub fn claim<T: NotifyTmux>(
     });
     drop(lock);
     match claimed {
-        Ok(Claimed::Won { status: None }) => Claim::Claimed,
-        Ok(Claimed::Won { status: Some(why) }) => {
-            tracing::warn!(%pane, %why, "the status-line message was not shown");
-            Claim::Claimed
+        Ok(Claimed::Won { status, pane: at }) => {
+            if let Some(why) = status {
+                tracing::warn!(%pane, %why, "the status-line message was not shown");
+            }
+            Claim::Claimed(at)
         }
         Ok(Claimed::Held) => Claim::Taken,
         Err(err) => Claim::Failed(err.to_string()),
@@ -101,7 +103,7 @@ mod tests {
         let tmux = ScriptedTmux::with_panes(&["%1"]);
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Notified, "900", &QUIET),
-            Claim::Claimed
+            Claim::Claimed(PanePlace::default())
         );
         assert_eq!(
             tmux.option("%1", "@agent_notified_at").as_deref(),
@@ -114,7 +116,7 @@ mod tests {
         );
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Notified, "950", &QUIET),
-            Claim::Claimed
+            Claim::Claimed(PanePlace::default())
         );
     }
 
@@ -129,7 +131,7 @@ mod tests {
             message: Some("corral: claude blocked at work:0.1"),
         };
         let claimed = claim(&tmux, &runtime, "%1", Marker::Notified, "900", &status);
-        assert_eq!(claimed, Claim::Claimed);
+        assert_eq!(claimed, Claim::Claimed(PanePlace::default()));
         assert_eq!(tmux.take_calls(), ["claim_marker"]);
         assert_eq!(tmux.messages().len(), 2, "{:?}", tmux.messages());
         let again = claim(&tmux, &runtime, "%1", Marker::Notified, "900", &status);
@@ -176,7 +178,7 @@ mod tests {
         drop(held);
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Notified, "1", &QUIET),
-            Claim::Claimed
+            Claim::Claimed(PanePlace::default())
         );
     }
 
@@ -186,7 +188,7 @@ mod tests {
         let tmux = ScriptedTmux::with_panes(&["%1"]);
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Context, "5", &QUIET),
-            Claim::Claimed
+            Claim::Claimed(PanePlace::default())
         );
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Context, "6", &QUIET),
@@ -196,7 +198,7 @@ mod tests {
         assert_eq!(tmux.option("%1", "@agent_context_notified_at"), None);
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Context, "7", &QUIET),
-            Claim::Claimed
+            Claim::Claimed(PanePlace::default())
         );
     }
 }

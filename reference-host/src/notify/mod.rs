@@ -38,7 +38,7 @@ use schema::Trigger;
 
 use crate::fleet::Pane;
 use crate::runtime::RuntimeDir;
-use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite};
+use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite, PanePlace};
 use crate::tmux::{Tmux, TmuxError};
 use command::Launch;
 use markers::{Claim, Status};
@@ -50,6 +50,8 @@ pub trait NotifyTmux {
     /// Claims a marker and, when the claim is won, shows the fire's status-line message, in one
     /// invocation ([`MarkerClaim`]).
     fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError>;
+    /// A pane's tty and directory, read on their own: a fire whose claim did not print them.
+    fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError>;
     /// Sets and unsets pane options.
     fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError>;
     /// The attached clients.
@@ -61,6 +63,10 @@ pub trait NotifyTmux {
 impl NotifyTmux for Tmux {
     fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError> {
         Tmux::claim_marker(self, claim)
+    }
+
+    fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError> {
+        Tmux::pane_place(self, pane)
     }
 
     fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError> {
@@ -102,7 +108,8 @@ pub struct Fired {
 /// Claims and delivers what `pane` calls for under `triggers` at `now`; rearms what dipped.
 ///
 /// A fire costs one tmux invocation before its command starts: the claim, which shows the
-/// status-line message (sink 1) in the same invocation once it is won; the other sinks follow.
+/// status-line message (sink 1) in the same invocation once it is won and prints the pane's tty
+/// and directory; the other sinks follow, at that tty, with the repository of that directory.
 pub fn notify_pane<T: NotifyTmux>(
     notify: &Notify<'_, T>,
     pane: &Pane,
@@ -123,7 +130,7 @@ pub fn notify_pane<T: NotifyTmux>(
         };
         // A muted pane's claim rings nothing, its status line included.
         let include_title = notify.sinks.config.include_title;
-        let fire =
+        let mut fire =
             (!muted).then(|| payload::fire(pane, candidate.trigger.clone(), now, include_title));
         let message = fire.as_ref().map(payload::status_text);
         let status = Status {
@@ -131,20 +138,31 @@ pub fn notify_pane<T: NotifyTmux>(
             message: message.as_deref(),
         };
         let value = &candidate.value;
-        match markers::claim(tmux, notify.runtime, id, candidate.marker, value, &status) {
-            Claim::Claimed => {}
+        let at = match markers::claim(tmux, notify.runtime, id, candidate.marker, value, &status) {
+            Claim::Claimed(at) => at,
             Claim::Taken => continue,
             Claim::Failed(why) => {
                 tracing::warn!(pane = %id, trigger = %candidate.trigger, %why, "not firing: the marker was not claimed");
                 continue;
             }
-        }
-        match &fire {
+        };
+        match &mut fire {
             None => {
                 tracing::info!(pane = %id, trigger = %candidate.trigger, "muted: claimed without ringing");
             }
             Some(fire) => {
-                notify.sinks.after_claim(&pane.facts.tty, fire, now);
+                let place = place_of(tmux, id, at);
+                if !place.current_path.is_empty() {
+                    let repo = crate::git::GitCache::default().facts(&place.current_path);
+                    fire.repo = repo.repo.unwrap_or_default();
+                    fire.branch = repo.branch.unwrap_or_default();
+                }
+                let tty = if place.tty.is_empty() {
+                    &pane.facts.tty
+                } else {
+                    &place.tty
+                };
+                notify.sinks.after_claim(tty, fire, now);
                 tracing::info!(pane = %id, trigger = %candidate.trigger, "fired");
             }
         }
@@ -155,6 +173,23 @@ pub fn notify_pane<T: NotifyTmux>(
         });
     }
     fired
+}
+
+/// Where a won claim's fire rings and which repository it names: the pane as tmux printed it
+/// with the claim; when the claim printed nothing after its read-back (a command of its sequence
+/// failed), the pane read on its own; when that fails too, nothing (the caller falls back to its
+/// fleet read's tty).
+fn place_of<T: NotifyTmux>(tmux: &T, pane: &str, claimed: PanePlace) -> PanePlace {
+    if claimed != PanePlace::default() {
+        return claimed;
+    }
+    match tmux.pane_place(pane) {
+        Ok(place) => place.unwrap_or_default(),
+        Err(err) => {
+            tracing::warn!(%pane, %err, "the pane's tty and directory could not be read");
+            PanePlace::default()
+        }
+    }
 }
 
 /// The daemonless path: `corral event`, right after stamping `pane` (read afresh), fires

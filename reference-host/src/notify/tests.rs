@@ -45,6 +45,7 @@ impl World {
             let tty = dir.path().join(format!("tty{}", &id[1..]));
             std::fs::write(&tty, b"").unwrap();
             pane.facts.tty = tty.to_string_lossy().into_owned();
+            tmux.set_place(id, &pane.facts.tty, "");
             pane.facts.window_id = "@1".into();
             pane.facts.title = Some("TITLE-CANARY".into());
             panes.push(pane);
@@ -208,6 +209,48 @@ fn a_transition_rings_once_on_every_sink_in_order() {
         [("%1".to_owned(), Trigger::Done, false)],
         "a new episode, done"
     );
+}
+
+/// The daemon's cycle read asks for neither the tty nor the directory (the dearest fields of
+/// a read): the claim prints them, and the fire rings there and names that repository.
+#[test]
+fn a_fire_rings_at_the_tty_and_names_the_repository_tmux_printed_with_its_claim() {
+    let mut w = World::new();
+    let repo = w.path("src/api");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("web")).unwrap();
+    std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+    let at_claim = w.path("tty-at-claim");
+    std::fs::write(&at_claim, b"").unwrap();
+    let web = repo.join("web");
+    w.tmux
+        .set_place("%1", at_claim.to_str().unwrap(), web.to_str().unwrap());
+    w.tmux.take_calls();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.step("%1", State::Blocked, T0 + 100);
+    assert_eq!(w.cycle(&mut notifier, T0 + 200).len(), 1);
+    let mut rang = terminal::bell();
+    rang.extend(terminal::osc9("claude blocked"));
+    rang.extend(terminal::osc777("claude", "blocked"));
+    assert_eq!(std::fs::read(&at_claim).unwrap(), rang);
+    assert!(w.tty("%1").is_empty(), "not the tty of an older read");
+    for line in [&w.lines("payloads")[0], &w.lines("logs/notify.log")[0]] {
+        assert_eq!(line["repo"], "api", "{line}");
+        assert_eq!(line["branch"], "feature/x", "{line}");
+    }
+    assert_eq!(w.tmux.take_calls(), ["claim_marker"], "no other call");
+
+    // A claim that printed nothing after its read-back: the pane is read on its own.
+    w.tmux.quiet_claims(true);
+    w.step("%1", State::Working, T0 + 300);
+    w.step("%1", State::Blocked, T0 + 400);
+    assert_eq!(w.cycle(&mut notifier, T0 + 500).len(), 1);
+    assert_eq!(w.tmux.take_calls(), ["claim_marker", "pane_place"]);
+    assert_eq!(
+        std::fs::read(&at_claim).unwrap(),
+        [&rang[..], &rang[..]].concat()
+    );
+    assert_eq!(w.lines("payloads")[1]["repo"], "api");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
+use super::write::PanePlace;
 use super::{Answer, Tmux, TmuxError};
 
 /// The pane variables every read asks for, in format order.
@@ -74,27 +75,141 @@ const ROW_FIELDS: &[&str] = &[
     "@agent_mute_until",
 ];
 
-/// Which fields a `list-panes` format asks for.
+/// What the notification daemon reads every cycle: what its triggers, markers and status-line
+/// message use, and nothing else. tmux's cost of a read grows with what it asks for (on 1000
+/// panes, the host's 29 fields take about 35 ms, these 15 about 14 ms), and a fire waits for the
+/// read that saw its transition. A fire's tty and directory come with its claim
+/// (`tmux::write::PanePlace`): `pane_current_path` alone costs tmux a lookup of each pane's
+/// foreground process, 7 ms on 1000 panes.
+const NOTIFY_FIELDS: &[&str] = &[
+    "pane_id",
+    "session_name",
+    "window_index",
+    "pane_index",
+    "@agent_name",
+    "@agent_state",
+    "@agent_detail",
+    "@agent_since",
+    "@agent_turn_at",
+    "@agent_attention",
+    "@agent_context",
+    "@agent_mute_until",
+    "@agent_notified_at",
+    "@agent_context_notified_at",
+    "@agent_stall_notified_at",
+];
+
+/// What the daemon reads besides [`NOTIFY_FIELDS`] with `osc_progress` on: the rollup writes
+/// each window's progress to one of its panes' ttys.
+const PROGRESS_FIELDS: &[&str] = &["window_id", "pane_tty"];
+
+/// A pane's tty and directory, read on their own when a fire's claim did not print them.
+const PLACE_FIELDS: &[&str] = &["pane_id", "pane_tty", "pane_current_path"];
+
+/// Which fields a `list-panes` format asks for; a field not asked for stays empty in the
+/// [`PaneRead`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fields {
-    /// What `serve` reads every cycle: every variable and option, no title.
+    /// What `serve` reads every cycle: every variable and option.
     Host,
-    /// Only what a wire row needs ([`ROW_FIELDS`]).
+    /// What the notification daemon reads every cycle ([`NOTIFY_FIELDS`]), and with `progress`
+    /// (`osc_progress` on) [`PROGRESS_FIELDS`].
+    Notify {
+        /// The progress rollup's fields too.
+        progress: bool,
+    },
+    /// Only what a wire row needs ([`ROW_FIELDS`]): a benchmark's baseline.
     Row,
+    /// A pane's tty and directory ([`PLACE_FIELDS`]).
+    Place,
 }
 
-/// A `list-panes -a -F` format with a fresh nonce, framed as the host frames its reads.
-fn format_of(fields: Fields) -> String {
-    let nonce = nonce();
-    match fields {
-        Fields::Host => list_format(&nonce, Titles::Omit),
-        Fields::Row => framed(&nonce, ROW_FIELDS),
+/// The names a read of `fields` asks for, in format order; `pane_title` last with
+/// [`Titles::Include`].
+fn names(fields: Fields, titles: Titles) -> Vec<&'static str> {
+    let set: &[&'static str] = match fields {
+        Fields::Host => &[PANE_VARIABLES, OPTIONS].concat(),
+        Fields::Notify { progress: false } => NOTIFY_FIELDS,
+        Fields::Notify { progress: true } => &[NOTIFY_FIELDS, PROGRESS_FIELDS].concat(),
+        Fields::Row => ROW_FIELDS,
+        Fields::Place => PLACE_FIELDS,
+    };
+    let title = (titles == Titles::Include).then_some("pane_title");
+    set.iter().copied().chain(title).collect()
+}
+
+/// Where a read puts the value of one variable or option.
+type Slot = fn(&mut PaneRead) -> &mut String;
+
+/// The [`PaneRead`] field that variable or option `name` is read into; `None` for a name the
+/// host never reads.
+fn slot(name: &str) -> Option<Slot> {
+    let slot: Slot = match name {
+        "pane_id" => |p| &mut p.pane_id,
+        "session_name" => |p| &mut p.session_name,
+        "window_index" => |p| &mut p.window_index,
+        "pane_index" => |p| &mut p.pane_index,
+        "window_id" => |p| &mut p.window_id,
+        "pane_tty" => |p| &mut p.pane_tty,
+        "pane_current_path" => |p| &mut p.current_path,
+        "socket_path" => |p| &mut p.socket_path,
+        "pane_pid" => |p| &mut p.pane_pid,
+        "pane_title" => |p| p.title.get_or_insert_with(String::new),
+        "@agent_name" => |p| &mut p.options.name,
+        "@agent_state" => |p| &mut p.options.state,
+        "@agent_detail" => |p| &mut p.options.detail,
+        "@agent_since" => |p| &mut p.options.since,
+        "@agent_turn_at" => |p| &mut p.options.turn_at,
+        "@agent_stamped_at" => |p| &mut p.options.stamped_at,
+        "@agent_attention" => |p| &mut p.options.attention,
+        "@agent_session" => |p| &mut p.options.session,
+        "@agent_transcript" => |p| &mut p.options.transcript,
+        "@agent_permission_request" => |p| &mut p.options.permission_request,
+        "@agent_question_request" => |p| &mut p.options.question_request,
+        "@agent_api_endpoint" => |p| &mut p.options.api_endpoint,
+        "@agent_pending_tool" => |p| &mut p.options.pending_tool,
+        "@agent_pending_call" => |p| &mut p.options.pending_call,
+        "@agent_context" => |p| &mut p.options.context,
+        "@agent_context_at" => |p| &mut p.options.context_at,
+        "@agent_mute_until" => |p| &mut p.options.mute_until,
+        "@agent_notified_at" => |p| &mut p.options.notified_at,
+        "@agent_context_notified_at" => |p| &mut p.options.context_notified_at,
+        "@agent_stall_notified_at" => |p| &mut p.options.stall_notified_at,
+        _ => return None,
+    };
+    Some(slot)
+}
+
+/// One read's format: the names asked for, in order, and the nonce that frames them.
+#[derive(Debug, Clone)]
+struct Format {
+    names: Vec<&'static str>,
+    nonce: String,
+}
+
+impl Format {
+    /// A format of `fields` with a fresh nonce.
+    fn new(fields: Fields, titles: Titles) -> Format {
+        Format {
+            names: names(fields, titles),
+            nonce: nonce(),
+        }
     }
-}
 
-/// The tmux arguments of one fleet read with `format`.
-fn list_panes_args(format: String) -> [String; 4] {
-    ["list-panes".into(), "-a".into(), "-F".into(), format]
+    /// The tmux arguments of one fleet read with this format.
+    fn args(&self) -> Vec<String> {
+        vec![
+            "list-panes".into(),
+            "-a".into(),
+            "-F".into(),
+            framed(&self.nonce, &self.names),
+        ]
+    }
+
+    /// The panes of this read's answer (see [`panes_of`]).
+    fn panes(&self, out: &[u8]) -> Result<Vec<PaneRead>, TmuxError> {
+        panes_of(out, &self.nonce, &self.names)
+    }
 }
 
 /// The `@agent_*` options of one pane, as stamped (empty when unset).
@@ -171,46 +286,67 @@ impl Listing {
 }
 
 impl Tmux {
-    /// Reads every pane of the server in one invocation, or finds that no server runs.
-    pub fn list_panes(&self, titles: Titles) -> Result<Listing, TmuxError> {
-        let nonce = nonce();
-        Ok(
-            match self.ask(&list_panes_args(list_format(&nonce, titles)))? {
-                Answer::Output(out) => Listing::Panes(panes_of(&out, &nonce, titles)?),
-                Answer::NoServer { socket } => Listing::NoServer { socket },
-            },
-        )
+    /// Reads `fields` of every pane of the server in one invocation, or finds that no server
+    /// runs.
+    pub fn list_panes(&self, fields: Fields, titles: Titles) -> Result<Listing, TmuxError> {
+        let format = Format::new(fields, titles);
+        Ok(match self.ask(&format.args())? {
+            Answer::Output(out) => Listing::Panes(format.panes(&out)?),
+            Answer::NoServer { socket } => Listing::NoServer { socket },
+        })
     }
 
-    /// Reads every pane and every attached client's name in one invocation (`list-panes`, then
-    /// `list-clients`): the notification daemon's read, whose fires show a status-line message
-    /// to the clients. No server: no panes, no clients.
+    /// Reads `fields` of every pane and every attached client's name in one invocation
+    /// (`list-panes`, then `list-clients`): the notification daemon's read, whose fires show a
+    /// status-line message to the clients. No server: no panes, no clients.
     pub fn list_panes_and_clients(
         &self,
+        fields: Fields,
         titles: Titles,
     ) -> Result<(Listing, Vec<String>), TmuxError> {
-        let nonce = nonce();
-        let mut args: Vec<String> = list_panes_args(list_format(&nonce, titles)).into();
+        let format = Format::new(fields, titles);
+        let mut args = format.args();
         args.extend([
             ";".into(),
             "list-clients".into(),
             "-F".into(),
-            format!("{}#{{client_name}}", client_marker(&nonce)),
+            format!("{}#{{client_name}}", client_marker(&format.nonce)),
         ]);
         Ok(match self.ask(&args)? {
             Answer::Output(out) => {
-                let (panes, clients) = split_clients(&out, &nonce);
-                (Listing::Panes(panes_of(panes, &nonce, titles)?), clients)
+                let (panes, clients) = split_clients(&out, &format.nonce);
+                (Listing::Panes(format.panes(panes)?), clients)
             }
             Answer::NoServer { socket } => (Listing::NoServer { socket }, Vec::new()),
         })
     }
 
-    /// The whole command line `serve`'s fleet read runs (with a fresh nonce), or with
-    /// [`Fields::Row`] the same read of only the row's fields: `corral internal
-    /// list-panes-command` prints it for `cargo xtask bench`, whose baseline runs tmux with it.
+    /// Pane `pane`'s tty and directory (`list-panes` of its window, framed as a fleet read);
+    /// `None` when tmux has no such pane or no server runs.
+    pub fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError> {
+        let format = Format::new(Fields::Place, Titles::Omit);
+        let mut args = format.args();
+        args.retain(|a| a != "-a");
+        args.extend(["-t".into(), pane.into()]);
+        Ok(match self.ask(&args)? {
+            Answer::Output(out) => format
+                .panes(&out)?
+                .into_iter()
+                .find(|read| read.pane_id == pane)
+                .map(|read| PanePlace {
+                    tty: read.pane_tty,
+                    current_path: read.current_path,
+                }),
+            Answer::NoServer { .. } => None,
+        })
+    }
+
+    /// The whole command line of a fleet read of `fields` (with a fresh nonce, no title):
+    /// `corral internal list-panes-command` prints it for `cargo xtask bench`, whose baseline
+    /// runs tmux with it.
     pub fn list_panes_command(&self, fields: Fields) -> Vec<std::ffi::OsString> {
-        self.invocation(&list_panes_args(format_of(fields))).argv()
+        self.invocation(&Format::new(fields, Titles::Omit).args())
+            .argv()
     }
 }
 
@@ -294,18 +430,6 @@ fn split_clients<'a>(out: &'a [u8], nonce: &str) -> (&'a [u8], Vec<String>) {
     (&out[..at], clients)
 }
 
-/// The `-F` format: a record marker, then every variable and option joined by the separator.
-fn list_format(nonce: &str, titles: Titles) -> String {
-    let title = (titles == Titles::Include).then_some("pane_title");
-    let names: Vec<&str> = PANE_VARIABLES
-        .iter()
-        .chain(OPTIONS)
-        .copied()
-        .chain(title)
-        .collect();
-    framed(nonce, &names)
-}
-
 /// A record marker, then `names` as `#{…}` joined by the separator.
 fn framed(nonce: &str, names: &[&str]) -> String {
     let (start, sep) = markers(nonce);
@@ -313,12 +437,12 @@ fn framed(nonce: &str, names: &[&str]) -> String {
     format!("{start}{}", fields.join(&sep))
 }
 
-/// The panes of a `list-panes` answer. Output that is not empty yet holds no pane is not tmux's
-/// answer to the format asked for (a wrapper's message, another program's output): an error,
-/// never an empty fleet, which would report every pane gone. No output is no panes: a running
-/// server always has one, and a missing server prints nothing.
-fn panes_of(out: &[u8], nonce: &str, titles: Titles) -> Result<Vec<PaneRead>, TmuxError> {
-    let panes = parse_panes(out, nonce, titles);
+/// The panes of a `list-panes` answer of `names`. Output that is not empty yet holds no pane is
+/// not tmux's answer to the format asked for (a wrapper's message, another program's output): an
+/// error, never an empty fleet, which would report every pane gone. No output is no panes: a
+/// running server always has one, and a missing server prints nothing.
+fn panes_of(out: &[u8], nonce: &str, names: &[&str]) -> Result<Vec<PaneRead>, TmuxError> {
+    let panes = parse_panes(out, nonce, names);
     if panes.is_empty() && !out.is_empty() {
         let text = String::from_utf8_lossy(out);
         let first: String = text.lines().next().unwrap_or("").chars().take(80).collect();
@@ -327,70 +451,45 @@ fn panes_of(out: &[u8], nonce: &str, titles: Titles) -> Result<Vec<PaneRead>, Tm
     Ok(panes)
 }
 
-/// Splits `list-panes` output into panes. A record with the wrong field count is skipped.
-fn parse_panes(out: &[u8], nonce: &str, titles: Titles) -> Vec<PaneRead> {
+/// Splits `list-panes` output of `names` into panes; each value is decoded lossily on its own.
+/// A record with the wrong field count is skipped.
+fn parse_panes(out: &[u8], nonce: &str, names: &[&str]) -> Vec<PaneRead> {
     let (start, sep) = markers(nonce);
-    let text = String::from_utf8_lossy(out);
-    let expected = PANE_VARIABLES.len() + OPTIONS.len() + usize::from(titles == Titles::Include);
+    let slots: Vec<Slot> = names
+        .iter()
+        .map(|name| slot(name).unwrap_or_else(|| panic!("no PaneRead field for {name}")))
+        .collect();
+    let sep = memchr::memmem::Finder::new(sep.as_bytes());
     let mut panes = Vec::new();
-    for record in text.split(start.as_str()).skip(1) {
+    let mut fields: Vec<&[u8]> = Vec::with_capacity(names.len());
+    let starts: Vec<usize> = memchr::memmem::find_iter(out, start.as_bytes()).collect();
+    for (i, at) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(out.len());
+        let record = &out[at + start.len()..end];
         // Each record ends with tmux's newline, unless a value itself ended the output.
-        let record = record.strip_suffix('\n').unwrap_or(record);
-        let fields: Vec<&str> = record.split(sep.as_str()).collect();
-        if fields.len() != expected {
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        fields.clear();
+        let mut from = 0;
+        for at in sep.find_iter(record) {
+            fields.push(&record[from..at]);
+            from = at + sep.needle().len();
+        }
+        fields.push(&record[from..]);
+        if fields.len() != slots.len() {
             tracing::warn!(
                 fields = fields.len(),
-                expected,
+                expected = slots.len(),
                 "skipping a malformed list-panes record"
             );
             continue;
         }
-        panes.push(pane_from_fields(&fields, titles));
+        let mut pane = PaneRead::default();
+        for (slot, value) in slots.iter().zip(&fields) {
+            *slot(&mut pane) = String::from_utf8_lossy(value).into_owned();
+        }
+        panes.push(pane);
     }
     panes
-}
-
-fn pane_from_fields(fields: &[&str], titles: Titles) -> PaneRead {
-    let mut it = fields.iter().map(|s| (*s).to_owned());
-    let mut next = || it.next().unwrap_or_default();
-    let mut pane = PaneRead {
-        pane_id: next(),
-        session_name: next(),
-        window_index: next(),
-        pane_index: next(),
-        window_id: next(),
-        pane_tty: next(),
-        current_path: next(),
-        socket_path: next(),
-        pane_pid: next(),
-        ..PaneRead::default()
-    };
-    pane.options = AgentOptions {
-        name: next(),
-        state: next(),
-        detail: next(),
-        since: next(),
-        turn_at: next(),
-        stamped_at: next(),
-        attention: next(),
-        session: next(),
-        transcript: next(),
-        permission_request: next(),
-        question_request: next(),
-        api_endpoint: next(),
-        pending_tool: next(),
-        pending_call: next(),
-        context: next(),
-        context_at: next(),
-        mute_until: next(),
-        notified_at: next(),
-        context_notified_at: next(),
-        stall_notified_at: next(),
-    };
-    if titles == Titles::Include {
-        pane.title = Some(next());
-    }
-    pane
 }
 
 #[cfg(test)]
@@ -472,7 +571,7 @@ mod tests {
 
     #[test]
     fn the_format_names_every_variable_and_option_once() {
-        let format = list_format("n", Titles::Omit);
+        let format = framed("n", &names(Fields::Host, Titles::Omit));
         for name in PANE_VARIABLES.iter().chain(OPTIONS) {
             assert_eq!(format.matches(&format!("#{{{name}}}")).count(), 1, "{name}");
         }
@@ -480,7 +579,7 @@ mod tests {
             !format.contains("pane_title"),
             "serve never asks for titles"
         );
-        assert!(list_format("n", Titles::Include).ends_with("#{pane_title}"));
+        assert!(framed("n", &names(Fields::Host, Titles::Include)).ends_with("#{pane_title}"));
     }
 
     /// Each field of the output lands in the field of `PaneRead` its variable names.
@@ -488,8 +587,8 @@ mod tests {
     fn every_variable_is_read_into_its_own_field() {
         for titles in [Titles::Omit, Titles::Include] {
             // Every value differs, so a swapped pair of fields shows.
-            let mut names = PANE_VARIABLES.iter().chain(OPTIONS).chain(&["pane_title"]);
-            let mut next = || format!("value of {}", names.next().unwrap());
+            let mut every = PANE_VARIABLES.iter().chain(OPTIONS).chain(&["pane_title"]);
+            let mut next = || format!("value of {}", every.next().unwrap());
             let mut pane = PaneRead {
                 pane_id: next(),
                 session_name: next(),
@@ -528,50 +627,23 @@ mod tests {
                 pane.title = None;
             }
             let out = render("n", &[record(&pane, titles)]);
-            assert_eq!(parse_panes(&out, "n", titles), [pane]);
+            assert_eq!(parse_panes(&out, "n", &names(Fields::Host, titles)), [pane]);
         }
     }
 
     /// Where tmux's value for `variable` lands in `pane`.
     fn field_mut<'a>(pane: &'a mut PaneRead, variable: &str) -> &'a mut String {
-        let o = &mut pane.options;
-        match variable {
-            "pane_id" => &mut pane.pane_id,
-            "session_name" => &mut pane.session_name,
-            "window_index" => &mut pane.window_index,
-            "pane_index" => &mut pane.pane_index,
-            "window_id" => &mut pane.window_id,
-            "pane_tty" => &mut pane.pane_tty,
-            "pane_current_path" => &mut pane.current_path,
-            "socket_path" => &mut pane.socket_path,
-            "pane_pid" => &mut pane.pane_pid,
-            "@agent_name" => &mut o.name,
-            "@agent_state" => &mut o.state,
-            "@agent_detail" => &mut o.detail,
-            "@agent_since" => &mut o.since,
-            "@agent_turn_at" => &mut o.turn_at,
-            "@agent_stamped_at" => &mut o.stamped_at,
-            "@agent_attention" => &mut o.attention,
-            "@agent_session" => &mut o.session,
-            "@agent_transcript" => &mut o.transcript,
-            "@agent_permission_request" => &mut o.permission_request,
-            "@agent_question_request" => &mut o.question_request,
-            "@agent_api_endpoint" => &mut o.api_endpoint,
-            "@agent_pending_tool" => &mut o.pending_tool,
-            "@agent_pending_call" => &mut o.pending_call,
-            "@agent_context" => &mut o.context,
-            "@agent_context_at" => &mut o.context_at,
-            "@agent_mute_until" => &mut o.mute_until,
-            "@agent_notified_at" => &mut o.notified_at,
-            "@agent_context_notified_at" => &mut o.context_notified_at,
-            "@agent_stall_notified_at" => &mut o.stall_notified_at,
-            _ => panic!("the host's format has no {variable}"),
-        }
+        slot(variable).unwrap_or_else(|| panic!("the host reads no {variable}"))(pane)
+    }
+
+    /// The `-F` text of a fresh read of `fields`.
+    fn format_text(fields: Fields) -> String {
+        Format::new(fields, Titles::Omit).args().remove(3)
     }
 
     #[test]
     fn the_row_format_is_a_subset_of_the_host_format_framed_alike() {
-        let host = list_format("n", Titles::Omit);
+        let host = framed("n", &names(Fields::Host, Titles::Omit));
         let row = framed("n", ROW_FIELDS);
         let (start, _) = markers("n");
         assert!(row.starts_with(&start));
@@ -583,8 +655,8 @@ mod tests {
             assert!(host.contains(&format!("#{{{name}}}")), "{name}");
         }
         assert!(ROW_FIELDS.len() < PANE_VARIABLES.len() + OPTIONS.len());
-        assert!(format_of(Fields::Host).contains("#{pane_pid}"));
-        assert!(!format_of(Fields::Row).contains("#{pane_pid}"));
+        assert!(format_text(Fields::Host).contains("#{pane_pid}"));
+        assert!(!format_text(Fields::Row).contains("#{pane_pid}"));
     }
 
     /// The printed command line is the read's own: the same tmux, flags and socket, and a format
@@ -651,6 +723,143 @@ mod tests {
         crate::fleet::row_of(pane, facts, "h", 10_000).expect("an agent pane")
     }
 
+    /// Every name of every read lands in the field [`value_of`] (a mapping written out apart
+    /// from [`slot`]) reads it from, so a swapped pair of slots shows.
+    #[test]
+    fn every_name_of_every_read_has_its_own_field() {
+        for fields in [
+            Fields::Host,
+            Fields::Notify { progress: false },
+            Fields::Notify { progress: true },
+            Fields::Row,
+            Fields::Place,
+        ] {
+            for titles in [Titles::Omit, Titles::Include] {
+                let names = names(fields, titles);
+                let mut pane = PaneRead::default();
+                for name in &names {
+                    *field_mut(&mut pane, name) = format!("value of {name}");
+                }
+                for name in &names {
+                    assert_eq!(value_of(&pane, name), format!("value of {name}"));
+                }
+                assert_eq!(
+                    names.contains(&"pane_title"),
+                    titles == Titles::Include,
+                    "{fields:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_notify_read_asks_for_host_fields_and_fewer_of_them() {
+        let host = names(Fields::Host, Titles::Omit);
+        for progress in [false, true] {
+            let notify = names(Fields::Notify { progress }, Titles::Omit);
+            for name in &notify {
+                assert!(host.contains(name), "{name} is not read by the host");
+            }
+            assert!(notify.len() < host.len());
+            assert_eq!(notify.contains(&"pane_tty"), progress);
+            assert!(
+                !notify.contains(&"pane_current_path"),
+                "the directory comes with the claim"
+            );
+        }
+        let format = format_text(Fields::Notify { progress: false });
+        assert!(format.contains("#{@agent_notified_at}") && !format.contains("#{pane_pid}"));
+    }
+
+    /// Everything the notifier decides and says about a pane from its cycle read: its fires of
+    /// every trigger (the payload, log line and status line are made from these; the repository
+    /// and the tty a fire rings at come with its claim), what each trigger calls for, the mute,
+    /// and with `progress` the tty and window the rollup writes to. `None` for a pane that is not
+    /// an agent pane.
+    fn notifier_view(read: &PaneRead, progress: bool) -> Option<String> {
+        use crate::notify::{payload, trigger};
+        const NOW: u64 = 10_000;
+        let pane = crate::fleet::Pane {
+            row: crate::fleet::row_of(read, Default::default(), "h", NOW)?,
+            facts: crate::fleet::facts_of(read),
+        };
+        let every = trigger::Triggers {
+            blocked: true,
+            done: true,
+            context_high: Some(40),
+            stall_ms: Some(1),
+        };
+        let fires: Vec<_> = [
+            schema::Trigger::Blocked,
+            schema::Trigger::Done,
+            schema::Trigger::ContextHigh,
+            schema::Trigger::Stall,
+        ]
+        .into_iter()
+        .map(|t| payload::fire(&pane, t, NOW, true))
+        .collect();
+        let below = trigger::Triggers {
+            context_high: Some(90),
+            ..every
+        };
+        let rollup = progress.then(|| (pane.facts.tty.clone(), pane.facts.window_id.clone()));
+        Some(format!(
+            "{fires:?} {:?} {:?} {} {} {:?} {rollup:?}",
+            trigger::evaluate(&pane, &every, NOW),
+            trigger::evaluate(&pane, &below, NOW),
+            trigger::muted(&pane, NOW),
+            pane.row.pane,
+            pane.row.state,
+        ))
+    }
+
+    /// What the notify read leaves out, the notifier never uses: with every other field blanked,
+    /// a pane in each state, announced or not, fires, claims, mutes and writes alike. And it
+    /// reads nothing it does not use: blanking any one of its fields changes what the notifier
+    /// does.
+    #[test]
+    fn the_notifier_needs_exactly_the_notify_read() {
+        for progress in [false, true] {
+            let host = names(Fields::Host, Titles::Include);
+            let notify = names(Fields::Notify { progress }, Titles::Include);
+            let mut used = std::collections::BTreeSet::new();
+            // Each state, with its episode announced and not.
+            let bases = ["blocked", "idle", "working"]
+                .into_iter()
+                .flat_map(|state| [(state, ["5000", "1000"]), (state, ["1", "1"])]);
+            for (state, [notified, stall_notified]) in bases {
+                let mut full = everything_stamped();
+                full.options.state = state.into();
+                full.options.notified_at = notified.into();
+                full.options.stall_notified_at = stall_notified.into();
+                full.title = Some("a title".into());
+                // Past the view's "now", so blanking the mute changes it.
+                full.options.mute_until = "20000".into();
+                let view = notifier_view(&full, progress);
+                assert!(view.is_some());
+                let mut bare = full.clone();
+                for name in host.iter().filter(|n| !notify.contains(n)) {
+                    field_mut(&mut bare, name).clear();
+                }
+                assert_ne!(bare, full, "the blanked fields carried values");
+                assert_eq!(notifier_view(&bare, progress), view, "{state}");
+                for name in &notify {
+                    let mut without = full.clone();
+                    field_mut(&mut without, name).clear();
+                    if notifier_view(&without, progress) != view {
+                        used.insert(*name);
+                    }
+                }
+            }
+            for name in &notify {
+                assert!(
+                    used.contains(name),
+                    "{name} is read by the daemon but the notifier never uses it"
+                );
+            }
+        }
+    }
+
     /// What the row format leaves out, the row never reads: with every other field blanked the
     /// row is the same, so a read of only [`ROW_FIELDS`] could serve a snapshot.
     #[test]
@@ -686,7 +895,10 @@ mod tests {
             nonce,
             &[record(&first, Titles::Omit), record(&second, Titles::Omit)],
         );
-        assert_eq!(parse_panes(&out, nonce, Titles::Omit), [first, second]);
+        assert_eq!(
+            parse_panes(&out, nonce, &names(Fields::Host, Titles::Omit)),
+            [first, second]
+        );
     }
 
     #[test]
@@ -696,7 +908,7 @@ mod tests {
         let mut out = render(nonce, &[record(&pane, Titles::Omit)]);
         let at = out.windows(5).position(|w| w == b"STATE").unwrap();
         out[at] = 0xff;
-        let panes = parse_panes(&out, nonce, Titles::Omit);
+        let panes = parse_panes(&out, nonce, &names(Fields::Host, Titles::Omit));
         assert_eq!(panes[0].options.state, "\u{fffd}TATE");
     }
 
@@ -706,7 +918,11 @@ mod tests {
         let mut short = record(&agent("%0", "claude", "idle"), Titles::Omit);
         short.pop();
         let whole = record(&agent("%1", "codex", "idle"), Titles::Omit);
-        let panes = parse_panes(&render(nonce, &[short, whole]), nonce, Titles::Omit);
+        let panes = parse_panes(
+            &render(nonce, &[short, whole]),
+            nonce,
+            &names(Fields::Host, Titles::Omit),
+        );
         assert_eq!(
             panes.iter().map(|p| p.pane_id.as_str()).collect::<Vec<_>>(),
             ["%1"]
@@ -722,19 +938,27 @@ mod tests {
             b"\n",
             b"\xff\xfe",
         ] {
-            let err = panes_of(garbage, nonce, Titles::Omit).unwrap_err();
+            let err = panes_of(garbage, nonce, &names(Fields::Host, Titles::Omit)).unwrap_err();
             assert!(matches!(err, TmuxError::Unreadable { .. }), "{err}");
         }
         let mut short = record(&agent("%0", "claude", "idle"), Titles::Omit);
         short.pop();
         let only_malformed = render(nonce, &[short]);
-        assert!(panes_of(&only_malformed, nonce, Titles::Omit).is_err());
-        assert_eq!(panes_of(b"", nonce, Titles::Omit).unwrap(), []);
+        assert!(panes_of(&only_malformed, nonce, &names(Fields::Host, Titles::Omit)).is_err());
+        assert_eq!(
+            panes_of(b"", nonce, &names(Fields::Host, Titles::Omit)).unwrap(),
+            []
+        );
         let one = render(
             nonce,
             &[record(&agent("%1", "codex", "idle"), Titles::Omit)],
         );
-        assert_eq!(panes_of(&one, nonce, Titles::Omit).unwrap().len(), 1);
+        assert_eq!(
+            panes_of(&one, nonce, &names(Fields::Host, Titles::Omit))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -743,7 +967,7 @@ mod tests {
         let mut first = agent("%0", "claude", "idle");
         first.options.detail = "\n\u{1e}guess\u{1f}%99".into();
         let out = render(nonce, &[record(&first, Titles::Omit)]);
-        let panes = parse_panes(&out, nonce, Titles::Omit);
+        let panes = parse_panes(&out, nonce, &names(Fields::Host, Titles::Omit));
         assert_eq!(panes.len(), 1);
         assert_eq!(panes[0].pane_id, "%0");
     }
@@ -754,14 +978,20 @@ mod tests {
         let mut out = render("n", &[record(&pane, Titles::Omit)]);
         let (panes, clients) = split_clients(&out, "n");
         assert_eq!(
-            (parse_panes(panes, "n", Titles::Omit), clients),
+            (
+                parse_panes(panes, "n", &names(Fields::Host, Titles::Omit)),
+                clients
+            ),
             (vec![pane.clone()], vec![])
         );
         for client in ["/dev/pts/1", "/dev/pts/2"] {
             out.extend(format!("{}{client}\n", client_marker("n")).into_bytes());
         }
         let (panes, clients) = split_clients(&out, "n");
-        assert_eq!(parse_panes(panes, "n", Titles::Omit), [pane]);
+        assert_eq!(
+            parse_panes(panes, "n", &names(Fields::Host, Titles::Omit)),
+            [pane]
+        );
         assert_eq!(clients, ["/dev/pts/1", "/dev/pts/2"]);
         // A value holding a client line without the nonce is the value's own text.
         let mut forged = agent("%1", "claude", "idle");
@@ -769,7 +999,10 @@ mod tests {
         let out = render("n", &[record(&forged, Titles::Omit)]);
         let (panes, clients) = split_clients(&out, "n");
         assert_eq!(
-            (parse_panes(panes, "n", Titles::Omit), clients),
+            (
+                parse_panes(panes, "n", &names(Fields::Host, Titles::Omit)),
+                clients
+            ),
             (vec![forged], vec![])
         );
     }

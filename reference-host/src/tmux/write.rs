@@ -9,8 +9,8 @@
 //!
 //! A notification marker's claim ([`MarkerClaim`]) is one `if-shell -F`: tmux tests the marker
 //! itself, and its command string (which tmux parses as its own command language, so every word
-//! in it is single-quoted by [`quoted`]) writes the marker, reads it back and shows the fire's
-//! status-line message.
+//! in it is single-quoted by [`quoted`]) writes the marker, reads it back, prints the pane's tty
+//! and directory as they are at the claim, and shows the fire's status-line message.
 
 use super::{Tmux, TmuxError};
 
@@ -70,6 +70,21 @@ pub struct MarkerClaim<'a> {
     pub message: Option<&'a str>,
 }
 
+/// What tmux said of the claimed pane once the claim was won: what the fire's terminal sinks
+/// write to and its payload's repository comes from, which the notification daemon's cycle read
+/// does not ask for (they are the dearest fields of a read: `pane_current_path` alone costs tmux
+/// a lookup of the pane's foreground process).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PanePlace {
+    /// `pane_tty`.
+    pub tty: String,
+    /// `pane_current_path`.
+    pub current_path: String,
+}
+
+/// The format the claim prints [`PanePlace`] with: a tty path has no space.
+const PLACE_FORMAT: &str = "#{pane_tty} #{pane_current_path}";
+
 /// What a claim found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claimed {
@@ -78,6 +93,8 @@ pub enum Claimed {
     Won {
         /// Why tmux failed after the read-back (a message that was not shown).
         status: Option<String>,
+        /// The pane at the claim; empty fields when tmux printed nothing after the read-back.
+        pane: PanePlace,
     },
     /// The marker already announced it: nothing was written or shown.
     Held,
@@ -86,8 +103,8 @@ pub enum Claimed {
 impl MarkerClaim<'_> {
     /// The one invocation: `if-shell -F -t PANE CONDITION HELD-BRANCH CLAIM-BRANCH`. The
     /// condition is the marker as tmux holds it now; the held branch prints `held`; the claim
-    /// branch writes the value, prints it as read back (`show-options -v`) and shows the message
-    /// to each client. A pane tmux does not have fails the write (tmux's may-fail `-t` expands as
+    /// branch writes the value, prints it as read back (`show-options -v`), prints the pane's
+    /// [`PanePlace`] line and shows the message to each client. A pane tmux does not have fails the write (tmux's may-fail `-t` expands as
     /// no pane, so the condition is false), and nothing after it runs.
     pub fn args(&self) -> Vec<String> {
         let option = format_literal(self.option);
@@ -103,6 +120,7 @@ impl MarkerClaim<'_> {
                 quoted(self.value)
             ),
             format!("show-options -p -v -t {pane} {}", quoted(self.option)),
+            format!("display-message -p -t {pane} {}", quoted(PLACE_FORMAT)),
         ];
         if let Some(message) = self.message {
             claim.extend(self.clients.iter().map(|client| {
@@ -123,8 +141,8 @@ impl MarkerClaim<'_> {
     /// What the claim's invocation answered: `stdout`, and its failure (exit status, first line
     /// of stderr) if it failed. Held only on the held branch's word alone; won only when tmux
     /// printed the value read back after the write (a failure after that is a message that did
-    /// not go). A marker value of `held` would read as held: a dropped fire, never a double one
-    /// (the values are decimal epoch milliseconds).
+    /// not go), with the pane's [`PanePlace`] line after it. A marker value of `held` would read
+    /// as held: a dropped fire, never a double one (the values are decimal epoch milliseconds).
     fn answer(
         &self,
         stdout: &[u8],
@@ -134,9 +152,18 @@ impl MarkerClaim<'_> {
         if failed.is_none() && text == "held\n" {
             return Ok(Claimed::Held);
         }
-        if text.lines().next() == Some(self.value) {
+        if let Some((first, rest)) = text.split_once('\n')
+            && first == self.value
+        {
+            // The directory is the rest of the output: it may hold a space or a newline.
+            let line = rest.strip_suffix('\n').unwrap_or(rest);
+            let (tty, current_path) = line.split_once(' ').unwrap_or((line, ""));
             return Ok(Claimed::Won {
                 status: failed.map(|(_, stderr)| stderr),
+                pane: PanePlace {
+                    tty: tty.to_owned(),
+                    current_path: current_path.to_owned(),
+                },
             });
         }
         if let Some((status, stderr)) = failed {
@@ -342,12 +369,13 @@ mod tests {
                 "display-message -p held",
                 "set-option -p -t '%4' '@agent_notified_at' '1763780412000' ; \
                  show-options -p -v -t '%4' '@agent_notified_at' ; \
+                 display-message -p -t '%4' '#{pane_tty} #{pane_current_path}' ; \
                  display-message -c '/dev/pts/1' 'corral: claude blocked at it'\\''s' ; \
                  display-message -c '/dev/pts/2' 'corral: claude blocked at it'\\''s'",
             ]
         );
         let muted = claim(&clients, None).args();
-        assert!(!muted[6].contains("-c"), "a muted claim shows nothing");
+        assert!(!muted[6].contains("-c "), "a muted claim shows nothing");
         let mut set = claim(&[], None);
         set.held = Held::WhileSet;
         assert_eq!(set.args()[4], "#{!=:#{@agent_notified_at},}");
@@ -357,16 +385,43 @@ mod tests {
     fn a_claim_is_won_only_when_tmux_printed_the_value_read_back() {
         let c = claim(&[], None);
         let failed = Some(("exit status: 1".to_owned(), "no such pane: %4".to_owned()));
+        let at = |tty: &str, current_path: &str| PanePlace {
+            tty: tty.into(),
+            current_path: current_path.into(),
+        };
         assert_eq!(
-            c.answer(b"1763780412000\n", None).unwrap(),
-            Claimed::Won { status: None }
+            c.answer(b"1763780412000\n/dev/pts/4 /src/my repo\n", None)
+                .unwrap(),
+            Claimed::Won {
+                status: None,
+                pane: at("/dev/pts/4", "/src/my repo"),
+            }
         );
         assert_eq!(
-            c.answer(b"1763780412000\n", failed.clone()).unwrap(),
+            c.answer(b"1763780412000\n/dev/pts/4 /src/two\nlines\n\n", None)
+                .unwrap(),
             Claimed::Won {
-                status: Some("no such pane: %4".into())
+                status: None,
+                pane: at("/dev/pts/4", "/src/two\nlines\n"),
+            },
+            "a directory keeps its own newlines"
+        );
+        assert_eq!(
+            c.answer(b"1763780412000\n/dev/pts/4 /w\n", failed.clone())
+                .unwrap(),
+            Claimed::Won {
+                status: Some("no such pane: %4".into()),
+                pane: at("/dev/pts/4", "/w"),
             },
             "a failure after the read-back: the claim stands, a message did not go"
+        );
+        assert_eq!(
+            c.answer(b"1763780412000\n", None).unwrap(),
+            Claimed::Won {
+                status: None,
+                pane: PanePlace::default(),
+            },
+            "nothing after the read-back: won, the pane unknown"
         );
         assert_eq!(c.answer(b"held\n", None).unwrap(), Claimed::Held);
         assert!(matches!(

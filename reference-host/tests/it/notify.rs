@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{Backend, CallLog, Fleet, Home, eventually, json_lines};
 
@@ -130,6 +130,11 @@ fn a_transition_rings_once_on_every_sink(backend: Backend) {
     let payload = &json_lines(&path(&home, "payloads"))[1];
     assert_eq!(payload["pane"], "%1");
     assert_eq!(payload["detail"], "permission");
+    // The daemon's cycle read has no directory: the claim printed it.
+    assert_eq!(
+        (&payload["repo"], &payload["branch"]),
+        (&json!("api"), &json!("main"))
+    );
     assert!(
         payload.get("title").is_none(),
         "no title without include_title"
