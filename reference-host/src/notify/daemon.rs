@@ -210,6 +210,7 @@ impl Daemon {
 
     /// One read of the whole fleet, then the notifier's cycle.
     fn cycle(&mut self) {
+        tracing::debug!("cycle");
         match self.reader.panes() {
             Ok(panes) => {
                 let fired = self.notifier.cycle(

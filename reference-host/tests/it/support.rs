@@ -826,10 +826,15 @@ pub struct Daemon {
 impl Home {
     /// Starts `corral daemon` (logging at info) and waits until it has started.
     pub fn daemon(&self) -> Daemon {
+        self.daemon_logging("info")
+    }
+
+    /// Starts `corral daemon` logging at `level` (`RUST_LOG`) and waits until it has started.
+    pub fn daemon_logging(&self, level: &str) -> Daemon {
         let mut child = self
             .corral()
             .arg("daemon")
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", level)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
