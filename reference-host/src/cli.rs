@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// corral: watch a fleet of AI coding agents in tmux, from here or from a remote device.
 #[derive(Debug, Parser)]
@@ -389,15 +389,26 @@ pub enum InternalCommand {
     /// nonce), for a benchmark's baseline: tmux run with it costs what the host's read cannot go
     /// below.
     #[command(
-        after_help = "Example (as `cargo xtask bench` runs it):\n  corral internal list-panes-command --minimal --tmux-socket bench"
+        after_help = "Example (as `cargo xtask bench` runs it):\n  corral internal list-panes-command --fields row --tmux-socket bench"
     )]
     ListPanesCommand {
-        /// Only the fields a wire row needs: the cheapest format a snapshot could be read with.
-        #[arg(long)]
-        minimal: bool,
+        /// Which read: `serve`'s, only a wire row's fields, or the notification daemon's.
+        #[arg(long, value_enum, default_value_t = ReadFields::Host)]
+        fields: ReadFields,
         #[command(flatten)]
         tmux: TmuxArgs,
     },
+}
+
+/// The fleet reads `corral internal list-panes-command` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReadFields {
+    /// What `serve` reads every cycle.
+    Host,
+    /// Only the fields a wire row needs: the cheapest format a snapshot could be read with.
+    Row,
+    /// What the notification daemon reads every cycle (`osc_progress` off).
+    Notify,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use anyhow::Context;
 use schema::notify::Completion;
 use schema::{Action, Config, Outcome};
 
-use crate::cli::{ExecActionArgs, InternalCommand};
+use crate::cli::{ExecActionArgs, InternalCommand, ReadFields};
 use crate::notify::command::{Job, Runner};
 use crate::notify::completion::{self, Detached};
 use crate::notify::payload::Env;
@@ -29,11 +29,12 @@ pub fn run(
 ) -> anyhow::Result<u8> {
     let runtime = || RuntimeDir::open(&paths.runtime_dir);
     match command {
-        InternalCommand::ListPanesCommand {
-            minimal,
-            tmux: args,
-        } => {
-            let fields = if minimal { Fields::Row } else { Fields::Host };
+        InternalCommand::ListPanesCommand { fields, tmux: args } => {
+            let fields = match fields {
+                ReadFields::Host => Fields::Host,
+                ReadFields::Row => Fields::Row,
+                ReadFields::Notify => Fields::Notify { progress: false },
+            };
             print_command(&tmux(&args).list_panes_command(fields))?;
             Ok(0)
         }

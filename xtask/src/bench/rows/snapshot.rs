@@ -15,13 +15,11 @@ use super::super::process::{command, output};
 use super::super::report::{Row, Spec, bytes};
 use super::super::stats::{Summary, ms};
 
-/// The tmux command line the host reads the fleet with (`--minimal`: only a row's fields).
-fn read_command(fleet: &Fleet, minimal: bool) -> anyhow::Result<Vec<String>> {
+/// A tmux command line the host reads the fleet with: `fields` is `host` (`serve`'s), `row`
+/// (only a row's fields) or `notify` (the notification daemon's).
+pub fn read_command(fleet: &Fleet, fields: &str) -> anyhow::Result<Vec<String>> {
     let mut cmd = fleet.corral();
-    cmd.args(["internal", "list-panes-command"]);
-    if minimal {
-        cmd.arg("--minimal");
-    }
+    cmd.args(["internal", "list-panes-command", "--fields", fields]);
     let out = output(&mut cmd)?;
     let argv: Vec<String> =
         serde_json::from_slice(&out.stdout).context("reading list-panes-command's answer")?;
@@ -32,7 +30,7 @@ fn read_command(fleet: &Fleet, minimal: bool) -> anyhow::Result<Vec<String>> {
 }
 
 /// One run of `argv`, in ms, and its output's size; checked to list `panes` records.
-fn list_ms(fleet: &Fleet, argv: &[String], panes: usize) -> anyhow::Result<(f64, usize)> {
+pub fn list_ms(fleet: &Fleet, argv: &[String], panes: usize) -> anyhow::Result<(f64, usize)> {
     let mut cmd = command(&argv[0]);
     fleet.env(&mut cmd);
     cmd.args(&argv[1..]);
@@ -50,8 +48,8 @@ fn list_ms(fleet: &Fleet, argv: &[String], panes: usize) -> anyhow::Result<(f64,
 /// P2 and P2b.
 pub fn p2(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
     let panes = fleet.pane_count();
-    let host = read_command(fleet, false)?;
-    let minimal = read_command(fleet, true)?;
+    let host = read_command(fleet, "host")?;
+    let minimal = read_command(fleet, "row")?;
     let mut conn = fleet.serve("p2")?;
     let mut snapshot = |id: &str| -> anyhow::Result<(f64, usize)> {
         let request = format!(r#"{{"schema":1,"id":"{id}","t":"snapshot"}}"#);
