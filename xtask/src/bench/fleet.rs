@@ -118,6 +118,17 @@ impl Fleet {
         panes: usize,
         options: &Options,
     ) -> anyhow::Result<(Fleet, f64)> {
+        self.beside_notifying(name, panes, options, |_| "true".to_owned())
+    }
+
+    /// [`Fleet::beside`], whose config's `[notify] command` is `command` of its scratch dir.
+    pub fn beside_notifying(
+        &self,
+        name: &str,
+        panes: usize,
+        options: &Options,
+        command: impl FnOnce(&Path) -> String,
+    ) -> anyhow::Result<(Fleet, f64)> {
         let options = Options {
             panes,
             ..options.clone()
@@ -125,7 +136,7 @@ impl Fleet {
         let dir = self.dir.join(name);
         std::fs::create_dir_all(&dir)?;
         let socket = format!("{}-{name}", self.socket);
-        Fleet::up_on(&self.bins, &dir, &options, "true", socket)
+        Fleet::up_on(&self.bins, &dir, &options, &command(&dir), socket)
     }
 
     fn up_on(

@@ -7,13 +7,14 @@ use super::machine::Machine;
 use super::stats::Summary;
 
 /// Every row, in report order, with the group that measures it (`--only` takes either).
-pub const ROWS: [(&str, &str); 13] = [
+pub const ROWS: [(&str, &str); 14] = [
     ("P1", "P1"),
     ("P2", "P2"),
     ("P2b", "P2"),
     ("P3", "P3"),
     ("P4", "P4"),
     ("P4b", "P4"),
+    ("P4c", "P4"),
     ("P5", "P5"),
     ("P5b", "P5"),
     ("P6", "P6"),

@@ -25,6 +25,11 @@ use super::super::process::output;
 use super::super::report::{Row, Spec};
 use super::super::stats::{Summary, ms};
 
+/// Agent panes of P4c's fleet: a large fleet of a person's own, not the stress one (20 in a
+/// quick run).
+pub fn small_fleet(options: &Options) -> usize {
+    if options.quick { 20 } else { 100 }
+}
 /// The pane whose transitions are timed.
 pub const MOVED_PANE: &str = "a0-work-2";
 /// The FIFO the notification command writes to, in the scratch dir.
@@ -254,8 +259,24 @@ impl Floor {
     }
 }
 
-/// P4 and P4b.
-pub fn p4(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
+/// What one fleet's samples gave.
+struct Samples {
+    /// Transition → edge frame, ms.
+    edges: Vec<f64>,
+    /// Transition → notification command started, ms.
+    notes: Vec<f64>,
+    /// The stamping tmux command itself, ms.
+    stamps: Vec<f64>,
+    /// Fires of the daemon's first cycles (the fleet's unannounced panes).
+    burst: usize,
+    /// Fires of other panes during the samples.
+    others: usize,
+    floor: Floor,
+}
+
+/// `options.samples` transitions of [`MOVED_PANE`] on `fleet`, with a subscribed `serve` and
+/// `corral daemon` running (whose `[notify] command` must be [`notify_command`] of `fleet.dir`).
+fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
     let pane = fleet.pane(MOVED_PANE)?;
     let interval = Duration::from_millis(fleet.interval_ms);
     let fires = Fires::open(&fleet.dir)?;
@@ -298,9 +319,49 @@ pub fn p4(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
     }
     conn.close()?;
     drop(daemon);
-    let floor = Floor::measure(fleet, pane)?;
+    Ok(Samples {
+        edges,
+        notes,
+        stamps,
+        burst,
+        others,
+        floor: Floor::measure(fleet, pane)?,
+    })
+}
+
+/// P4b's note, and P4c's: how a fire was timed and the floor of its p95 on that fleet.
+fn fire_note(samples: &Samples, interval_ms: f64) -> String {
+    let Samples {
+        burst,
+        others,
+        floor,
+        ..
+    } = samples;
+    format!(
+        "to the command's first line read from a FIFO (`printf` under `sh -c`); before it starts \
+         the command a fire makes one tmux call (the marker's claim, an `if-shell -F` that also \
+         shows the status line and prints the pane's tty and directory; the clients come with the \
+         fleet read); on this fleet, with nothing else running, the daemon's read of the fleet \
+         took {:.1} ms median and one bare tmux call {:.1} ms, so the p95 has a floor of about \
+         {:.0} ms (95% of an interval, then both), and `serve`'s reads, sharing tmux's one \
+         thread, delay the daemon's when they overlap; the daemon's first cycles fired {burst} \
+         times for the fleet's unannounced panes, {others} fires of other panes came during the \
+         samples",
+        floor.read_ms,
+        floor.call_ms,
+        0.95 * interval_ms + floor.read_ms + floor.call_ms,
+    )
+}
+
+/// P4, P4b on `fleet`, then P4c on a fleet of [`small_fleet`] panes beside it.
+pub fn p4(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
+    let big = sample(fleet, options)?;
+    let (beside, _) =
+        fleet.beside_notifying("p4c", small_fleet(options), options, notify_command)?;
+    let small = sample(&beside, options)?;
+    drop(beside);
     let interval_ms = fleet.interval_ms as f64;
-    let stamp = Summary::of(&stamps);
+    let stamp = Summary::of(&big.stamps);
     let row = |spec: &Spec, samples: &[f64], note: String| {
         let summary = Summary::of(samples);
         Row::new(spec, "ms", summary)
@@ -311,30 +372,14 @@ pub fn p4(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
     Ok(vec![
         row(
             &specs[0],
-            &edges,
+            &big.edges,
             format!(
                 "from the return of the tmux command that stamped the transition (itself {:.1} ms \
                  median) to the edge line read; transitions fall at random points of a cycle",
                 stamp.median
             ),
         ),
-        row(
-            &specs[1],
-            &notes,
-            format!(
-                "to the command's first line read from a FIFO (`printf` under `sh -c`); before it \
-                 starts the command a fire makes one tmux call (the marker's claim, an `if-shell \
-                 -F` that also shows the status line and prints the pane's tty and directory; the \
-                 clients come with the fleet read); on this fleet, with nothing else running, the \
-                 daemon's read of the fleet took {:.1} ms median and one bare tmux call {:.1} ms, \
-                 so the p95 has a floor of about {:.0} ms (95% of an interval, then both), and \
-                 `serve`'s reads, sharing tmux's one thread, delay the daemon's when they overlap; the \
-                 daemon's first cycles fired {burst} times for the fleet's unannounced panes, \
-                 {others} fires of other panes came during the samples",
-                floor.read_ms,
-                floor.call_ms,
-                0.95 * interval_ms + floor.read_ms + floor.call_ms,
-            ),
-        ),
+        row(&specs[1], &big.notes, fire_note(&big, interval_ms)),
+        row(&specs[2], &small.notes, fire_note(&small, interval_ms)),
     ])
 }
