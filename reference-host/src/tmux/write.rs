@@ -70,10 +70,11 @@ pub struct MarkerClaim<'a> {
     pub message: Option<&'a str>,
 }
 
-/// What tmux said of the claimed pane once the claim was won: what the fire's terminal sinks
-/// write to and its payload's repository comes from, which the notification daemon's cycle read
-/// does not ask for (they are the dearest fields of a read: `pane_current_path` alone costs tmux
-/// a lookup of the pane's foreground process).
+/// A pane's tty and directory, as a won claim printed them (or as read on their own,
+/// `Tmux::pane_place`): where a fire's terminal sinks write and where its payload's repository
+/// comes from. The notification daemon's cycle read does not ask for them: they are among the
+/// dearest fields of a read (`pane_current_path` costs tmux a lookup of each pane's foreground
+/// process).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PanePlace {
     /// `pane_tty`.

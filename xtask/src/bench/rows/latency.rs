@@ -341,10 +341,11 @@ fn fire_note(samples: &Samples, interval_ms: f64) -> String {
         "to the command's first line read from a FIFO (`printf` under `sh -c`); before it starts \
          the command a fire makes one tmux call (the marker's claim, an `if-shell -F` that also \
          shows the status line and prints the pane's tty and directory; the clients come with the \
-         fleet read); on this fleet, with nothing else running, the daemon's read of the fleet \
-         took {:.1} ms median and one bare tmux call {:.1} ms, so the p95 has a floor of about \
-         {:.0} ms (95% of an interval, then both), and `serve`'s reads, sharing tmux's one \
-         thread, delay the daemon's when they overlap; the daemon's first cycles fired {burst} \
+         fleet read); timed alone after the samples, the daemon's read of this fleet took {:.1} \
+         ms median and one bare tmux call {:.1} ms: at p95 a transition waits 95% of an interval \
+         for the read that sees it, then both, about {:.0} ms before the daemon's own work, and \
+         `serve`'s reads, sharing tmux's one thread, delay the daemon's when they overlap (tmux's \
+         times drift from run to run on this machine); the daemon's first cycles fired {burst} \
          times for the fleet's unannounced panes, {others} fires of other panes came during the \
          samples",
         floor.read_ms,
