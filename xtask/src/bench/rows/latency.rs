@@ -7,8 +7,8 @@
 //! random part of an interval (so transitions fall anywhere in a cycle), moves one pane from
 //! working to blocked with a new episode in one tmux command, and times both from the moment
 //! that command returned; then moves it back to working and waits for that edge too. Last, with
-//! both stopped, the daemon's own read of the fleet and one tmux call are timed alone: the floor
-//! P4b's note gives.
+//! both stopped, the daemon's own read of the fleet and one tmux call are timed alone: what
+//! P4b's note says a fire's p95 is made of.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -229,8 +229,9 @@ fn now_ms() -> String {
         .to_string()
 }
 
-/// What P4b cannot go below on the fleet: the notification daemon's read of it and one tmux
-/// call (a fire's claim), each timed alone, with no daemon or connection running.
+/// What a fire costs in tmux on the fleet besides the wait for its read: the notification
+/// daemon's read of it and one tmux call (a fire's claim), each timed alone, with no daemon or
+/// connection running.
 struct Floor {
     read_ms: f64,
     call_ms: f64,
@@ -329,7 +330,7 @@ fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
     })
 }
 
-/// P4b's note, and P4c's: how a fire was timed and the floor of its p95 on that fleet.
+/// P4b's note, and P4c's: how a fire was timed and what its p95 is made of on that fleet.
 fn fire_note(samples: &Samples, interval_ms: f64) -> String {
     let Samples {
         burst,
