@@ -232,18 +232,18 @@ fn now_ms() -> String {
 /// What a fire costs in tmux on the fleet besides the wait for its read: the notification
 /// daemon's read of it and one tmux call (a fire's claim), each timed alone, with no daemon or
 /// connection running.
-struct Floor {
+struct TmuxCost {
     read_ms: f64,
     call_ms: f64,
 }
 
-impl Floor {
+impl TmuxCost {
     const SAMPLES: usize = 15;
 
-    fn measure(fleet: &Fleet, pane: &str) -> anyhow::Result<Floor> {
+    fn measure(fleet: &Fleet, pane: &str) -> anyhow::Result<TmuxCost> {
         let read = super::snapshot::read_command(fleet, "notify")?;
         let (mut reads, mut calls) = (Vec::new(), Vec::new());
-        for _ in 0..Floor::SAMPLES {
+        for _ in 0..TmuxCost::SAMPLES {
             reads.push(super::snapshot::list_ms(fleet, &read, fleet.pane_count())?.0);
             let start = Instant::now();
             output(
@@ -253,7 +253,7 @@ impl Floor {
             )?;
             calls.push(ms(start.elapsed()));
         }
-        Ok(Floor {
+        Ok(TmuxCost {
             read_ms: Summary::of(&reads).median,
             call_ms: Summary::of(&calls).median,
         })
@@ -272,7 +272,7 @@ struct Samples {
     burst: usize,
     /// Fires of other panes during the samples.
     others: usize,
-    floor: Floor,
+    cost: TmuxCost,
 }
 
 /// `options.samples` transitions of [`MOVED_PANE`] on `fleet`, with a subscribed `serve` and
@@ -326,7 +326,7 @@ fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
         stamps,
         burst,
         others,
-        floor: Floor::measure(fleet, pane)?,
+        cost: TmuxCost::measure(fleet, pane)?,
     })
 }
 
@@ -335,7 +335,7 @@ fn fire_note(samples: &Samples, interval_ms: f64) -> String {
     let Samples {
         burst,
         others,
-        floor,
+        cost,
         ..
     } = samples;
     format!(
@@ -349,9 +349,9 @@ fn fire_note(samples: &Samples, interval_ms: f64) -> String {
          times drift from run to run on this machine); the daemon's first cycles fired {burst} \
          times for the fleet's unannounced panes, {others} fires of other panes came during the \
          samples",
-        floor.read_ms,
-        floor.call_ms,
-        0.95 * interval_ms + floor.read_ms + floor.call_ms,
+        cost.read_ms,
+        cost.call_ms,
+        0.95 * interval_ms + cost.read_ms + cost.call_ms,
     )
 }
 
