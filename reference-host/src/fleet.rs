@@ -109,8 +109,8 @@ pub trait FleetSource {
         Ok(self.panes()?.into_iter().map(|pane| pane.row).collect())
     }
 
-    /// Agent pane `id` now, from a fresh read of the fleet; `None` when this host has no such
-    /// agent pane. A card and a dispatch's binder both read a pane through this.
+    /// Agent pane `id` now, from a fresh read of tmux; `None` when this host has no such agent
+    /// pane. A card, a window, a dispatch's binder and the event hook read a pane through this.
     fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
         Ok(self.panes()?.into_iter().find(|pane| pane.row.pane == id))
     }
@@ -226,6 +226,25 @@ impl FleetReader {
 }
 
 impl FleetSource for FleetReader {
+    /// Agent pane `id` now, from a read of that pane alone ([`Tmux::list_pane`]).
+    fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
+        let now = now_ms();
+        let read = self.tmux.list_pane(id, self.fields, self.titles);
+        self.log_read(&read);
+        let panes = read?.into_panes();
+        self.git.next_read();
+        Ok(panes
+            .iter()
+            .find(|pane| pane.pane_id == id)
+            .and_then(|pane| {
+                let row = self.row(pane, now)?;
+                Some(Pane {
+                    row,
+                    facts: facts_of(pane),
+                })
+            }))
+    }
+
     fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         let now = now_ms();
         let read = match self.clients {

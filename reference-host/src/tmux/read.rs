@@ -321,24 +321,51 @@ impl Tmux {
         })
     }
 
-    /// Pane `pane`'s tty and directory (`list-panes` of its window, framed as a fleet read);
-    /// `None` when tmux has no such pane or no server runs.
-    pub fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError> {
-        let format = Format::new(Fields::Place, Titles::Omit);
+    /// Reads `fields` of pane `pane` alone: one `list-panes -t <pane>`, which lists the panes of
+    /// its window (the others are dropped), a twentieth of a whole-fleet read on a big server.
+    /// A pane tmux does not have (`can't find pane`), or an id that is not `%<digits>` (which no
+    /// pane has; tmux is not asked), reads as no panes.
+    pub fn list_pane(
+        &self,
+        pane: &str,
+        fields: Fields,
+        titles: Titles,
+    ) -> Result<Listing, TmuxError> {
+        let digits = pane.strip_prefix('%').unwrap_or_default();
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(Listing::Panes(Vec::new()));
+        }
+        let format = Format::new(fields, titles);
         let mut args = format.args();
         args.retain(|a| a != "-a");
         args.extend(["-t".into(), pane.into()]);
-        Ok(match self.ask(&args)? {
-            Answer::Output(out) => format
-                .panes(&out)?
-                .into_iter()
-                .find(|read| read.pane_id == pane)
-                .map(|read| PanePlace {
-                    tty: read.pane_tty,
-                    current_path: read.current_path,
-                }),
-            Answer::NoServer { .. } => None,
-        })
+        let attempt = self.attempt(&args)?;
+        if attempt.failed.is_none() {
+            let mut panes = format.panes(&attempt.stdout)?;
+            panes.retain(|read| read.pane_id == pane);
+            return Ok(Listing::Panes(panes));
+        }
+        if attempt.stderr.starts_with("can't find pane") {
+            return Ok(Listing::Panes(Vec::new()));
+        }
+        if let Some(socket) = super::no_server_socket(&attempt.stderr) {
+            return Ok(Listing::NoServer { socket });
+        }
+        Err(attempt.error())
+    }
+
+    /// Pane `pane`'s tty and directory ([`Tmux::list_pane`]); `None` when tmux has no such pane
+    /// or no server runs.
+    pub fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError> {
+        let listing = self.list_pane(pane, Fields::Place, Titles::Omit)?;
+        Ok(listing
+            .into_panes()
+            .into_iter()
+            .next()
+            .map(|read| PanePlace {
+                tty: read.pane_tty,
+                current_path: read.current_path,
+            }))
     }
 
     /// The whole command line of a fleet read of `fields` (with a fresh nonce, no title):
@@ -1005,6 +1032,18 @@ mod tests {
             ),
             (vec![forged], vec![])
         );
+    }
+
+    /// Only `%<digits>` can name a pane: any other id reads as no pane without starting tmux
+    /// (here a tmux that does not exist, which a `%<digits>` id does try to start).
+    #[test]
+    fn an_id_no_pane_can_have_asks_tmux_nothing() {
+        let tmux = Tmux::new("/nonexistent/tmux", None);
+        for id in ["", "%", "abc", "%1x", "%-1", "1", "work:0.1"] {
+            let listing = tmux.list_pane(id, Fields::Host, Titles::Omit).unwrap();
+            assert_eq!(listing, Listing::Panes(Vec::new()), "{id:?}");
+        }
+        assert!(tmux.list_pane("%12", Fields::Host, Titles::Omit).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Backend, Home, Host, fleet_with_phone, is_error, row};
+use crate::support::{Backend, CallLog, Home, Host, fleet_with_phone, is_error, row};
 
 fn panes(frame: &Value) -> Vec<String> {
     let mut panes: Vec<String> = frame["agents"]
@@ -33,6 +33,7 @@ on_both_backends!(
     two_devices,
     title_canary,
     pane_not_found,
+    a_pane_request_reads_that_pane_alone,
     sigterm,
     tmux_flags,
     failing_tmux,
@@ -371,6 +372,45 @@ fn title_canary(backend: Backend) {
         ls.contains("TITLE-CANARY-changed") && ls.contains("TITLE-CANARY-done"),
         "ls does show titles"
     );
+}
+
+/// A request about one pane reads that pane's window, not the whole fleet: one `list-panes -t
+/// <pane>`, with the same format. A pane tmux does not have is `not-found`; so is an id no pane
+/// can have (not `%<digits>`), which costs no tmux call at all.
+fn a_pane_request_reads_that_pane_alone(backend: Backend) {
+    let (fleet, mut home) = fleet_with_phone(backend);
+    let calls = CallLog::install(&mut home);
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    let blocked = fleet.pane("blocked");
+    let ask = |host: &mut Host, request: Value| {
+        calls.clear();
+        host.send(&request.to_string());
+        (host.recv(), calls.calls())
+    };
+    let (card, read) = ask(
+        &mut host,
+        json!({"schema":1,"id":"k","t":"card","pane":blocked}),
+    );
+    assert_eq!(card["t"], "card", "{card}");
+    assert_eq!(read.len(), 1, "{read:#?}");
+    assert!(
+        read[0].contains(" list-panes -F ") && read[0].ends_with(&format!(" -t {blocked}")),
+        "{read:#?}"
+    );
+    assert!(!read[0].contains(" -a "), "not the whole fleet: {read:#?}");
+    let (gone, read) = ask(
+        &mut host,
+        json!({"schema":1,"id":"g","t":"window","pane":"%404"}),
+    );
+    assert!(is_error(&gone, "g", "not-found"), "{gone}");
+    assert_eq!(read.len(), 1, "{read:#?}");
+    for id in ["work", "%", "%2x", "2", "%-1", ""] {
+        let (frame, read) = ask(&mut host, json!({"schema":1,"id":"n","t":"card","pane":id}));
+        assert!(is_error(&frame, "n", "not-found"), "{id:?}: {frame}");
+        assert!(read.is_empty(), "{id:?} asked tmux: {read:#?}");
+    }
+    host.close();
 }
 
 fn pane_not_found(backend: Backend) {

@@ -78,7 +78,8 @@ pub fn p3(
             .ratio()
             .note(format!(
                 "each page held {} of the 200 headers asked for{}; both sides include the read \
-                 of the whole fleet a window starts from to find its pane; records are ~4 KiB of \
+                 of the pane a window starts from (`list-panes -t`, its window's panes); records \
+                 are ~4 KiB of \
                  real JSONL, {} written in {:.1} s",
                 big_page.events,
                 if big_page.truncated {
