@@ -181,8 +181,9 @@ impl FleetReader {
         self
     }
 
-    /// A reader whose every read also lists the attached clients, in the same tmux invocation
-    /// (the notification daemon: a fire shows its status-line message to them).
+    /// A reader whose every read, of the fleet or of one pane, also lists the attached clients,
+    /// in the same tmux invocation (the notification daemon and an agent's event hook: a fire
+    /// shows its status-line message to them).
     pub fn with_clients(mut self) -> FleetReader {
         self.clients = Some(Vec::new());
         self
@@ -229,7 +230,16 @@ impl FleetSource for FleetReader {
     /// Agent pane `id` now, from a read of that pane alone ([`Tmux::list_pane`]).
     fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
         let now = now_ms();
-        let read = self.tmux.list_pane(id, self.fields, self.titles);
+        let read = match self.clients {
+            Some(_) => self
+                .tmux
+                .list_pane_and_clients(id, self.fields, self.titles)
+                .map(|(listing, clients)| {
+                    self.clients = Some(clients);
+                    listing
+                }),
+            None => self.tmux.list_pane(id, self.fields, self.titles),
+        };
         self.log_read(&read);
         let panes = read?.into_panes();
         self.git.next_read();

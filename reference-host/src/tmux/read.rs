@@ -306,12 +306,7 @@ impl Tmux {
     ) -> Result<(Listing, Vec<String>), TmuxError> {
         let format = Format::new(fields, titles);
         let mut args = format.args();
-        args.extend([
-            ";".into(),
-            "list-clients".into(),
-            "-F".into(),
-            format!("{}#{{client_name}}", client_marker(&format.nonce)),
-        ]);
+        args.extend(list_clients_args(&format.nonce));
         Ok(match self.ask(&args)? {
             Answer::Output(out) => {
                 let (panes, clients) = split_clients(&out, &format.nonce);
@@ -331,25 +326,51 @@ impl Tmux {
         fields: Fields,
         titles: Titles,
     ) -> Result<Listing, TmuxError> {
+        Ok(self.list_pane_with(pane, fields, titles, false)?.0)
+    }
+
+    /// [`Tmux::list_pane`], and every attached client's name, in the same invocation (an agent's
+    /// event hook that fires shows the status-line message to them). No pane: no clients.
+    pub fn list_pane_and_clients(
+        &self,
+        pane: &str,
+        fields: Fields,
+        titles: Titles,
+    ) -> Result<(Listing, Vec<String>), TmuxError> {
+        self.list_pane_with(pane, fields, titles, true)
+    }
+
+    fn list_pane_with(
+        &self,
+        pane: &str,
+        fields: Fields,
+        titles: Titles,
+        clients: bool,
+    ) -> Result<(Listing, Vec<String>), TmuxError> {
+        let none = || Ok((Listing::Panes(Vec::new()), Vec::new()));
         let digits = pane.strip_prefix('%').unwrap_or_default();
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Ok(Listing::Panes(Vec::new()));
+            return none();
         }
         let format = Format::new(fields, titles);
         let mut args = format.args();
         args.retain(|a| a != "-a");
         args.extend(["-t".into(), pane.into()]);
+        if clients {
+            args.extend(list_clients_args(&format.nonce));
+        }
         let attempt = self.attempt(&args)?;
         if attempt.failed.is_none() {
-            let mut panes = format.panes(&attempt.stdout)?;
+            let (out, clients) = split_clients(&attempt.stdout, &format.nonce);
+            let mut panes = format.panes(out)?;
             panes.retain(|read| read.pane_id == pane);
-            return Ok(Listing::Panes(panes));
+            return Ok((Listing::Panes(panes), clients));
         }
         if attempt.stderr.starts_with("can't find pane") {
-            return Ok(Listing::Panes(Vec::new()));
+            return none();
         }
         if let Some(socket) = super::no_server_socket(&attempt.stderr) {
-            return Ok(Listing::NoServer { socket });
+            return Ok((Listing::NoServer { socket }, Vec::new()));
         }
         Err(attempt.error())
     }
@@ -439,6 +460,16 @@ fn markers(nonce: &str) -> (String, String) {
 /// What starts a client's record in a read that lists clients after the panes.
 fn client_marker(nonce: &str) -> String {
     format!("\u{1e}{nonce}\u{1d}")
+}
+
+/// What a read appends to list the attached clients after its panes, in the same invocation.
+fn list_clients_args(nonce: &str) -> [String; 4] {
+    [
+        ";".into(),
+        "list-clients".into(),
+        "-F".into(),
+        format!("{}#{{client_name}}", client_marker(nonce)),
+    ]
 }
 
 /// A `list-panes` answer followed by `list-clients` lines: the panes' part, and the clients'

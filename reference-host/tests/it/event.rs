@@ -147,6 +147,16 @@ fn from_event_rings_once_even_with_a_daemon_running(backend: Backend) {
         "[serve]\nreconcile_interval_ms = 100\n\n[notify]\nfrom_event = true\non = [\"blocked\", \"done\"]\ncommand = \"cat >> {}\"\n",
         payloads.display()
     ));
+    if backend == Backend::Fake {
+        fleet.sim(&[
+            "client",
+            "attach",
+            "--name",
+            "/dev/pts/40",
+            "--session",
+            "work",
+        ]);
+    }
     let idle = fleet.pane("idle");
     let for_idle = || {
         json_lines(&payloads)
@@ -158,6 +168,17 @@ fn from_event_rings_once_even_with_a_daemon_running(backend: Backend) {
     run_hook(&home, &idle, &["claude", "UserPromptSubmit"], &json!({}));
     run_hook(&home, &idle, &["claude", "Stop"], &json!({}));
     eventually("the hook's own done payload", || for_idle().len() == 1);
+    if backend == Backend::Fake {
+        // The hook read its pane with the clients, in one invocation, and its claim showed them
+        // the status line.
+        let messages = fleet.messages();
+        assert!(
+            messages
+                .iter()
+                .any(|(client, text)| client == "/dev/pts/40" && text.contains("claude done")),
+            "{messages:?}"
+        );
+    }
     // With a daemon too, a new turn's end still rings once.
     let _daemon = home.daemon();
     std::thread::sleep(Duration::from_millis(300));
