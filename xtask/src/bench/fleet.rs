@@ -304,9 +304,17 @@ impl Fleet {
 }
 
 impl Drop for Fleet {
+    /// Brings the fleet down, and removes the socket file a real tmux leaves behind when it
+    /// exits (tmux 3.3a does not remove it; the bench's socket names are its own).
     fn drop(&mut self) {
         if self.up {
             let _ = self.sim().arg("down").stdout(Stdio::null()).status();
+            let socket = Path::new(&self.socket_path);
+            let is_socket = std::fs::symlink_metadata(socket)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+            if is_socket {
+                let _ = std::fs::remove_file(socket);
+            }
         }
     }
 }
