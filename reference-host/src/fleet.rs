@@ -224,61 +224,62 @@ impl FleetReader {
         let facts = self.git.facts(&pane.current_path);
         row_of(pane, facts, &self.host, now)
     }
+
+    /// The agent pane `pane` is at `now`; `None` when it is not an agent pane.
+    fn agent_pane(&mut self, pane: &PaneRead, now: u64) -> Option<Pane> {
+        let row = self.row(pane, now)?;
+        Some(Pane {
+            row,
+            facts: facts_of(pane),
+        })
+    }
+
+    /// One read of tmux: of pane `one` alone, or of the whole fleet; with the attached clients
+    /// for a reader made [`FleetReader::with_clients`]. Its failure is logged as
+    /// [`FleetReader::log_read`] says, and it starts a new read of the repositories' `HEAD`s.
+    fn read(&mut self, one: Option<&str>) -> Result<Vec<PaneRead>, TmuxError> {
+        let (fields, titles) = (self.fields, self.titles);
+        let read = match (one, self.clients.is_some()) {
+            (Some(pane), true) => self.tmux.list_pane_and_clients(pane, fields, titles),
+            (Some(pane), false) => self
+                .tmux
+                .list_pane(pane, fields, titles)
+                .map(|l| (l, Vec::new())),
+            (None, true) => self.tmux.list_panes_and_clients(fields, titles),
+            (None, false) => self
+                .tmux
+                .list_panes(fields, titles)
+                .map(|l| (l, Vec::new())),
+        }
+        .map(|(listing, clients)| {
+            if self.clients.is_some() {
+                self.clients = Some(clients);
+            }
+            listing
+        });
+        self.log_read(&read);
+        self.git.next_read();
+        Ok(read?.into_panes())
+    }
 }
 
 impl FleetSource for FleetReader {
     /// Agent pane `id` now, from a read of that pane alone ([`Tmux::list_pane`]).
     fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
         let now = now_ms();
-        let read = match self.clients {
-            Some(_) => self
-                .tmux
-                .list_pane_and_clients(id, self.fields, self.titles)
-                .map(|(listing, clients)| {
-                    self.clients = Some(clients);
-                    listing
-                }),
-            None => self.tmux.list_pane(id, self.fields, self.titles),
-        };
-        self.log_read(&read);
-        let panes = read?.into_panes();
-        self.git.next_read();
+        let panes = self.read(Some(id))?;
         Ok(panes
             .iter()
             .find(|pane| pane.pane_id == id)
-            .and_then(|pane| {
-                let row = self.row(pane, now)?;
-                Some(Pane {
-                    row,
-                    facts: facts_of(pane),
-                })
-            }))
+            .and_then(|pane| self.agent_pane(pane, now)))
     }
 
     fn panes(&mut self) -> Result<Vec<Pane>, TmuxError> {
         let now = now_ms();
-        let read = match self.clients {
-            Some(_) => self
-                .tmux
-                .list_panes_and_clients(self.fields, self.titles)
-                .map(|(listing, clients)| {
-                    self.clients = Some(clients);
-                    listing
-                }),
-            None => self.tmux.list_panes(self.fields, self.titles),
-        };
-        self.log_read(&read);
-        let panes = read?.into_panes();
-        self.git.next_read();
+        let panes = self.read(None)?;
         Ok(panes
             .iter()
-            .filter_map(|pane| {
-                let row = self.row(pane, now)?;
-                Some(Pane {
-                    row,
-                    facts: facts_of(pane),
-                })
-            })
+            .filter_map(|pane| self.agent_pane(pane, now))
             .collect())
     }
 
