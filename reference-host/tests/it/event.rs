@@ -147,16 +147,7 @@ fn from_event_rings_once_even_with_a_daemon_running(backend: Backend) {
         "[serve]\nreconcile_interval_ms = 100\n\n[notify]\nfrom_event = true\non = [\"blocked\", \"done\"]\ncommand = \"cat >> {}\"\n",
         payloads.display()
     ));
-    if backend == Backend::Fake {
-        fleet.sim(&[
-            "client",
-            "attach",
-            "--name",
-            "/dev/pts/40",
-            "--session",
-            "work",
-        ]);
-    }
+    fleet.attach_client_on_fake();
     let idle = fleet.pane("idle");
     let for_idle = || {
         json_lines(&payloads)

@@ -47,16 +47,7 @@ fn wrapped(seq: &[u8]) -> Vec<u8> {
 /// in `notify` is the home dir.
 fn setup(backend: Backend, notify: &str) -> (Fleet, Home) {
     let fleet = Fleet::up(backend);
-    if backend == Backend::Fake {
-        fleet.sim(&[
-            "client",
-            "attach",
-            "--name",
-            "/dev/pts/40",
-            "--session",
-            "work",
-        ]);
-    }
+    fleet.attach_client_on_fake();
     let home = fleet.home();
     write_config(&home, notify);
     (fleet, home)
@@ -171,16 +162,7 @@ fn a_transition_rings_once_on_every_sink(backend: Backend) {
 /// claim, which shows the status-line message too), then the command; nothing after it.
 fn a_fire_makes_one_tmux_call_before_its_command(backend: Backend) {
     let fleet = Fleet::up(backend);
-    if backend == Backend::Fake {
-        fleet.sim(&[
-            "client",
-            "attach",
-            "--name",
-            "/dev/pts/40",
-            "--session",
-            "work",
-        ]);
-    }
+    fleet.attach_client_on_fake();
     let mut home = fleet.home();
     let calls = CallLog::install(&mut home);
     write_config(

@@ -356,6 +356,21 @@ impl Fleet {
         }
     }
 
+    /// On the fake, attaches client `/dev/pts/40` to session `work`, which status-line messages
+    /// then reach ([`Fleet::messages`]); real tmux gets no client in a test.
+    pub fn attach_client_on_fake(&self) {
+        if self.backend == Backend::Fake {
+            self.sim(&[
+                "client",
+                "attach",
+                "--name",
+                "/dev/pts/40",
+                "--session",
+                "work",
+            ]);
+        }
+    }
+
     /// The status-line messages shown so far (the fake's log of `display-message -c`), as
     /// (client, text).
     pub fn messages(&self) -> Vec<(String, String)> {
