@@ -196,14 +196,20 @@ impl Format {
         }
     }
 
-    /// The tmux arguments of one fleet read with this format.
-    fn args(&self) -> Vec<String> {
-        vec![
-            "list-panes".into(),
-            "-a".into(),
-            "-F".into(),
-            framed(&self.nonce, &self.names),
-        ]
+    /// The tmux arguments of one read with this format: of the whole fleet (`-a`), or with
+    /// `Some(pane)` of that pane's window (`-t`).
+    fn args(&self, pane: Option<&str>) -> Vec<String> {
+        let format = framed(&self.nonce, &self.names);
+        match pane {
+            None => vec!["list-panes".into(), "-a".into(), "-F".into(), format],
+            Some(pane) => vec![
+                "list-panes".into(),
+                "-F".into(),
+                format,
+                "-t".into(),
+                pane.into(),
+            ],
+        }
     }
 
     /// The panes of this read's answer (see [`panes_of`]).
@@ -290,7 +296,7 @@ impl Tmux {
     /// runs.
     pub fn list_panes(&self, fields: Fields, titles: Titles) -> Result<Listing, TmuxError> {
         let format = Format::new(fields, titles);
-        Ok(match self.ask(&format.args())? {
+        Ok(match self.ask(&format.args(None))? {
             Answer::Output(out) => Listing::Panes(format.panes(&out)?),
             Answer::NoServer { socket } => Listing::NoServer { socket },
         })
@@ -305,7 +311,7 @@ impl Tmux {
         titles: Titles,
     ) -> Result<(Listing, Vec<String>), TmuxError> {
         let format = Format::new(fields, titles);
-        let mut args = format.args();
+        let mut args = format.args(None);
         args.extend(list_clients_args(&format.nonce));
         Ok(match self.ask(&args)? {
             Answer::Output(out) => {
@@ -353,9 +359,7 @@ impl Tmux {
             return none();
         }
         let format = Format::new(fields, titles);
-        let mut args = format.args();
-        args.retain(|a| a != "-a");
-        args.extend(["-t".into(), pane.into()]);
+        let mut args = format.args(Some(pane));
         if clients {
             args.extend(list_clients_args(&format.nonce));
         }
@@ -393,7 +397,7 @@ impl Tmux {
     /// `corral internal list-panes-command` prints it for `cargo xtask bench`, whose baseline
     /// runs tmux with it.
     pub fn list_panes_command(&self, fields: Fields) -> Vec<std::ffi::OsString> {
-        self.invocation(&Format::new(fields, Titles::Omit).args())
+        self.invocation(&Format::new(fields, Titles::Omit).args(None))
             .argv()
     }
 }
@@ -696,7 +700,7 @@ mod tests {
 
     /// The `-F` text of a fresh read of `fields`.
     fn format_text(fields: Fields) -> String {
-        Format::new(fields, Titles::Omit).args().remove(3)
+        Format::new(fields, Titles::Omit).args(None).remove(3)
     }
 
     #[test]
