@@ -200,7 +200,20 @@ pub struct Attachment {
     pub bytes: u64,
 }
 
-/// A record the reader recognised as the store's own bookkeeping, or could not classify.
+/// The store's own bookkeeping (progress ticks, file snapshots, queue operations, titles, hook
+/// summaries, injected context): a run of consecutive records of one type in a window is one event,
+/// so a window of the last 20 events shows the conversation, and every line is still counted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Bookkeeping {
+    /// The record type as the store names it (`progress`, `file-history-snapshot`, ...).
+    pub type_name: String,
+    /// How many consecutive records of that type the event stands for, at least 1. Its cursor
+    /// addresses the oldest of them; an `event` request on it answers that record alone
+    /// (`records` 1).
+    pub records: u32,
+}
+
+/// A record the reader could not classify.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TypeName {
     /// The record type as the store names it.
@@ -304,8 +317,8 @@ event_kinds! {
     Compaction(Compaction) = "compaction",
     /// An attachment.
     Attachment(Attachment) = "attachment",
-    /// The store's own bookkeeping.
-    Bookkeeping(TypeName) = "bookkeeping",
+    /// The store's own bookkeeping, consecutive records of one type folded into one event.
+    Bookkeeping(Bookkeeping) = "bookkeeping",
     /// A record the reader could not classify.
     Unknown(TypeName) = "unknown",
 }

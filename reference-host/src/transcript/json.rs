@@ -28,7 +28,13 @@ pub struct Text {
     pub text: String,
     /// The length in bytes of the whole decoded string.
     pub len: u64,
+    /// For a cut string, its last [`TAIL`] bytes or fewer (from a character boundary): where a
+    /// store puts what it says last about a long output (Codex's exit code after the output).
+    pub tail: Option<String>,
 }
+
+/// Bytes kept of the end of a cut string.
+pub const TAIL: usize = 128;
 
 impl Text {
     /// True when only a prefix was kept.
@@ -289,10 +295,20 @@ impl<R: Read> Parser<R> {
     fn string(&mut self, cap: usize) -> Result<Text, ParseError> {
         let mut kept: Vec<u8> = Vec::new();
         let mut len: u64 = 0;
-        let keep = |bytes: &[u8], kept: &mut Vec<u8>, len: &mut u64| {
+        // The bytes past the cap, of which only the last `TAIL` are kept.
+        let mut tail: Vec<u8> = Vec::new();
+        let keep = |bytes: &[u8], kept: &mut Vec<u8>, len: &mut u64, tail: &mut Vec<u8>| {
             *len += bytes.len() as u64;
             let room = cap.saturating_sub(kept.len());
-            kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            let (head, rest) = bytes.split_at(bytes.len().min(room));
+            kept.extend_from_slice(head);
+            if !rest.is_empty() {
+                let rest = &rest[rest.len().saturating_sub(TAIL)..];
+                tail.extend_from_slice(rest);
+                if tail.len() > 2 * TAIL {
+                    tail.drain(..tail.len() - TAIL);
+                }
+            }
         };
         loop {
             if !self.fill()? {
@@ -302,19 +318,19 @@ impl<R: Read> Parser<R> {
             match memchr::memchr2(b'"', b'\\', window) {
                 None => {
                     let run = window.len();
-                    keep(window, &mut kept, &mut len);
+                    keep(window, &mut kept, &mut len, &mut tail);
                     self.pos += run;
                 }
                 Some(at) => {
                     let special = window[at];
-                    keep(&window[..at], &mut kept, &mut len);
+                    keep(&window[..at], &mut kept, &mut len, &mut tail);
                     self.pos += at + 1;
                     if special == b'"' {
                         break;
                     }
                     let mut utf8 = [0u8; 4];
                     let decoded = self.escape()?.encode_utf8(&mut utf8);
-                    keep(decoded.as_bytes(), &mut kept, &mut len);
+                    keep(decoded.as_bytes(), &mut kept, &mut len, &mut tail);
                 }
             }
         }
@@ -327,7 +343,17 @@ impl<R: Read> Parser<R> {
             Ok(text) => text,
             Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
         };
-        Ok(Text { text, len })
+        let tail = ((text.len() as u64) < len).then(|| {
+            // The kept prefix may have been trimmed to a boundary: its bytes past the boundary
+            // are not in `tail`, which only matters for a string shorter than the two together.
+            let from = tail.len().saturating_sub(TAIL);
+            let mut start = from;
+            while start < tail.len() && (tail[start] & 0b1100_0000) == 0b1000_0000 {
+                start += 1;
+            }
+            String::from_utf8_lossy(&tail[start..]).into_owned()
+        });
+        Ok(Text { text, len, tail })
     }
 
     /// Decodes one escape after its backslash.
@@ -558,6 +584,32 @@ mod tests {
         assert_eq!(text.text, "éé", "5 bytes cut back to 4");
         assert_eq!(text.len, 20);
         assert!(text.is_cut());
+    }
+
+    #[test]
+    fn a_cut_string_keeps_its_last_bytes_from_a_character_boundary() {
+        let long = format!(
+            "\"{}{}{}\"",
+            "a".repeat(1000),
+            "é".repeat(100),
+            r#"\",\"metadata\":{\"exit_code\":1}}"#
+        );
+        let node = parse_str(&long, Limits { string: 10, ..WIDE }).unwrap();
+        let text = node.as_text().unwrap();
+        let tail = text.tail.as_deref().unwrap();
+        assert!(tail.ends_with(r#""exit_code":1}}"#), "{tail}");
+        assert!(
+            tail.len() <= TAIL && tail.len() >= TAIL - 1,
+            "{}",
+            tail.len()
+        );
+        assert!(tail.starts_with('é'));
+        let short = parse_str("\"abc\"", Limits { string: 10, ..WIDE }).unwrap();
+        assert_eq!(
+            short.as_text().unwrap().tail,
+            None,
+            "only a cut string has a tail"
+        );
     }
 
     #[test]

@@ -4,19 +4,26 @@
 //!
 //! Rules it keeps (the protocol's "Transcripts"): a window pages *backwards* from a cursor (or
 //! the end of the file) and reads only what the page needs, so a 1 GiB file answers as fast as
-//! a 1 MiB one; `read_bytes` bounds the bytes scanned (the first record of a page is always read,
-//! so paging always progresses), `frame_bytes` the encoded events (dropped from the old end), and
-//! `last` the event count; every string leaf of a header except its cursor and kind is cut to
-//! `header_bytes` on a UTF-8 boundary; an event body is cut at 1 MiB. A record the reader cannot
-//! classify is an `unknown` event, counted, never an error. Cursors are authenticated
-//! ([`cursor`]). One reader lives as long as a connection and keeps a per-file memo (the file's
-//! identity, its format and its session metadata) across requests.
+//! a 1 MiB one; `read_bytes` bounds the bytes scanned, `frame_bytes` the encoded events (dropped
+//! from the old end), and `last` the events counted (a run of bookkeeping records of one type is
+//! one event, which `last` does not count); every string leaf of a header except its cursor and
+//! kind is cut to `header_bytes` on a UTF-8 boundary; an event body is cut at 1 MiB. Every page
+//! makes progress: its first record is always read, and its first event always placed, its
+//! strings cut further when the frame needs it; a frame too small for the session and one event
+//! cut to nothing is refused up front. A record the reader cannot classify is an `unknown`
+//! event, counted, never an error; a file in no format the reader knows is refused
+//! (`Unsupported`), never misread. Cursors are authenticated ([`cursor`]). One reader lives as
+//! long as a connection and keeps a per-file memo (the file's identity, its format and its
+//! session metadata) across requests.
 //!
 //! Modules: [`json`] (bounded record parser), [`scan`] (finding records), [`classify`] (records
-//! to events, per store), [`cursor`] (tokens), [`locate`] (which file is a pane's).
+//! to events, per store), [`ahead`] (where a message ends), [`header`] (headers, previews,
+//! bodies), [`cursor`] (tokens), [`locate`] (which file is a pane's).
 
+pub mod ahead;
 pub mod classify;
 pub mod cursor;
+pub mod header;
 pub mod json;
 pub mod locate;
 pub mod scan;
@@ -27,8 +34,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use schema::transcript::{EventKind, SessionMeta};
-use schema::{BodyKind, Cursor, EventBody, EventHeader, PendingCall, WindowLimits};
+use schema::{Cursor, EventHeader, PendingCall, WindowLimits};
 
+use ahead::Ahead;
 use classify::{Body, Format, Part};
 use cursor::{Binding, Keyring, Position};
 use json::{Limits, Node};
@@ -52,9 +60,14 @@ const BODY_LIMITS: Limits = Limits {
     depth: 128,
 };
 
-/// How many records from the head are read for the session metadata, and within how many bytes.
-const HEAD_RECORDS: usize = 16;
+/// How many records from the head are read for the format and the session metadata, and within
+/// how many bytes (a Claude Code file can open with dozens of bookkeeping records).
+const HEAD_RECORDS: usize = 64;
 const HEAD_BYTES: u64 = 256 * 1024;
+
+/// How far back from the end a card looks for the pending call when the page has little but
+/// bookkeeping: at most this many bytes.
+const TAIL_BYTES: u64 = 1024 * 1024;
 
 /// Why the reader could not answer.
 #[derive(Debug)]
@@ -63,6 +76,11 @@ pub enum TranscriptError {
     NotFound(PathBuf),
     /// The cursor no longer addresses its bytes, or was not minted here; says which.
     CursorInvalid(&'static str),
+    /// The file is in no format this reader knows; says why.
+    Unsupported(String),
+    /// `frame_bytes` leaves no room for the session metadata and one event cut to nothing: the
+    /// frame needs this many more bytes.
+    FrameTooSmall { short: usize },
     /// The file could not be read.
     Io {
         path: PathBuf,
@@ -75,6 +93,10 @@ impl std::fmt::Display for TranscriptError {
         match self {
             TranscriptError::NotFound(path) => write!(f, "no transcript at {}", path.display()),
             TranscriptError::CursorInvalid(why) => write!(f, "the cursor is invalid: {why}"),
+            TranscriptError::Unsupported(why) => f.write_str(why),
+            TranscriptError::FrameTooSmall { short } => {
+                write!(f, "the frame budget is {short} bytes short of one event")
+            }
             TranscriptError::Io { path, error } => write!(f, "reading {}: {error}", path.display()),
         }
     }
@@ -124,14 +146,20 @@ struct Memo {
     dev: u64,
     ino: u64,
     size: u64,
-    format: Format,
+    /// The file's format, or why it has none the reader knows.
+    format: Result<Format, String>,
     session: Option<SessionMeta>,
+    /// The head read held every record the study reads: a file that grows is not studied again
+    /// (until then, it is: the records that say what the file is may not be written yet).
+    full_head: bool,
 }
 
 /// An open transcript.
 struct Open<'a> {
     file: File,
     size: u64,
+    /// Where its last complete record ends.
+    end: u64,
     format: Format,
     session: Option<SessionMeta>,
     binding: Binding<'a>,
@@ -169,20 +197,26 @@ impl Reader {
         }
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
         let fresh = match self.memo.get(path) {
-            Some(m) => m.dev == dev && m.ino == ino && size >= m.size,
+            Some(m) => {
+                m.dev == dev && m.ino == ino && size >= m.size && (m.full_head || size == m.size)
+            }
             None => false,
         };
         if !fresh {
-            let memo = study(&file, size, source.agent, dev, ino).map_err(io)?;
+            let memo = study(&file, path, size, source.agent, (dev, ino)).map_err(io)?;
             self.memo.insert(path.to_owned(), memo);
         }
         let memo = self.memo.get_mut(path).expect("just inserted");
         memo.size = size;
+        let format = memo.format.clone().map_err(TranscriptError::Unsupported)?;
+        let session = memo.session.clone();
+        let end = Backward::last_boundary(&file, size).map_err(io)?;
         Ok(Open {
             file,
             size,
-            format: memo.format,
-            session: memo.session.clone(),
+            end,
+            format,
+            session,
             binding: Binding {
                 pane: source.pane,
                 dev,
@@ -232,96 +266,35 @@ impl Reader {
             path: source.path.to_owned(),
             error,
         };
-        let last = usize::try_from(limits.window.last).unwrap_or(usize::MAX);
         let header_cap = usize::try_from(limits.window.header_bytes).unwrap_or(usize::MAX);
-        let read_cap = u64::from(limits.window.read_bytes);
+        let session = open
+            .session
+            .as_ref()
+            .map(|meta| header::cap_session(meta, header_cap));
+        // The session metadata goes out with every page: its bytes come off the room first, and
+        // what is left must hold one event however far its strings are cut.
+        let session_size = session.as_ref().map_or(0, |meta| {
+            serde_json::to_string(meta).map_or(usize::MAX, |s| s.len())
+        });
+        let floor = session_size.saturating_add(header::largest_cut());
+        if limits.room < floor {
+            return Err(TranscriptError::FrameTooSmall {
+                short: floor - limits.room,
+            });
+        }
         // The first record to read, how many of its events to consider, and where the scan of
         // older records starts.
-        let (mut first, scan_from) = match before {
+        let (first, scan_from) = match before {
             Some(cursor) => {
                 let at = self.position(&open, cursor)?;
                 let first = (at.part > 0).then_some((at.record, Some(at.part)));
                 (first, at.record.offset)
             }
-            None => (
-                None,
-                Backward::last_boundary(&open.file, open.size).map_err(io)?,
-            ),
+            None => (None, open.end),
         };
-        let mut scan = Backward::from(&open.file, scan_from);
-        let mut page = Page {
-            session: open.session.clone(),
-            older: None,
-            budget_truncated: false,
-            unknown: 0,
-            events: Vec::new(),
-        };
-        // The session metadata goes out with every page: its bytes come off the room first.
-        let mut used = page.session.as_ref().map_or(0, |meta| {
-            serde_json::to_string(meta).map_or(usize::MAX, |s| s.len())
-        });
-        let mut scanned = 0u64;
-        // Set when the page stops with older events left: the position to page back from if
-        // no event made it into the page.
-        let mut stopped_at: Option<Option<Position>> = None;
-        'records: loop {
-            let (record, part_limit) = match first.take() {
-                Some(first) => first,
-                None => match scan.next_record().map_err(io)? {
-                    Some(record) => (record, None),
-                    None => break,
-                },
-            };
-            if scanned > 0 && scanned + record.footprint() > read_cap {
-                page.budget_truncated = true;
-                stopped_at = Some(None);
-                break;
-            }
-            scanned += record.footprint();
-            let node = parse_record(&open.file, record, WINDOW_LIMITS);
-            let parts = parts_of(open.format, node.as_ref());
-            let count = parts
-                .len()
-                .min(part_limit.map_or(usize::MAX, |p| p as usize));
-            for index in (0..count).rev() {
-                let position = Position {
-                    record,
-                    part: u32::try_from(index).unwrap_or(u32::MAX),
-                };
-                if page.events.len() == last {
-                    stopped_at = Some(None);
-                    break 'records;
-                }
-                let cursor = self.mint(&open, position).map_err(io)?;
-                let header = header(&parts[index], cursor, header_cap);
-                let size = serde_json::to_string(&header).map_or(usize::MAX, |s| s.len()) + 1;
-                if used + size > limits.room {
-                    page.budget_truncated = true;
-                    let next = Position {
-                        part: position.part + 1,
-                        ..position
-                    };
-                    stopped_at = Some(Some(next));
-                    break 'records;
-                }
-                used += size;
-                if matches!(header.kind, EventKind::Unknown(_)) {
-                    page.unknown += 1;
-                }
-                page.events.push(header);
-            }
-        }
-        if let Some(empty_anchor) = stopped_at {
-            page.older = match page.events.last() {
-                Some(oldest) => Some(oldest.cursor.clone()),
-                None => match (empty_anchor, before) {
-                    (Some(position), _) => Some(self.mint(&open, position).map_err(io)?),
-                    (None, Some(cursor)) => Some(cursor.clone()),
-                    (None, None) => None,
-                },
-            };
-        }
-        Ok(page)
+        Pager::new(self, &open, limits, header_cap, session, session_size)
+            .run(first, scan_from)
+            .map_err(io)
     }
 
     /// One event, with its body.
@@ -332,22 +305,34 @@ impl Reader {
     ) -> Result<EventHeader, TranscriptError> {
         let open = self.open(source)?;
         let position = self.position(&open, cursor)?;
-        let node = parse_record(&open.file, position.record, BODY_LIMITS);
-        let parts = parts_of(open.format, node.as_ref());
+        let record = position.record;
+        let node = parse_record(&open.file, record, BODY_LIMITS);
+        let ahead = Ahead::read(
+            &open.file,
+            open.format,
+            record.offset + record.footprint(),
+            open.end,
+        )
+        .map_err(|error| TranscriptError::Io {
+            path: source.path.to_owned(),
+            error,
+        })?;
+        let last_part = ahead.last_part(&classify::mark(open.format, node.as_ref()));
+        let parts = parts_of(open.format, node.as_ref(), last_part);
         let part = parts
             .get(position.part as usize)
             .ok_or(TranscriptError::CursorInvalid(
                 "the cursor's event is no longer in its record",
             ))?;
         let cap = WindowLimits::DEFAULT.header_bytes as usize;
-        let mut event = header(part, cursor.clone(), cap);
-        event.body = Some(body(part));
+        let mut event = header::header(part, cursor.clone(), cap);
+        event.body = Some(header::body(part));
         Ok(event)
     }
 
-    /// The call a blocked agent is waiting on, from the last `headers` events: the call the
-    /// pane's stamps name ([`Wanted`]), else the newest tool call with no result after it.
-    /// `None` when there is none.
+    /// The call a blocked agent is waiting on, from the last `headers` events that are not
+    /// bookkeeping (within the last [`TAIL_BYTES`]): the call the pane's stamps name
+    /// ([`Wanted`]), else the newest tool call with no result after it. `None` when there is none.
     pub fn pending_call(
         &mut self,
         source: &Source<'_>,
@@ -359,27 +344,30 @@ impl Reader {
             path: source.path.to_owned(),
             error,
         };
-        let end = Backward::last_boundary(&open.file, open.size).map_err(io)?;
-        let mut scan = Backward::from(&open.file, end);
+        let mut scan = Backward::from(&open.file, open.end);
         let mut answered: Vec<String> = Vec::new();
         let mut seen = 0;
-        while seen < headers {
+        let mut scanned = 0u64;
+        while seen < headers && scanned < TAIL_BYTES {
             let Some(record) = scan.next_record().map_err(io)? else {
                 break;
             };
+            scanned += record.footprint();
             let node = parse_record(&open.file, record, WINDOW_LIMITS);
-            let parts = parts_of(open.format, node.as_ref());
+            // Whether a message ended does not move a tool call: its usage comes after it.
+            let parts = parts_of(open.format, node.as_ref(), false);
             for (index, part) in parts.iter().enumerate().rev() {
-                seen += 1;
                 match &part.kind {
+                    EventKind::Bookkeeping(_) => continue,
                     EventKind::ToolResult(result) => {
                         answered.extend(result.call_id.clone());
                     }
-                    EventKind::ToolCall(call) if wanted.matches(call, &answered) => {
+                    EventKind::ToolCall(call) if wanted.matches(open.format, call, &answered) => {
                         return Ok(Some(full_call(&open, record, index)));
                     }
                     _ => {}
                 }
+                seen += 1;
             }
         }
         Ok(None)
@@ -392,44 +380,105 @@ impl Reader {
 pub struct Wanted<'a> {
     /// The call id: only that call matches, answered or not.
     pub call_id: Option<&'a str>,
-    /// The tool: only calls of that tool match, so a call of another tool never lends its input.
+    /// The tool, as the agent's hook names it: only calls of that tool match (under the
+    /// store's own name for it, [`Format::same_tool`]), so a call of another tool never lends its
+    /// input.
     pub tool: Option<&'a str>,
 }
 
 impl Wanted<'_> {
-    fn matches(&self, call: &schema::transcript::ToolCall, answered: &[String]) -> bool {
+    fn matches(
+        &self,
+        format: Format,
+        call: &schema::transcript::ToolCall,
+        answered: &[String],
+    ) -> bool {
         let id = call.call_id.as_deref();
         let by_id = match self.call_id {
             Some(want) => id == Some(want),
             None => !id.is_some_and(|id| answered.iter().any(|a| a == id)),
         };
-        by_id && self.tool.is_none_or(|tool| call.name == tool)
+        by_id
+            && self
+                .tool
+                .is_none_or(|tool| format.same_tool(tool, &call.name))
     }
 }
 
-/// Reads what a file's memo holds: its format and session metadata, from its first records.
-fn study(file: &File, size: u64, agent: &str, dev: u64, ino: u64) -> std::io::Result<Memo> {
+/// Why a file whose first record is one JSON document's opening line cannot be served.
+const ONE_DOCUMENT: &str = "the transcript is one JSON document (as Gemini CLI saved its chats \
+     before it wrote JSON lines), not a JSON-lines store this host pages";
+/// Why a Gemini CLI chat in JSON lines cannot be served (its format: google-gemini/gemini-cli
+/// PR #23749, v0.39.0; golden/fixtures/transcripts/README.md).
+const GEMINI_LINES: &str = "the transcript is a Gemini CLI chat in JSON lines, which rewrites a \
+     message by appending it again whole and undoes turns with a rewind marker: which line is a \
+     message's final form is only known from the lines after it, so a window read backwards \
+     cannot page it exactly, and this host does not serve it";
+/// Why a file in no known format cannot be served.
+const UNKNOWN_FORMAT: &str = "the transcript's records are in no format this host reads \
+     (Claude Code's or Codex's JSON lines)";
+
+/// Reads what a file's memo holds: its format (or why it has none this reader knows) and its
+/// session metadata, from its first records.
+fn study(
+    file: &File,
+    path: &Path,
+    size: u64,
+    agent: &str,
+    (dev, ino): (u64, u64),
+) -> std::io::Result<Memo> {
     // Only the head: records past it (or one record that runs past it) are no metadata.
     let end = Backward::last_boundary(file, size.min(HEAD_BYTES))?;
     let mut forward = Forward::from_head(file, end);
     let mut head = Vec::new();
-    while head.len() < HEAD_RECORDS {
+    let mut first_line: Option<Vec<u8>> = None;
+    let mut read = 0;
+    while read < HEAD_RECORDS {
         let Some(record) = forward.next_record()? else {
             break;
         };
+        read += 1;
+        if first_line.is_none() {
+            let mut bytes = vec![0u8; usize::try_from(record.len.min(16)).unwrap_or(16)];
+            std::io::Read::read_exact(&mut RecordReader::new(file, record), &mut bytes)?;
+            first_line = Some(bytes);
+        }
         if let Some(node) = parse_record(file, record, WINDOW_LIMITS) {
             head.push(node);
         }
     }
-    let format = Format::of_agent(agent)
-        .or_else(|| head.first().map(Format::sniff))
-        .unwrap_or(Format::Claude);
+    let document = first_line
+        .as_deref()
+        .is_some_and(|line| matches!(line.trim_ascii(), b"{" | b"["));
+    let format = if document {
+        Err(ONE_DOCUMENT.to_owned())
+    } else {
+        match Format::of_agent(agent) {
+            Some(format) => Ok(format),
+            // An agent that does not say: the first record that any store would write decides,
+            // and a file with none (but an empty one, still to be written) is refused.
+            None => match head.iter().find_map(Format::sniff) {
+                Some(format) => Ok(format),
+                None if head.is_empty() && read == 0 => Ok(Format::Claude),
+                None if head.first().is_some_and(classify::is_gemini_chat) => {
+                    Err(GEMINI_LINES.to_owned())
+                }
+                None => Err(UNKNOWN_FORMAT.to_owned()),
+            },
+        }
+    };
+    let stem = path.file_stem().and_then(|stem| stem.to_str());
+    let session = format
+        .as_ref()
+        .ok()
+        .and_then(|format| classify::session_meta(*format, &head, stem));
     Ok(Memo {
         dev,
         ino,
         size,
         format,
-        session: classify::session_meta(format, &head),
+        session,
+        full_head: read == HEAD_RECORDS || size >= HEAD_BYTES,
     })
 }
 
@@ -438,9 +487,9 @@ fn parse_record(file: &File, record: Record, limits: Limits) -> Option<Node> {
 }
 
 /// The events of a parsed record, or one `unknown` event for a record that is not JSON.
-fn parts_of(format: Format, node: Option<&Node>) -> Vec<Part<'_>> {
+fn parts_of(format: Format, node: Option<&Node>, last_part: bool) -> Vec<Part<'_>> {
     match node {
-        Some(node) => classify::classify(format, node),
+        Some(node) => classify::classify(format, node, last_part),
         None => {
             static EMPTY: Node = Node::Null;
             vec![Part {
@@ -457,7 +506,7 @@ fn parts_of(format: Format, node: Option<&Node>) -> Vec<Part<'_>> {
 /// The call at `index` of `record`, read again with room for its whole input.
 fn full_call(open: &Open<'_>, record: Record, index: usize) -> PendingCall {
     let node = parse_record(&open.file, record, BODY_LIMITS);
-    let parts = parts_of(open.format, node.as_ref());
+    let parts = parts_of(open.format, node.as_ref(), false);
     let Some(part) = parts.get(index) else {
         return PendingCall {
             tool: String::new(),
@@ -483,94 +532,8 @@ fn full_call(open: &Open<'_>, record: Record, index: usize) -> PendingCall {
     }
 }
 
-/// The header of an event: strings cut to `cap`, body not set.
-fn header(part: &Part<'_>, cursor: Cursor, cap: usize) -> EventHeader {
-    EventHeader {
-        cursor,
-        kind: cap_kind(&part.kind, cap),
-        ts: part.ts.map(|ts| capped(ts, cap)),
-        preview: part.preview.and_then(first_line).map(|l| capped(l, cap)),
-        body: None,
-    }
-}
-
-/// The first line of a text that has something on it, without trailing whitespace.
-fn first_line(text: &str) -> Option<&str> {
-    text.lines()
-        .map(str::trim_end)
-        .find(|line| !line.trim_start().is_empty())
-}
-
-fn capped(text: &str, cap: usize) -> String {
-    json::cut(text, cap).to_owned()
-}
-
-/// Every string of a kind's own fields cut to `cap`.
-fn cap_kind(kind: &EventKind, cap: usize) -> EventKind {
-    let c = |s: &String| capped(s, cap);
-    let o = |s: &Option<String>| s.as_ref().map(|s| capped(s, cap));
-    let mut kind = kind.clone();
-    match &mut kind {
-        EventKind::SessionMeta(m) => {
-            *m = SessionMeta {
-                agent: o(&m.agent),
-                session_id: o(&m.session_id),
-                cwd: o(&m.cwd),
-                version: o(&m.version),
-                model: o(&m.model),
-            };
-        }
-        EventKind::ToolCall(t) => {
-            t.name = c(&t.name);
-            t.call_id = o(&t.call_id);
-            t.arg_keys = t.arg_keys.iter().map(c).collect();
-        }
-        EventKind::ToolResult(t) => t.call_id = o(&t.call_id),
-        EventKind::PermissionRequest(p) => {
-            p.tool = c(&p.tool);
-            p.call_id = o(&p.call_id);
-        }
-        EventKind::TurnBoundary(t) => t.reason = o(&t.reason),
-        EventKind::SubagentRef(s) => s.child_id = c(&s.child_id),
-        EventKind::Compaction(x) => x.compaction = o(&x.compaction),
-        EventKind::Attachment(a) => a.attachment = c(&a.attachment),
-        EventKind::Bookkeeping(t) | EventKind::Unknown(t) => t.type_name = c(&t.type_name),
-        EventKind::UserMessage(_)
-        | EventKind::AssistantText(_)
-        | EventKind::Thinking(_)
-        | EventKind::Usage(_)
-        | EventKind::Other(_) => {}
-    }
-    kind
-}
-
-/// The body of an event: text as text, anything else as the store's own JSON; cut at
-/// [`BODY_CAP`] on a UTF-8 boundary.
-fn body(part: &Part<'_>) -> EventBody {
-    let (kind, text, was_cut) = match part.body {
-        Body::Text(text) => (BodyKind::Text, text.text.clone(), text.is_cut()),
-        Body::Json(node) => (
-            BodyKind::Json,
-            serde_json::to_string(&node.to_value()).unwrap_or_default(),
-            has_cut_string(node),
-        ),
-    };
-    let kept = json::cut(&text, BODY_CAP);
-    EventBody {
-        kind,
-        truncated: was_cut || kept.len() < text.len(),
-        text: kept.to_owned(),
-    }
-}
-
-fn has_cut_string(node: &Node) -> bool {
-    match node {
-        Node::Str(text) => text.is_cut(),
-        Node::Array(items, _) => items.iter().any(has_cut_string),
-        Node::Object(members, _) => members.iter().any(|(_, v)| has_cut_string(v)),
-        _ => false,
-    }
-}
+mod pager;
+use pager::Pager;
 
 #[cfg(test)]
 mod tests;

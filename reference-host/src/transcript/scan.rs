@@ -129,7 +129,8 @@ impl<'f> Backward<'f> {
     }
 }
 
-/// Records from the head of the file, oldest first, up to a boundary.
+/// Records from a record boundary onwards (the head, or just after a record), oldest first, up to
+/// a boundary.
 #[derive(Debug)]
 pub struct Forward<'f> {
     file: &'f File,
@@ -141,9 +142,14 @@ pub struct Forward<'f> {
 impl<'f> Forward<'f> {
     /// Scans forward from the head up to `end` (a record boundary).
     pub fn from_head(file: &'f File, end: u64) -> Forward<'f> {
+        Forward::from(file, 0, end)
+    }
+
+    /// Scans forward from `start` up to `end`, both record boundaries.
+    pub fn from(file: &'f File, start: u64, end: u64) -> Forward<'f> {
         Forward {
             file,
-            pos: 0,
+            pos: start,
             end,
             chunk: Chunk::default(),
         }

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use schema::{Budget, ToolStatus};
+use schema::{BodyKind, Budget, ToolStatus};
 use serde_json::json;
 
 use super::*;
@@ -227,16 +227,45 @@ fn the_frame_room_drops_events_from_the_old_end_and_older_continues_there() {
         .window(&fixture.source(), room, page.older.as_ref())
         .unwrap();
     assert_eq!(previews(&next), ["message 6", "message 5", "message 4"]);
+    // A frame too small for the session and one event cut to nothing is refused, saying by how
+    // much; at that floor a page holds one event, never none.
     let none = PageLimits {
         window: WindowLimits::DEFAULT,
         room: 10,
     };
-    let page = reader.window(&fixture.source(), none, None).unwrap();
-    assert!(page.events.is_empty() && page.budget_truncated);
+    let Err(TranscriptError::FrameTooSmall { short }) =
+        reader.window(&fixture.source(), none, None)
+    else {
+        panic!("a frame with no room for an event is refused");
+    };
+    let floor = PageLimits {
+        window: WindowLimits::DEFAULT,
+        room: 10 + short,
+    };
+    assert!(matches!(
+        reader.window(
+            &fixture.source(),
+            PageLimits {
+                room: 9 + short,
+                ..floor
+            },
+            None
+        ),
+        Err(TranscriptError::FrameTooSmall { short: 1 })
+    ));
+    let page = reader.window(&fixture.source(), floor, None).unwrap();
+    let got = previews(&page);
+    assert!(!got.is_empty() && got.len() < 10, "{got:?}");
+    assert_eq!(got[0], "message 9");
+    assert!(page.budget_truncated);
     let resumed = reader
         .window(&fixture.source(), limits(1), page.older.as_ref())
         .unwrap();
-    assert_eq!(previews(&resumed), ["message 9"], "nothing is skipped");
+    assert_eq!(
+        previews(&resumed),
+        [format!("message {}", 9 - got.len())],
+        "nothing is skipped"
+    );
 }
 
 #[test]
@@ -526,4 +555,246 @@ fn a_window_reads_only_what_its_page_needs() {
     let page = reader.window(&source, limits(20), None).unwrap();
     assert_eq!(page.events.len(), 20);
     assert_eq!(page.events[0].preview.as_deref(), Some("message 49"));
+}
+
+fn progress(i: usize) -> serde_json::Value {
+    json!({"type":"progress","data":{"type":"bash_progress","output":format!("line {i}")},"toolUseID":"t1","parentToolUseID":"t1","timestamp":format!("2026-01-01T00:01:{:02}Z", i % 60)})
+}
+
+fn kinds_of(page: &Page) -> Vec<String> {
+    page.events
+        .iter()
+        .map(|e| match &e.kind {
+            EventKind::Bookkeeping(b) => format!("{}x{}", b.type_name, b.records),
+            other => other.as_str().to_owned(),
+        })
+        .collect()
+}
+
+/// Three quarters of a long Claude Code file can be progress ticks: a run of them is one event,
+/// which `last` does not count, addressed by the run's oldest record.
+#[test]
+fn a_run_of_bookkeeping_is_one_event_that_last_does_not_count() {
+    let mut records = vec![user(0), triple("t1")];
+    records.extend((0..40).map(progress));
+    records.push(result("t1"));
+    records.extend((40..45).map(progress));
+    records.push(json!({"type":"file-history-snapshot","messageId":"m","snapshot":{},"isSnapshotUpdate":true}));
+    records.push(user(1));
+    let fixture = Fixture::new(&records);
+    let mut reader = fixture.reader();
+    let page = reader.window(&fixture.source(), limits(3), None).unwrap();
+    assert_eq!(
+        kinds_of(&page),
+        [
+            "user_message",
+            "file-history-snapshotx1",
+            "progressx5",
+            "tool_result",
+            "progressx40",
+            "tool_call"
+        ]
+    );
+    // The fold's cursor is its oldest record: its event is that record alone.
+    let fold = &page.events[4];
+    let event = reader.event(&fixture.source(), &fold.cursor).unwrap();
+    let EventKind::Bookkeeping(one) = &event.kind else {
+        panic!()
+    };
+    assert_eq!((one.type_name.as_str(), one.records), ("progress", 1));
+    assert_eq!(event.preview, fold.preview);
+    assert_eq!(event.ts, fold.ts);
+    assert_eq!(
+        fold.ts.as_deref(),
+        Some("2026-01-01T00:01:00Z"),
+        "the oldest's"
+    );
+    // Paging on continues before the run, and every record is accounted for once.
+    let next = reader
+        .window(&fixture.source(), limits(3), page.older.as_ref())
+        .unwrap();
+    assert_eq!(
+        kinds_of(&next),
+        ["assistant_text", "thinking", "user_message"]
+    );
+    assert_eq!(next.older, None);
+    // Under a small read budget a run is cut where the budget stops, and goes on next page.
+    let small = PageLimits {
+        window: WindowLimits::clamp(
+            Some(200),
+            Some(Budget {
+                read_bytes: Some(2000),
+                ..Budget::default()
+            }),
+        ),
+        room: 1 << 20,
+    };
+    let mut total = 0;
+    let mut before: Option<Cursor> = None;
+    loop {
+        let page = reader
+            .window(&fixture.source(), small, before.as_ref())
+            .unwrap();
+        total += page
+            .events
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Bookkeeping(b) => b.records as usize,
+                _ => 1,
+            })
+            .sum::<usize>();
+        match page.older {
+            Some(older) => before = Some(older),
+            None => break,
+        }
+    }
+    // Records 0..: 1 user + (thinking, text, call) + 40 + result + 5 + snapshot + user.
+    assert_eq!(total, 1 + 3 + 40 + 1 + 5 + 1 + 1);
+}
+
+fn streamed(id: &str, block: serde_json::Value, output: u64) -> serde_json::Value {
+    json!({"type":"assistant","message":{"model":"claude-opus-4-6","id":id,"type":"message","role":"assistant",
+        "content":[block],"stop_reason":null,"stop_sequence":null,
+        "usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":900,"output_tokens":output}}})
+}
+
+/// A message streamed as several records is counted once, on its last part, in every window and
+/// in the event answer alike; a message the file may still continue has no usage until it ends,
+/// and gets it without moving any cursor minted before.
+#[test]
+fn a_streamed_message_is_counted_once_and_its_cursors_survive_its_end() {
+    let text = |t: &str| json!({"type":"text","text":t});
+    let fixture = Fixture::new(&[
+        user(0),
+        streamed("msg_1", text("a"), 2),
+        progress(1),
+        streamed("msg_1", text("b"), 200),
+        result("t0"),
+        streamed("msg_2", text("c"), 1),
+    ]);
+    let mut reader = fixture.reader();
+    let page = reader.window(&fixture.source(), limits(200), None).unwrap();
+    assert_eq!(
+        kinds_of(&page),
+        [
+            "assistant_text",
+            "tool_result",
+            "usage",
+            "assistant_text",
+            "progressx1",
+            "assistant_text",
+            "user_message"
+        ],
+        "msg_2 may go on: no usage yet"
+    );
+    let EventKind::Usage(usage) = &page.events[2].kind else {
+        panic!()
+    };
+    assert_eq!((usage.input, usage.output), (Some(1003), Some(200)));
+    // Paged one event at a time, every record is classified as in the whole window.
+    let one_by_one: Vec<String> = walk(&mut reader, &fixture.source(), limits(1))
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(one_by_one, previews(&page));
+    let c_cursor = page.events[0].cursor.clone();
+    // msg_2 ends: the next record is another message's; its usage appears after its text.
+    fixture.append(&[streamed("msg_3", text("d"), 5)]);
+    let grown = reader.window(&fixture.source(), limits(200), None).unwrap();
+    assert_eq!(
+        kinds_of(&grown)[..3],
+        ["assistant_text", "usage", "assistant_text"]
+    );
+    let again = reader.event(&fixture.source(), &c_cursor).unwrap();
+    assert_eq!(
+        again.preview.as_deref(),
+        Some("c"),
+        "a cursor minted before still holds"
+    );
+    assert_eq!(grown.events[2].preview.as_deref(), Some("c"));
+    let event = reader
+        .event(&fixture.source(), &grown.events[1].cursor)
+        .unwrap();
+    assert_eq!(event.kind.as_str(), "usage");
+}
+
+/// The first event of a page is placed whatever room is left: cut to fit.
+#[test]
+fn a_first_event_too_big_for_the_frame_is_cut_to_fit() {
+    let keys: serde_json::Map<String, serde_json::Value> = (0..64)
+        .map(|i| (format!("{i:03}-{}", "k".repeat(250)), json!(i)))
+        .collect();
+    let fixture = Fixture::new(&[
+        user(0),
+        json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Wide","input":keys}]}}),
+    ]);
+    let mut reader = fixture.reader();
+    let room = PageLimits {
+        window: WindowLimits::DEFAULT,
+        room: 2000,
+    };
+    let page = reader.window(&fixture.source(), room, None).unwrap();
+    assert_eq!(page.events.len(), 1);
+    let EventKind::ToolCall(call) = &page.events[0].kind else {
+        panic!()
+    };
+    assert_eq!(call.arg_keys.len(), 64, "cut, never dropped");
+    let encoded = serde_json::to_string(&page.events[0]).unwrap().len() + 1;
+    let session = serde_json::to_string(page.session.as_ref().unwrap())
+        .unwrap()
+        .len();
+    assert!(session + encoded <= 2000);
+    assert!(page.budget_truncated && page.older.is_some());
+    let next = reader
+        .window(&fixture.source(), room, page.older.as_ref())
+        .unwrap();
+    assert_eq!(previews(&next), ["message 0"]);
+}
+
+/// A file no served store writes is refused with the reason, never read as Claude Code's.
+#[test]
+fn a_file_in_a_format_the_reader_does_not_know_is_unsupported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reader = Reader::new(Keyring::load_or_create(dir.path()).unwrap());
+    let cases = [
+        (
+            "gemini",
+            "session-2026-01-01T10-00-1a2b3c4d.json",
+            "{\n  \"sessionId\": \"1a2b\",\n  \"messages\": []\n}\n",
+            "one JSON document",
+        ),
+        (
+            "claude",
+            "doc.json",
+            "[\n{\"type\":\"user\"}\n]\n",
+            "one JSON document",
+        ),
+        (
+            "gemini",
+            "session-2026-05-01T10-00-1a2b3c4d.jsonl",
+            "{\"sessionId\":\"1a2b3c4d\",\"projectHash\":\"ab\",\"startTime\":\"t\",\"lastUpdated\":\"t\",\"kind\":\"main\"}\n{\"id\":\"m1\",\"timestamp\":\"t\",\"type\":\"user\",\"content\":[{\"text\":\"hi\"}]}\n",
+            "Gemini CLI chat in JSON lines",
+        ),
+        (
+            "cursor-like",
+            "t.jsonl",
+            "{\"role\":\"user\",\"message\":{\"content\":[]}}\n",
+            "no format this host reads",
+        ),
+    ];
+    for (agent, name, text, why) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let source = Source {
+            pane: "%1",
+            agent,
+            path: &path,
+        };
+        match reader.window(&source, limits(5), None) {
+            Err(TranscriptError::Unsupported(reason)) => {
+                assert!(reason.contains(why), "{name}: {reason}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
 }

@@ -8,8 +8,8 @@ use schema::card::{
 use schema::notify::{Completion, Fire, LogEntry, NotifyLogLine, NotifyPayload, Transition};
 use schema::row::{FleetRow, Local, LsDocument, Row, Wire};
 use schema::transcript::{
-    AssistantText, Attachment, Compaction, EventBody, PermissionRequest, SessionMeta, SubagentRef,
-    Thinking, ToolCall, ToolResult, TurnBoundary, TypeName, Usage, UserMessage,
+    AssistantText, Attachment, Bookkeeping, Compaction, EventBody, PermissionRequest, SessionMeta,
+    SubagentRef, Thinking, ToolCall, ToolResult, TurnBoundary, TypeName, Usage, UserMessage,
 };
 use schema::*;
 use serde::Serialize;
@@ -145,8 +145,9 @@ fn event_kinds() -> Vec<EventKind> {
             attachment: "image/png".into(),
             bytes: 40960,
         }),
-        EventKind::Bookkeeping(TypeName {
-            type_name: "file-history-snapshot".into(),
+        EventKind::Bookkeeping(Bookkeeping {
+            type_name: "progress".into(),
+            records: 57,
         }),
         EventKind::Unknown(TypeName {
             type_name: "x-future".into(),

@@ -12,9 +12,6 @@ use crate::fleet::{FleetSource, Pane};
 use crate::transcript::locate::{self, Missing, PaneStore};
 use crate::transcript::{PageLimits, Source, TranscriptError};
 
-/// The longest cursor the host mints, in characters (a window's `older` reserves room for it).
-const CURSOR_MAX: usize = 72;
-
 pub fn window<S: FleetSource>(
     conn: &mut Connection<S>,
     id: &str,
@@ -39,7 +36,17 @@ pub fn window<S: FleetSource>(
             },
             request.before.as_ref(),
         )
-        .map_err(|err| refused(&pane, err))?;
+        .map_err(|err| match err {
+            TranscriptError::FrameTooSmall { short } => refusal(
+                ErrorCode::BadRequest,
+                format!(
+                    "budget.frame_bytes {} leaves no room for one event of this transcript; the smallest usable is {}",
+                    limits.frame_bytes,
+                    u64::from(limits.frame_bytes) + short as u64
+                ),
+            ),
+            other => refused(&pane, other),
+        })?;
     Ok(Response::Window(Window {
         pane: pane.row.pane.clone(),
         agent: pane.row.agent.clone(),
@@ -97,6 +104,12 @@ fn refused(pane: &Pane, err: TranscriptError) -> ErrorFrame {
             ErrorCode::CursorInvalid,
             format!("{why}; ask for a fresh window from the end"),
         ),
+        TranscriptError::Unsupported(why) => refusal(ErrorCode::Unsupported, why),
+        // Only a window has a frame budget; it answers this itself.
+        TranscriptError::FrameTooSmall { short } => refusal(
+            ErrorCode::BadRequest,
+            format!("the frame budget is {short} bytes short of one event"),
+        ),
         TranscriptError::Io { .. } => {
             tracing::error!(%err, "reading a transcript failed");
             refusal(
@@ -117,7 +130,7 @@ fn events_room(pane: &Pane, id: &str, frame_bytes: u32) -> usize {
         pane: pane.row.pane.clone(),
         agent: pane.row.agent.clone(),
         session: None,
-        older: Some(Cursor("x".repeat(CURSOR_MAX))),
+        older: Some(Cursor("x".repeat(crate::transcript::header::CURSOR_MAX))),
         budget_truncated: false,
         unknown: u32::MAX,
         events: Vec::new(),

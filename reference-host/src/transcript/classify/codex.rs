@@ -1,11 +1,28 @@
 //! Codex's rollout JSONL (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`).
 //!
-//! Every line is `{"timestamp","type","payload"}` (openai/codex `codex-rs` rollout format, as of
-//! 0.4x): `session_meta` first, then `turn_context`, `response_item` (payload types `message`,
-//! `reasoning`, `function_call`, `function_call_output`, `local_shell_call`, `custom_tool_call`,
-//! `custom_tool_call_output`, `web_search_call`), `event_msg` (`token_count`, `task_started`,
-//! `task_complete`, `turn_aborted`, approval requests, and echoes of messages already recorded
-//! as response items) and `compacted`.
+//! Since openai/codex PR #3380 (2025-09-09, the 0.3x releases) every line is
+//! `{"timestamp","type","payload"}`: `session_meta` first, then `turn_context`, `response_item`
+//! (payload types `message`, `reasoning`, `function_call`, `function_call_output`,
+//! `local_shell_call`, `custom_tool_call`, `custom_tool_call_output`, `web_search_call`, ...),
+//! `event_msg` (`token_count`, `task_started`, `task_complete`, `turn_aborted`, and mirrors of
+//! messages already recorded as response items) and `compacted`. Rollouts written before it hold
+//! a bare session record (`{id, timestamp, instructions, git}`) and bare response items, with
+//! `{"record_type":"state"}` lines between them. Sources: golden/fixtures/transcripts/README.md.
+//!
+//! - A user `message` is the person's words unless Codex injected it: instructions, the
+//!   environment, a shell command the person ran, an aborted turn's note (Codex's own filter,
+//!   `codex-rs/core/src/context/contextual_user_message.rs`: a prefix match on their markers).
+//!   An IDE's context block (`# Context from my IDE setup:`) carries the typed request after
+//!   `## My request for Codex:`, which is what its preview shows. The `event_msg` `user_message`
+//!   mirrors the same prompt (and newer builds stop writing it), so it is bookkeeping: the
+//!   prompt is counted once, on the response item every version writes.
+//! - `token_count` carries the session's cumulative usage and the last turn's
+//!   (`info.total_token_usage`, `info.last_token_usage`); the usage event is the turn's, beside
+//!   the model's context window. `info: null` (no usage yet) is bookkeeping.
+//! - A tool's output is a string whose form depends on the tool: `shell` and `apply_patch` JSON
+//!   text `{"output":...,"metadata":{"exit_code":N,...}}`, `shell_command` `Exit code: N` first,
+//!   unified exec (`exec_command`) `Process exited with code N` (or `Process running with
+//!   session ID N`, still running), or a failure to run at all (`execution error: ...`).
 
 use schema::transcript::{
     AssistantText, Compaction, EventKind, PermissionRequest, SessionMeta, Thinking, ToolCall,
@@ -13,14 +30,26 @@ use schema::transcript::{
 };
 use schema::{Boundary, ToolStatus};
 
-use super::{Body, Part, bookkeeping, content_size, content_text, keys, string, unknown};
-use crate::transcript::json::{Limits, Node, parse_slice};
+use super::{
+    Body, Part, bookkeeping, content_size, content_text, keys, starts_with_ignoring_case, string,
+    unknown,
+};
+use crate::transcript::json::{Limits, Node, Text, parse_slice};
+
+/// Response item types a bare (pre-envelope) rollout line can be.
+const BARE_ITEMS: &[&str] = &[
+    "message",
+    "function_call",
+    "function_call_output",
+    "local_shell_call",
+    "reasoning",
+];
 
 pub fn classify(record: &Node) -> Vec<Part<'_>> {
     let ts = record.get("timestamp").and_then(Node::as_str);
     let type_name = record.get("type").and_then(Node::as_str).unwrap_or("");
     let Some(payload) = record.get("payload") else {
-        return vec![Part::new(unknown(type_name), ts, Body::Json(record))];
+        return vec![bare(record, type_name, ts)];
     };
     let payload_type = payload.get("type").and_then(Node::as_str).unwrap_or("");
     let part = match type_name {
@@ -41,27 +70,90 @@ pub fn classify(record: &Node) -> Vec<Part<'_>> {
     vec![part]
 }
 
+/// A line of a rollout written before the envelope: the session record, a state marker, or a
+/// response item on its own.
+fn bare<'a>(record: &'a Node, type_name: &str, ts: Option<&'a str>) -> Part<'a> {
+    if let Some(marker) = record.get("record_type").and_then(Node::as_str) {
+        return Part::new(bookkeeping(marker), ts, Body::Json(record));
+    }
+    if type_name.is_empty() && record.get("id").and_then(Node::as_str).is_some() {
+        let kind = EventKind::SessionMeta(meta_of(record, None));
+        return Part::new(kind, ts, Body::Json(record));
+    }
+    if BARE_ITEMS.contains(&type_name) {
+        return response_item(record, type_name, ts);
+    }
+    Part::new(unknown(type_name), ts, Body::Json(record))
+}
+
+/// Markers of the user messages Codex writes itself (matched as prefixes, case ignored).
+const INJECTED: &[&str] = &[
+    "<user_instructions>",
+    "<environment_context>",
+    "# AGENTS.md instructions for ",
+    "<INSTRUCTIONS>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<skill>",
+    "<subagent_notification>",
+];
+
+/// The start of the block an IDE (Codex's VS Code extension) puts before the typed request.
+const IDE_CONTEXT: &str = "# Context from my IDE setup:";
+/// What the typed request follows inside it (`USER_MESSAGE_BEGIN` in codex-rs `protocol.rs`).
+const IDE_REQUEST: &str = "## My request for Codex:";
+
+fn user_message<'a>(payload: &'a Node, ts: Option<&'a str>) -> Part<'a> {
+    let content = payload.get("content");
+    let text = content_text(content);
+    let body = text.map_or(Body::Json(payload), Body::Text);
+    let said = text.map_or("", |t| t.text.as_str());
+    if INJECTED
+        .iter()
+        .any(|marker| starts_with_ignoring_case(said, marker))
+    {
+        return Part::new(bookkeeping("message:context"), ts, body)
+            .with_preview(text.map(|t| t.text.as_str()));
+    }
+    let images = content.map_or(0, |c| {
+        c.items()
+            .iter()
+            .filter(|b| b.get("type").and_then(Node::as_str) == Some("input_image"))
+            .count()
+    });
+    let (bytes, preview) = match ide_request(said) {
+        Some(request) => (request.len() as u64, Some(request)),
+        None => (content_size(content), text.map(|t| t.text.as_str())),
+    };
+    let kind = EventKind::UserMessage(UserMessage {
+        bytes,
+        attachments: u32::try_from(images).unwrap_or(u32::MAX),
+    });
+    Part::new(kind, ts, body).with_preview(preview)
+}
+
+/// The typed request inside an IDE's context block.
+fn ide_request(text: &str) -> Option<&str> {
+    if !starts_with_ignoring_case(text, IDE_CONTEXT) {
+        return None;
+    }
+    let at = text.find(IDE_REQUEST)? + IDE_REQUEST.len();
+    Some(text[at..].trim_start_matches([' ', '\n', '\r']))
+}
+
 fn response_item<'a>(payload: &'a Node, payload_type: &str, ts: Option<&'a str>) -> Part<'a> {
     match payload_type {
         "message" => {
             let role = payload.get("role").and_then(Node::as_str).unwrap_or("");
+            if role == "user" {
+                return user_message(payload, ts);
+            }
             let content = payload.get("content");
             let text = content_text(content);
-            let bytes = content_size(content);
             let kind = match role {
-                "user" => {
-                    let images = content.map_or(0, |c| {
-                        c.items()
-                            .iter()
-                            .filter(|b| b.get("type").and_then(Node::as_str) == Some("input_image"))
-                            .count()
-                    });
-                    EventKind::UserMessage(UserMessage {
-                        bytes,
-                        attachments: u32::try_from(images).unwrap_or(u32::MAX),
-                    })
-                }
-                "assistant" => EventKind::AssistantText(AssistantText { bytes }),
+                "assistant" => EventKind::AssistantText(AssistantText {
+                    bytes: content_size(content),
+                }),
                 other => bookkeeping(&format!("message:{other}")),
             };
             let body = match text {
@@ -128,6 +220,12 @@ fn response_item<'a>(payload: &'a Node, payload_type: &str, ts: Option<&'a str>)
             let preview = output.and_then(Node::as_str);
             Part::new(kind, ts, body).with_preview(preview)
         }
+        // Undo snapshots and the encrypted form of a remote compaction.
+        kind @ ("ghost_snapshot" | "compaction" | "compaction_summary") => Part::new(
+            bookkeeping(&format!("response_item:{kind}")),
+            ts,
+            Body::Json(payload),
+        ),
         other => Part::new(
             unknown(&format!("response_item:{other}")),
             ts,
@@ -141,20 +239,21 @@ fn event_msg<'a>(payload: &'a Node, payload_type: &str, ts: Option<&'a str>) -> 
         EventKind::TurnBoundary(TurnBoundary { boundary, reason })
     };
     let kind = match payload_type {
-        "token_count" => {
-            let info = payload.get("info");
-            let total = info.and_then(|i| i.get("total_token_usage"));
-            let tokens = |key: &str| total.and_then(|t| t.get(key)).and_then(Node::as_u64);
-            EventKind::Usage(Usage {
-                input: tokens("input_tokens"),
-                output: tokens("output_tokens"),
-                total: tokens("total_tokens"),
-                context_window: info
-                    .and_then(|i| i.get("model_context_window"))
-                    .and_then(Node::as_u64),
-                cost_usd: None,
-            })
-        }
+        "token_count" => match payload.get("info") {
+            // Written before any usage is known (and with rate limits only).
+            None | Some(Node::Null) => bookkeeping("event_msg:token_count"),
+            Some(info) => {
+                let last = info.get("last_token_usage");
+                let tokens = |key: &str| last.and_then(|t| t.get(key)).and_then(Node::as_u64);
+                EventKind::Usage(Usage {
+                    input: tokens("input_tokens"),
+                    output: tokens("output_tokens"),
+                    total: tokens("total_tokens"),
+                    context_window: info.get("model_context_window").and_then(Node::as_u64),
+                    cost_usd: None,
+                })
+            }
+        },
         "task_started" => boundary(Boundary::Start, None),
         "task_complete" => boundary(Boundary::End, None),
         "turn_aborted" => boundary(
@@ -187,30 +286,92 @@ fn parse_arguments(text: &str) -> Option<Node> {
     parse_slice(text.as_bytes(), limits).ok()
 }
 
-/// `ok` unless the output says the call failed (a non-zero exit code, `success: false`).
+/// What a tool's output says of the call: `error` for a failed run (a non-zero exit code in any
+/// of the output forms, `success: false`, a command that could not run or timed out), `pending`
+/// for a unified-exec process still running, else `ok`.
 fn output_status(output: Option<&Node>) -> ToolStatus {
-    let parsed;
-    let object = match output {
-        Some(Node::Str(text)) if !text.is_cut() => {
-            parsed = parse_arguments(&text.text);
-            parsed.as_ref()
+    match output {
+        Some(Node::Str(text)) => text_status(text),
+        Some(object @ Node::Object(..)) => {
+            let failed = matches!(object.get("success"), Some(Node::Bool(false)))
+                || object
+                    .get("metadata")
+                    .and_then(|m| m.get("exit_code"))
+                    .and_then(Node::as_f64)
+                    .is_some_and(|code| code != 0.0);
+            if failed {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Ok
+            }
         }
-        Some(Node::Str(_)) => return ToolStatus::Unknown,
-        other => other,
+        _ => ToolStatus::Ok,
+    }
+}
+
+/// Where the JSON-text form keeps its exit code: after the output, so a long output's is in the
+/// string's tail.
+const EXIT_CODE_KEY: &str = "\"metadata\":{\"exit_code\":";
+
+fn text_status(text: &Text) -> ToolStatus {
+    let head = text.text.trim_start();
+    if ["execution error:", "command timed out", "aborted"]
+        .iter()
+        .any(|prefix| head.starts_with(prefix))
+    {
+        return ToolStatus::Error;
+    }
+    let failed = |code: Option<i64>| match code {
+        Some(0) => ToolStatus::Ok,
+        Some(_) => ToolStatus::Error,
+        None => ToolStatus::Ok,
     };
-    let Some(object) = object else {
-        return ToolStatus::Ok;
-    };
-    let exit = object
-        .get("metadata")
-        .and_then(|m| m.get("exit_code"))
-        .and_then(Node::as_f64);
-    let failed = exit.is_some_and(|code| code != 0.0)
-        || matches!(object.get("success"), Some(Node::Bool(false)));
-    if failed {
-        ToolStatus::Error
-    } else {
-        ToolStatus::Ok
+    // `shell_command`: `Exit code: N` is the first line.
+    if let Some(rest) = head.strip_prefix("Exit code: ") {
+        return failed(leading_int(rest));
+    }
+    // Unified exec: a header of lines before `Output:`.
+    let header = head.split("\nOutput:").next().unwrap_or("");
+    if header.starts_with("Chunk ID:") || header.starts_with("Wall time:") {
+        for line in header.lines() {
+            if let Some(rest) = line.strip_prefix("Process exited with code ") {
+                return failed(leading_int(rest));
+            }
+            if line.starts_with("Process running with session ID") {
+                return ToolStatus::Pending;
+            }
+        }
+    }
+    // The JSON text of `shell`, `local_shell` and `apply_patch`: its metadata follows the output
+    // (the only place the key is not escaped), in the tail when the string was cut.
+    if head.starts_with('{') {
+        let end = text.tail.as_deref().unwrap_or(&text.text);
+        if let Some(at) = end.rfind(EXIT_CODE_KEY) {
+            return failed(leading_int(&end[at + EXIT_CODE_KEY.len()..]));
+        }
+    }
+    ToolStatus::Ok
+}
+
+/// The integer at the start of `text` (`-1` included).
+fn leading_int(text: &str) -> Option<i64> {
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
+        .map_or(text.len(), |(i, _)| i);
+    text[..end].parse().ok()
+}
+
+/// True when a tool name Codex's hooks give (`Bash` for every shell tool, `apply_patch` and its
+/// matcher aliases `Edit` and `Write`) names the rollout's call `call`.
+pub fn same_tool(stamped: &str, call: &str) -> bool {
+    match stamped {
+        "Bash" => matches!(
+            call,
+            "shell" | "shell_command" | "exec_command" | "local_shell" | "container.exec"
+        ),
+        "apply_patch" | "Edit" | "Write" => call == "apply_patch",
+        _ => false,
     }
 }
 
@@ -231,7 +392,12 @@ pub fn session_meta(head: &[Node]) -> Option<SessionMeta> {
             .find(|r| r.get("type").and_then(Node::as_str) == Some(type_name))
             .and_then(|r| r.get("payload"))
     };
-    let meta = payload_of("session_meta")?;
+    // A rollout before the envelope starts with its bare session record.
+    let bare = || {
+        head.first()
+            .filter(|r| r.get("type").is_none() && r.get("id").and_then(Node::as_str).is_some())
+    };
+    let meta = payload_of("session_meta").or_else(bare)?;
     let model = payload_of("turn_context")
         .and_then(|p| p.get("model"))
         .and_then(Node::as_str);
@@ -239,93 +405,4 @@ pub fn session_meta(head: &[Node]) -> Option<SessionMeta> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::tests::{kinds, node};
-    use super::*;
-
-    fn one(text: &str) -> EventKind {
-        let record = node(text);
-        let parts = classify(&record);
-        assert_eq!(parts.len(), 1, "{text}");
-        parts[0].kind.clone()
-    }
-
-    #[test]
-    fn a_function_call_reads_its_argument_keys_from_the_json_string() {
-        let kind = one(
-            r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"],\"workdir\":\"/w\"}","call_id":"call_1"}}"#,
-        );
-        let EventKind::ToolCall(call) = kind else {
-            panic!()
-        };
-        assert_eq!(call.name, "shell");
-        assert_eq!(call.arg_keys, ["command", "workdir"]);
-        assert_eq!(call.call_id.as_deref(), Some("call_1"));
-    }
-
-    #[test]
-    fn a_function_output_with_a_failing_exit_code_is_an_error() {
-        let kind = one(
-            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"{\"output\":\"x\",\"metadata\":{\"exit_code\":2}}"}}"#,
-        );
-        let EventKind::ToolResult(result) = kind else {
-            panic!()
-        };
-        assert_eq!(result.status, ToolStatus::Error);
-    }
-
-    #[test]
-    fn messages_reasoning_usage_and_turns_are_classified() {
-        let records = [
-            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}"#,
-            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yo"}]}}"#,
-            r#"{"type":"response_item","payload":{"type":"reasoning","summary":[],"encrypted_content":"gAAA"}}"#,
-            r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7},"model_context_window":100}}}"#,
-            r#"{"type":"event_msg","payload":{"type":"task_complete"}}"#,
-            r#"{"type":"event_msg","payload":{"type":"agent_message","message":"yo"}}"#,
-            r#"{"type":"compacted","payload":{"message":"summary"}}"#,
-            r#"{"type":"x_future","payload":{}}"#,
-            r#"{"type":"response_item","payload":{"type":"hologram"}}"#,
-        ];
-        let got: Vec<String> = records
-            .iter()
-            .flat_map(|r| kinds(&classify(&node(r))))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                "user_message",
-                "assistant_text",
-                "thinking",
-                "usage",
-                "turn_boundary",
-                "bookkeeping",
-                "compaction",
-                "unknown",
-                "unknown"
-            ]
-        );
-        let EventKind::Thinking(t) = one(records[2]) else {
-            panic!()
-        };
-        assert!(t.redacted);
-        let EventKind::Usage(u) = one(records[3]) else {
-            panic!()
-        };
-        assert_eq!(u.context_window, Some(100));
-    }
-
-    #[test]
-    fn session_meta_reads_the_first_record_and_the_model_of_the_turn_context() {
-        let head = [
-            node(
-                r#"{"type":"session_meta","payload":{"id":"s","cwd":"/w","cli_version":"0.46.0"}}"#,
-            ),
-            node(r#"{"type":"turn_context","payload":{"model":"gpt-5-codex"}}"#),
-        ];
-        let meta = session_meta(&head).unwrap();
-        assert_eq!(meta.session_id.as_deref(), Some("s"));
-        assert_eq!(meta.version.as_deref(), Some("0.46.0"));
-        assert_eq!(meta.model.as_deref(), Some("gpt-5-codex"));
-    }
-}
+mod tests;
