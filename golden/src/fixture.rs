@@ -8,7 +8,7 @@
 //! names and titles are templates so every expanded pane stays addressable.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -217,12 +217,21 @@ pub struct QuestionRequest {
     pub questions: Vec<Question>,
 }
 
-/// A transcript to write for the pane.
+/// A transcript to write for the pane, at its store's path for `format`: generated records (the
+/// corpus, then `events` records of the cycle), or a `sample` of the kit written as it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TranscriptSpec {
     /// The store format.
     pub format: TranscriptFormat,
+    /// A transcript sample to write byte for byte instead of generated records: a plain file name
+    /// (no `/`, no `..`) in the `transcripts/` folder beside the fixture file
+    /// (`golden/fixtures/transcripts/claude-2.1-late.jsonl` for `golden/fixtures/agents.toml`),
+    /// where the kit keeps files written to reproduce real agents' transcripts version by
+    /// version. A sample is the whole file, so it takes no `corpus`, non-zero `events` or
+    /// `unknown_every`, nor `pending_call` (loading such a fixture is an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<String>,
     /// Start with the corpus: a fixed sequence of records covering every event kind the host's
     /// reader makes of the store, with its edge cases (listed record by record in
     /// `golden/fixtures/README.md`); `events` more records follow it.
@@ -252,11 +261,86 @@ pub enum TranscriptFormat {
     Codex,
 }
 
-/// Reads a fixture file.
+/// Reads a fixture file, and refuses one that says two things at once (a transcript `sample`
+/// with records to generate).
 pub fn load(path: &Path) -> Result<Fixture, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|err| format!("reading {}: {err}", path.display()))?;
-    toml::from_str(&text).map_err(|err| format!("parsing fixture {}: {err}", path.display()))
+    let fixture: Fixture = toml::from_str(&text)
+        .map_err(|err| format!("parsing fixture {}: {err}", path.display()))?;
+    fixture
+        .check()
+        .map_err(|err| format!("fixture {}: {err}", path.display()))?;
+    Ok(fixture)
+}
+
+impl Fixture {
+    /// What the types cannot say: every pane's transcript is either generated or a sample
+    /// ([`TranscriptSpec::check`]). The first problem, naming its pane.
+    pub fn check(&self) -> Result<(), String> {
+        let panes = self
+            .sessions
+            .iter()
+            .flat_map(|session| &session.windows)
+            .flat_map(|window| &window.panes);
+        for pane in panes {
+            if let Some(transcript) = &pane.transcript {
+                transcript
+                    .check()
+                    .map_err(|err| format!("pane {}: {err}", pane.name))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TranscriptSpec {
+    /// A `sample` is a plain file name, and is written as it is: a field that generates records
+    /// beside it is an error saying which.
+    pub fn check(&self) -> Result<(), String> {
+        let Some(sample) = &self.sample else {
+            return Ok(());
+        };
+        check_sample_name(sample)?;
+        let generating: Vec<&str> = [
+            ("`corpus`", self.corpus),
+            ("`events`", self.events > 0),
+            ("`unknown_every`", self.unknown_every.is_some_and(|n| n > 0)),
+            ("`pending_call`", self.pending_call),
+        ]
+        .into_iter()
+        .filter_map(|(field, set)| set.then_some(field))
+        .collect();
+        if !generating.is_empty() {
+            return Err(format!(
+                "transcript sample {sample:?} is written byte for byte, with no generated record, \
+                 so it cannot take {} (drop them, or the sample)",
+                generating.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a transcript sample name that is not a plain file name in the `transcripts/` folder:
+/// empty, or with a `/` or `..` (which could reach outside it).
+pub fn check_sample_name(sample: &str) -> Result<(), String> {
+    if sample.is_empty() || sample.contains(['/', '\\', '\0']) || sample.contains("..") {
+        return Err(format!(
+            "transcript sample {sample:?} must be a plain file name in the fixture's \
+             `transcripts/` folder (no `/`, no `..`)"
+        ));
+    }
+    Ok(())
+}
+
+/// Where a transcript sample is: `<the fixture's folder>/transcripts/<sample>`.
+pub fn sample_path(fixture: &Path, sample: &str) -> PathBuf {
+    fixture
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("transcripts")
+        .join(sample)
 }
 
 fn one() -> u32 {
@@ -277,4 +361,114 @@ fn is_true(b: &bool) -> bool {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-pane fixture whose transcript is `transcript` (an inline TOML table).
+    fn with_transcript(transcript: &str) -> String {
+        format!(
+            "[[session]]\nname = 's'\n[[session.window]]\n[[session.window.pane]]\n\
+             name = 'p'\nagent = 'claude'\ntranscript = {transcript}\n"
+        )
+    }
+
+    /// What loading that fixture from a file answers.
+    fn load_transcript(transcript: &str) -> Result<Fixture, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, with_transcript(transcript)).unwrap();
+        load(&path)
+    }
+
+    #[test]
+    fn a_sample_loads_alone_or_with_fields_that_generate_nothing() {
+        for transcript in [
+            "{ format = 'claude', sample = 'claude-2.1-late.jsonl' }",
+            "{ format = 'codex', sample = 'codex-0.104.jsonl', events = 0, unknown_every = 0 }",
+            "{ format = 'codex', sample = 'codex-0.104.jsonl', stamp = false }",
+        ] {
+            let fixture = load_transcript(transcript).unwrap();
+            let spec = fixture.sessions[0].windows[0].panes[0]
+                .transcript
+                .clone()
+                .unwrap();
+            assert!(spec.sample.is_some(), "{transcript}");
+        }
+    }
+
+    #[test]
+    fn a_sample_with_generated_records_is_a_load_error_saying_why() {
+        for (transcript, named) in [
+            (
+                "{ format = 'claude', sample = 'a.jsonl', corpus = true }",
+                "`corpus`",
+            ),
+            (
+                "{ format = 'claude', sample = 'a.jsonl', events = 3 }",
+                "`events`",
+            ),
+            (
+                "{ format = 'claude', sample = 'a.jsonl', unknown_every = 4 }",
+                "`unknown_every`",
+            ),
+            (
+                "{ format = 'codex', sample = 'a.jsonl', pending_call = true }",
+                "`pending_call`",
+            ),
+        ] {
+            let err = load_transcript(transcript).unwrap_err();
+            for part in ["f.toml", "pane p", "\"a.jsonl\"", "byte for byte", named] {
+                assert!(err.contains(part), "{transcript}: {err} lacks {part}");
+            }
+        }
+        let err = load_transcript(
+            "{ format = 'claude', sample = 'a.jsonl', corpus = true, events = 2, pending_call = true }",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("cannot take `corpus`, `events`, `pending_call`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_sample_is_a_plain_file_name() {
+        for name in [
+            "",
+            "..",
+            "../small.toml",
+            "sub/a.jsonl",
+            "/etc/passwd",
+            "a..jsonl",
+        ] {
+            let err = load_transcript(&format!("{{ format = 'claude', sample = {name:?} }}"))
+                .unwrap_err();
+            assert!(err.contains("plain file name"), "{name:?}: {err}");
+        }
+        assert_eq!(
+            sample_path(Path::new("golden/fixtures/agents.toml"), "codex-0.40.jsonl"),
+            Path::new("golden/fixtures/transcripts/codex-0.40.jsonl")
+        );
+        assert_eq!(
+            sample_path(Path::new("agents.toml"), "a.jsonl"),
+            Path::new("transcripts/a.jsonl")
+        );
+    }
+
+    #[test]
+    fn every_fixture_of_the_kit_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut loaded = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|ext| ext == "toml") {
+                load(&path).unwrap();
+                loaded += 1;
+            }
+        }
+        assert!(loaded >= 8, "{loaded} fixtures in {}", dir.display());
+    }
 }

@@ -7,7 +7,10 @@
 //!   tool input as the pending call); a named request that is gone gives lane `screen`, `failed`;
 //! - approve and deny labels from the loaded action manifests (no options for an agent no
 //!   manifest covers; never an `option_id` on a screen or api option);
-//! - the pending question (`GET {@agent_api_endpoint}/question`, only when the pane carries
+//! - for a pane blocked on a question: the question its hook parked (`@agent_permission_request`
+//!   naming a parked `AskUserQuestion` request, Claude Code's questions: the request id is the
+//!   card's, the binder quotes it, and a reply's answers travel in the verdict), else the pending
+//!   question of the agent's API (`GET {@agent_api_endpoint}/question`, only when the pane carries
 //!   `@agent_question_request`, at most [`QUESTION_TIMEOUT`]); a time-out, an error or no match
 //!   gives an informational card;
 //! - the transcript tail ([`TAIL_HEADERS`] events off the end of the pane's own file), read only
@@ -58,7 +61,7 @@ pub fn gather(pane: &Pane, sources: &mut Sources<'_>) -> Card {
     }
     match &row.detail {
         Some(Detail::Permission) => Card::Permission(permission(pane, sources)),
-        Some(Detail::Question) => match question(pane) {
+        Some(Detail::Question) => match parked_question(pane, sources).or_else(|| question(pane)) {
             Some(card) => Card::Question(card),
             None => informational(Detail::Question),
         },
@@ -168,6 +171,8 @@ fn manifest_options(pane: &Pane, manifests: &Manifests) -> Vec<CardOption> {
             ActionSpec::Exec(_) => false,
             ActionSpec::Api(_) => api_endpoint(pane).is_some(),
             ActionSpec::Keys(_) | ActionSpec::Text(_) => true,
+            // Only a parked request answers it: the hook lane's own options cover that.
+            ActionSpec::Hook(_) => false,
         };
         if !fireable {
             return None;
@@ -230,6 +235,40 @@ fn transcript_call(
             None
         }
     }
+}
+
+/// The question the pane's hook parked: Claude Code asks through its `PermissionRequest` hook
+/// for the `AskUserQuestion` tool, whose input holds the questions as `{question, header,
+/// options: [{label, description}], multiSelect}` (code.claude.com/docs/en/hooks); its "Other"
+/// choice takes typed text, so every question accepts one (`custom`).
+fn parked_question(pane: &Pane, sources: &Sources<'_>) -> Option<QuestionCard> {
+    let id = pane.row.permission_request.as_deref()?;
+    let request = sources.runtime.parked_request(id, &pane.row.pane)?;
+    if request.tool_name != crate::hook::payload::ASK_USER_QUESTION {
+        return None;
+    }
+    let questions: Vec<Question> = request
+        .tool_input
+        .get("questions")?
+        .as_array()?
+        .iter()
+        .map(|value| {
+            let mut question = question_of(value)?;
+            question.multiple = value
+                .get("multiSelect")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            question.custom = true;
+            Some(question)
+        })
+        .collect::<Option<_>>()?;
+    Some(QuestionCard {
+        pane: pane.row.pane.clone(),
+        agent: pane.row.agent.clone(),
+        request_id: id.to_owned(),
+        questions,
+        binder: binder(pane),
+    })
 }
 
 /// The pane's pending question, fetched from the agent's API; `None` on any failure.

@@ -369,6 +369,12 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
                 OptionWrite::Unset(name) => {
                     options.remove(&(pane.to_owned(), (*name).to_owned()));
                 }
+                OptionWrite::SetUnless(name, value, (option, held)) => {
+                    let now = options.get(&(pane.to_owned(), (*option).to_owned()));
+                    if now.map(String::as_str) != Some(*held) {
+                        options.insert((pane.to_owned(), (*name).to_owned()), (*value).to_owned());
+                    }
+                }
             }
         }
         Ok(())

@@ -50,4 +50,9 @@ pub struct Verdict {
     /// What to tell the agent with a denial (`deny_with_message`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The person's answers to a parked question (`question_reply`), as the dispatch gave them:
+    /// one entry per question, in the order of the request's questions, each the chosen labels
+    /// (or the typed text). Present only on an allow that answers a question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Vec<Vec<String>>>,
 }

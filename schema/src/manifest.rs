@@ -15,8 +15,10 @@
 //!
 //! An action's `kind` says how it fires: `keys` sends the manifest's tmux keys to the pane,
 //! `text` sends the caller's text literally (with keys before and after it), `api` calls the
-//! agent's own HTTP API at `@agent_api_endpoint`, and `exec` runs a local command. An `exec`
-//! action is never reachable from a device; only `corral act` at the host runs it.
+//! agent's own HTTP API at `@agent_api_endpoint`, `hook` answers the request the agent's blocking
+//! hook parked (the verdict file: a question's answers, Claude Code's `AskUserQuestion`), and
+//! `exec` runs a local command. An `exec` action is never reachable from a device; only
+//! `corral act` at the host runs it.
 
 use std::collections::BTreeMap;
 
@@ -47,6 +49,9 @@ pub enum ActionSpec {
     Text(TextAction),
     /// Calls the agent's HTTP API at `@agent_api_endpoint`.
     Api(ApiAction),
+    /// Answers the request the agent's blocking hook parked (`@agent_permission_request`), and
+    /// nothing else: with no parked request there is nothing to fire.
+    Hook(HookAction),
     /// Runs a local command (only `corral act` at the host; never a device).
     Exec(ExecAction),
 }
@@ -110,6 +115,12 @@ action_kind! {
 }
 
 action_kind! {
+    /// `kind = "hook"`: `question_reply` writes an allow carrying the dispatch's answers,
+    /// `question_reject` a deny.
+    HookAction {}
+}
+
+action_kind! {
     /// `kind = "exec"`.
     ExecAction {
         /// The command line, run with `sh -c`.
@@ -127,6 +138,7 @@ impl ActionSpec {
             ActionSpec::Keys(_) => "keys",
             ActionSpec::Text(_) => "text",
             ActionSpec::Api(_) => "api",
+            ActionSpec::Hook(_) => "hook",
             ActionSpec::Exec(_) => "exec",
         }
     }
@@ -137,6 +149,7 @@ impl ActionSpec {
             ActionSpec::Keys(a) => &a.name,
             ActionSpec::Text(a) => &a.name,
             ActionSpec::Api(a) => &a.name,
+            ActionSpec::Hook(a) => &a.name,
             ActionSpec::Exec(a) => &a.name,
         }
     }
@@ -147,6 +160,7 @@ impl ActionSpec {
             ActionSpec::Keys(a) => &a.label,
             ActionSpec::Text(a) => &a.label,
             ActionSpec::Api(a) => &a.label,
+            ActionSpec::Hook(a) => &a.label,
             ActionSpec::Exec(a) => &a.label,
         };
         label.as_deref().unwrap_or_else(|| self.name().as_str())
@@ -158,6 +172,7 @@ impl ActionSpec {
             ActionSpec::Keys(a) => &a.requires,
             ActionSpec::Text(a) => &a.requires,
             ActionSpec::Api(a) => &a.requires,
+            ActionSpec::Hook(a) => &a.requires,
             ActionSpec::Exec(a) => &a.requires,
         }
     }

@@ -1,7 +1,8 @@
 //! Which files make up the kit's data, by one rule that both `build.rs` (which embeds them) and
 //! [`crate::kit`] (which reads a checkout, and compares) use: the ledger, every session, every
-//! fixture (hook payloads included) and every generated JSON Schema, by their paths relative to a
-//! checkout's root. Plain `std`, since `build.rs` compiles this file on its own.
+//! fixture (hook payloads and transcript samples included) and every generated JSON Schema, by
+//! their paths relative to a checkout's root. Plain `std`, since `build.rs` compiles this file on
+//! its own.
 
 use std::path::Path;
 
@@ -13,8 +14,9 @@ pub const ROOTS: [&str; 4] = [
     "schema/json",
 ];
 
-/// The extensions of the files taken from the directories (their READMEs are for people).
-const EXTENSIONS: [&str; 3] = ["ndjson", "toml", "json"];
+/// The extensions of the files taken from the directories (their READMEs are for people):
+/// sessions, fixtures, hook payloads and schemas, and the transcript samples fixtures name.
+const EXTENSIONS: [&str; 4] = ["ndjson", "toml", "json", "jsonl"];
 
 /// Every kit file under `root`: paths relative to it with `/` separators, sorted. An entry of
 /// [`ROOTS`] that is missing is an error naming it.

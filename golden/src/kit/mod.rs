@@ -115,6 +115,36 @@ mod tests {
     }
 
     #[test]
+    fn a_checkout_gives_its_transcript_samples_and_keeps_its_readmes() {
+        let dir = tempfile::tempdir().unwrap();
+        for (relative, text) in [
+            ("golden/requirements.toml", ""),
+            ("golden/sessions/a.ndjson", "{}"),
+            ("golden/fixtures/a.toml", ""),
+            ("golden/fixtures/README.md", "for people"),
+            ("golden/fixtures/hooks/claude/stop.json", "{}"),
+            ("golden/fixtures/transcripts/claude-2.0.jsonl", "{}\n"),
+            ("golden/fixtures/transcripts/README.md", "for people"),
+            ("schema/json/a.schema.json", "{}"),
+        ] {
+            let path = dir.path().join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        assert_eq!(
+            list(dir.path()).unwrap(),
+            [
+                "golden/fixtures/a.toml",
+                "golden/fixtures/hooks/claude/stop.json",
+                "golden/fixtures/transcripts/claude-2.0.jsonl",
+                "golden/requirements.toml",
+                "golden/sessions/a.ndjson",
+                "schema/json/a.schema.json",
+            ]
+        );
+    }
+
+    #[test]
     fn a_missing_part_of_a_checkout_is_named() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("golden/sessions")).unwrap();

@@ -1,9 +1,10 @@
 //! Firing an action that passed the gates, on its lane (the same choice a card shows, first
 //! match): `api` when the action is an API call and the pane has a loopback endpoint; `hook` for
-//! an approve or deny when the pane names a parked request of its own (the verdict file is
-//! created exclusively); else the screen: the manifest's keys, or the caller's text typed
-//! literally between the manifest's keys, with `send-keys` to that pane only. A local `exec`
-//! action asked for at the host runs detached (`exec.rs`).
+//! an approve, a deny, or a question's reply or dismissal when the pane names a parked request
+//! of its own (the verdict file is created exclusively; a reply's answers travel in it); else the
+//! screen: the manifest's keys, or the caller's text typed literally between the manifest's keys,
+//! with `send-keys` to that pane only. A `hook` action with no parked request has nothing to fire
+//! (`request-gone`). A local `exec` action asked for at the host runs detached (`exec.rs`).
 
 use std::time::Duration;
 
@@ -67,7 +68,7 @@ pub fn lane(
                 .transpose()?,
         });
     }
-    if let Some(verdict) = hook_verdict(pane, runtime, order) {
+    if let Some(verdict) = hook_verdict(pane, runtime, order)? {
         let request = verdict.request.clone();
         return Ok(Lane::Hook { request, verdict });
     }
@@ -86,23 +87,52 @@ pub fn lane(
         }),
         // An API action on a pane with no endpoint to call: nothing here can fire it.
         ActionSpec::Api(_) | ActionSpec::Exec(_) => Err(Reason::NoCoverage),
+        // The parked request it answers is gone (its hook gave up waiting).
+        ActionSpec::Hook(_) => Err(Reason::RequestGone),
     }
 }
 
-/// The verdict an approve or deny gives the pane's own parked request, when there is one.
-fn hook_verdict(pane: &Pane, runtime: &RuntimeDir, order: &Order<'_>) -> Option<Verdict> {
-    let decision = match order.action {
-        Action::Approve => Decision::Allow,
-        Action::Deny | Action::DenyWithMessage => Decision::Deny,
-        _ => return None,
+/// The verdict an approve, a deny, or a question's reply or dismissal gives the pane's own parked
+/// request, when there is one. A reply must answer every question the request asks, each with at
+/// least one label (or typed text), else it is refused `requires-unmet`: the agent would run its
+/// tool with a question unanswered.
+fn hook_verdict(
+    pane: &Pane,
+    runtime: &RuntimeDir,
+    order: &Order<'_>,
+) -> Result<Option<Verdict>, Reason> {
+    let (decision, answers) = match order.action {
+        Action::Approve => (Decision::Allow, None),
+        Action::Deny | Action::DenyWithMessage | Action::QuestionReject => (Decision::Deny, None),
+        Action::QuestionReply => (Decision::Allow, order.answers),
+        _ => return Ok(None),
     };
-    let id = pane.row.permission_request.as_deref()?;
-    runtime.parked_request(id, &pane.row.pane)?;
-    Some(Verdict {
+    let Some(id) = pane.row.permission_request.as_deref() else {
+        return Ok(None);
+    };
+    let Some(parked) = runtime.parked_request(id, &pane.row.pane) else {
+        return Ok(None);
+    };
+    if let Some(answers) = answers {
+        let asked = parked
+            .tool_input
+            .get("questions")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let answered = answers.len() == asked
+            && answers
+                .iter()
+                .all(|chosen| !chosen.is_empty() && chosen.iter().all(|a| !a.trim().is_empty()));
+        if !answered {
+            return Err(Reason::RequiresUnmet);
+        }
+    }
+    Ok(Some(Verdict {
         decision,
         request: id.to_owned(),
         message: order.text.map(str::to_owned),
-    })
+        answers: answers.map(<[Vec<String>]>::to_vec),
+    }))
 }
 
 /// The API path with the pane's ids in place; `requires-unmet` when the pane lacks one.

@@ -188,6 +188,22 @@ fn check(spec: &ActionSpec) -> Result<(), String> {
             Err(format!("`path` {:?} must start with `/`", a.path))
         }
         ActionSpec::Exec(a) if a.command.trim().is_empty() => Err("`command` is empty".into()),
+        ActionSpec::Hook(a)
+            if !matches!(
+                a.name,
+                Action::Approve
+                    | Action::Deny
+                    | Action::DenyWithMessage
+                    | Action::QuestionReply
+                    | Action::QuestionReject
+            ) =>
+        {
+            Err(format!(
+                "a `hook` action answers a parked request: `{}` is not approve, deny, \
+                 deny_with_message, question_reply or question_reject",
+                a.name
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -233,10 +249,14 @@ mod tests {
                 .kind(),
             "api"
         );
-        assert!(
-            m.action("claude", &Action::QuestionReply).is_none(),
-            "no question API"
-        );
+        // Claude Code's questions are answered through the request its hook parked.
+        for action in [Action::QuestionReply, Action::QuestionReject] {
+            assert_eq!(
+                m.action("claude", &action).unwrap().spec.kind(),
+                "hook",
+                "{action}"
+            );
+        }
         assert!(m.device_reachable(&Action::Approve));
         assert!(!m.device_reachable(&Action::parse("run-tests").unwrap()));
         assert!(m.all().all(|a| matches!(a.source, Source::Bundled(_))));

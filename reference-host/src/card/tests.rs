@@ -365,3 +365,91 @@ fn every_other_blocked_detail_is_informational_with_its_headline() {
     pane.row.detail = None;
     assert!(matches!(world.card(&pane), Card::Informational(_)));
 }
+
+/// Claude Code asks its questions through its permission hook: the parked `AskUserQuestion`
+/// request is a question card, answered through the hook lane (its binder quotes the request).
+#[test]
+fn a_question_parked_by_the_hook_is_a_question_card_quoting_its_request() {
+    let mut world = World::new();
+    let request = json!({"id": "req-q", "pane": "%1", "session_id": "s", "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": [
+            {"question": "Which framework should we use?", "header": "Framework",
+             "options": [{"label": "React", "description": "Component model"}, {"label": "Vue", "description": "Templates"}],
+             "multiSelect": false},
+            {"question": "Which languages?", "header": "Languages",
+             "options": [{"label": "Rust", "description": "r"}, {"label": "Go", "description": "g"}],
+             "multiSelect": true}]},
+        "episode_ms": 5, "stamped_at_ms": 6});
+    let path = world.runtime.request_file("req-q").unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, request.to_string()).unwrap();
+    let mut pane = blocked("question", "claude");
+    pane.row.permission_request = Some("req-q".into());
+    let Card::Question(card) = world.card(&pane) else {
+        panic!("a question card");
+    };
+    assert_eq!(card.request_id, "req-q");
+    assert_eq!(
+        card.binder,
+        Binder {
+            expect_episode_ms: 777,
+            expect_permission_request: Some("req-q".into())
+        }
+    );
+    let shape: Vec<(&str, &str, usize, bool, bool)> = card
+        .questions
+        .iter()
+        .map(|q| {
+            (
+                q.question.as_str(),
+                q.header.as_str(),
+                q.options.len(),
+                q.multiple,
+                q.custom,
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (
+                "Which framework should we use?",
+                "Framework",
+                2,
+                false,
+                true
+            ),
+            ("Which languages?", "Languages", 2, true, true)
+        ]
+    );
+    assert_eq!(card.questions[0].options[1].description, "Templates");
+    // A Bash request parked on a pane that says question is no question: informational.
+    world.park("req-b", "%1");
+    pane.row.permission_request = Some("req-b".into());
+    assert!(matches!(world.card(&pane), Card::Informational(_)));
+}
+
+/// Codex's permission hook calls every shell tool `Bash`; its rollout names the function the
+/// model called. After the hook gave up, the screen card still shows the command.
+#[test]
+fn a_codex_pane_blocked_on_bash_shows_the_rollouts_exec_command() {
+    let mut world = World::new();
+    let path = world.transcript(&[
+        json!({"timestamp":"t0","type":"session_meta","payload":{"id":"c","cwd":"/w","cli_version":"0.104.0"}}),
+        json!({"timestamp":"t1","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cargo test\"}","call_id":"call_1"}}),
+        json!({"timestamp":"t2","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"Chunk ID: 1\nWall time: 1.0000 seconds\nProcess exited with code 0\nOutput:\nok"}}),
+        json!({"timestamp":"t3","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"rm -rf build\",\"workdir\":\"/w\"}","call_id":"call_2"}}),
+    ]);
+    let mut pane = blocked("permission", "codex");
+    pane.row.transcript = Some(path);
+    pane.row.pending_tool = Some("Bash".into());
+    let Card::Permission(card) = world.card(&pane) else {
+        panic!()
+    };
+    let call = card.pending_call.unwrap();
+    assert_eq!(
+        (call.tool.as_str(), call.call_id.as_deref()),
+        ("Bash", Some("call_2"))
+    );
+    assert_eq!(call.input.unwrap()["cmd"], "rm -rf build");
+}

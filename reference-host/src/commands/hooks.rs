@@ -31,8 +31,13 @@ pub fn run(command: HooksCommand, paths: &Paths) -> anyhow::Result<u8> {
                     return Err(err).with_context(|| format!("reading {}", hooks_file.display()));
                 }
             };
-            let merged = install::merge_hooks(existing, &ours, &agent)
+            let mut merged = install::merge_hooks(existing, &ours, &agent)
                 .with_context(|| format!("merging into {}", hooks_file.display()))?;
+            let warning = if agent == "gemini" {
+                install::enable_gemini_hooks(&mut merged)
+            } else {
+                None
+            };
             let text = format!("{}\n", serde_json::to_string_pretty(&merged)?);
             report(&hooks_file, install::replace_file(&hooks_file, &text)?)?;
             if let Some(config_toml) = config_toml {
@@ -40,6 +45,9 @@ pub fn run(command: HooksCommand, paths: &Paths) -> anyhow::Result<u8> {
                 let new = install::merge_notify(&old, &install::codex_notify(&corral))
                     .with_context(|| format!("{}", config_toml.display()))?;
                 report(&config_toml, install::replace_file(&config_toml, &new)?)?;
+            }
+            if let Some(warning) = warning {
+                say!("{warning}");
             }
         }
     }

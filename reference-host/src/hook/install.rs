@@ -6,6 +6,9 @@
 //! `timeout` in seconds (code.claude.com/docs/en/hooks, Claude Code 2.1). Codex reads the same
 //! shape from `$CODEX_HOME/hooks.json` (else `~/.codex/`, hooks since 2026-04) and runs its
 //! `notify` program (`notify = [...]` in `config.toml`) with one JSON argument at each turn's end.
+//! Gemini CLI reads the same shape from `~/.gemini/settings.json` with `timeout` in milliseconds,
+//! its own event names, and hooks switched on by `hooksConfig.enabled` (on by default since
+//! 0.27; google-gemini/gemini-cli `hookRunner.ts`, `hookPlanner.ts`, docs/hooks).
 //!
 //! An install keeps everything else in those files, replaces only corral's own entries (so a
 //! second install changes nothing and a moved binary is updated), keeps a backup of every file it
@@ -17,7 +20,7 @@ use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
 
 /// The agents `hooks` knows.
-pub const AGENTS: &[&str] = &["claude", "codex"];
+pub const AGENTS: &[&str] = &["claude", "codex", "gemini"];
 
 /// The events each agent's hooks are installed for.
 fn events(agent: &str) -> &'static [&'static str] {
@@ -31,8 +34,20 @@ fn events(agent: &str) -> &'static [&'static str] {
             "PostToolUseFailure",
             "Notification",
             "Stop",
+            "StopFailure",
             "PreCompact",
             "PostCompact",
+            "SessionEnd",
+        ],
+        // Gemini CLI has no permission hook: its Notification (`ToolPermission`) says it waits.
+        "gemini" => &[
+            "SessionStart",
+            "BeforeAgent",
+            "BeforeTool",
+            "AfterTool",
+            "Notification",
+            "AfterAgent",
+            "PreCompress",
             "SessionEnd",
         ],
         _ => &[
@@ -71,14 +86,44 @@ pub fn hooks_object(corral: &Path, agent: &str, wait_s: u64) -> Value {
     let mut hooks = Map::new();
     for event in events(agent) {
         let mut hook = json!({"type": "command", "command": command(corral, agent, event)});
-        hook["timeout"] = json!(if *event == "PermissionRequest" {
+        let seconds = if *event == "PermissionRequest" {
             wait_s + 30
         } else {
             10
-        });
+        };
+        if agent == "gemini" {
+            // Gemini CLI names its hooks (it folds hooks of one name and command) and counts
+            // their time-out in milliseconds.
+            hook = json!({"name": "corral", "type": "command", "command": command(corral, agent, event)});
+            hook["timeout"] = json!(seconds * 1000);
+        } else {
+            hook["timeout"] = json!(seconds);
+        }
         hooks.insert((*event).to_owned(), json!([{ "hooks": [hook] }]));
     }
     Value::Object(hooks)
+}
+
+/// Switches Gemini CLI's hooks on (`hooksConfig.enabled`, needed by 0.26, the default since),
+/// unless the person switched them off, which it leaves and says.
+pub fn enable_gemini_hooks(settings: &mut Value) -> Option<String> {
+    let root = settings.as_object_mut()?;
+    let config = root
+        .entry("hooksConfig")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()?;
+    match config.get("enabled") {
+        Some(Value::Bool(false)) => Some(
+            "hooksConfig.enabled is false in Gemini CLI's settings: corral's hooks will not run \
+             until it is true"
+                .to_owned(),
+        ),
+        Some(_) => None,
+        None => {
+            config.insert("enabled".into(), Value::Bool(true));
+            None
+        }
+    }
 }
 
 /// Codex's `notify` value.
@@ -97,6 +142,14 @@ pub fn snippet(corral: &Path, agent: &str, wait_s: u64) -> anyhow::Result<String
     let pretty = serde_json::to_string_pretty(&hooks)?;
     Ok(match agent {
         "claude" => format!("{pretty}\n"),
+        "gemini" => {
+            let mut settings = json!({"hooksConfig": {"enabled": true}});
+            settings["hooks"] = hooks["hooks"].clone();
+            format!(
+                "# ~/.gemini/settings.json\n{}\n",
+                serde_json::to_string_pretty(&settings)?
+            )
+        }
         "codex" => {
             let notify = toml::Value::Array(
                 codex_notify(corral)
@@ -197,6 +250,7 @@ pub fn settings_files(agent: &str, home: &Path) -> anyhow::Result<(PathBuf, Opti
             let dir = env_dir("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
             Ok((dir.join("hooks.json"), Some(dir.join("config.toml"))))
         }
+        "gemini" => Ok((home.join(".gemini").join("settings.json"), None)),
         other => bail!(
             "no hook settings for {other:?}; agents with hooks: {}",
             AGENTS.join(", ")
@@ -251,6 +305,46 @@ mod tests {
         );
         assert_eq!(permission["timeout"], 90);
         assert_eq!(hooks.as_object().unwrap().len(), events("claude").len());
+    }
+
+    #[test]
+    fn claude_reports_api_errors_and_gemini_names_its_hooks_in_milliseconds() {
+        let claude = hooks_object(&corral(), "claude", 60);
+        assert_eq!(
+            claude["StopFailure"][0]["hooks"][0]["command"],
+            "'/opt/corral bin/corral' event claude StopFailure"
+        );
+        let gemini = hooks_object(&corral(), "gemini", 60);
+        let names: Vec<&String> = gemini.as_object().unwrap().keys().collect();
+        assert_eq!(names.len(), events("gemini").len());
+        for event in [
+            "BeforeAgent",
+            "BeforeTool",
+            "AfterTool",
+            "Notification",
+            "AfterAgent",
+        ] {
+            assert!(gemini.get(event).is_some(), "{event}");
+        }
+        let notify = &gemini["Notification"][0]["hooks"][0];
+        assert_eq!(notify["timeout"], 10_000);
+        assert_eq!(notify["name"], "corral");
+        assert_eq!(
+            notify["command"],
+            "'/opt/corral bin/corral' event gemini Notification"
+        );
+        let text = snippet(&corral(), "gemini", 60).unwrap();
+        assert!(text.starts_with("# ~/.gemini/settings.json\n"), "{text}");
+        let settings: Value =
+            serde_json::from_str(text.lines().skip(1).collect::<String>().as_str()).unwrap();
+        assert_eq!(settings["hooksConfig"]["enabled"], true);
+        // Switched on when absent; a person's `false` is left, and said.
+        let mut fresh = json!({"theme": "dark"});
+        assert_eq!(enable_gemini_hooks(&mut fresh), None);
+        assert_eq!(fresh["hooksConfig"]["enabled"], true);
+        let mut off = json!({"hooksConfig": {"enabled": false}});
+        assert!(enable_gemini_hooks(&mut off).unwrap().contains("false"));
+        assert_eq!(off["hooksConfig"]["enabled"], false);
     }
 
     #[test]

@@ -228,9 +228,12 @@ fn read_stdin() -> anyhow::Result<String> {
 fn writes(stamps: &[Stamp]) -> Vec<OptionWrite<'_>> {
     stamps
         .iter()
-        .map(|(name, value)| match value {
-            Some(value) => OptionWrite::Set(name, value),
-            None => OptionWrite::Unset(name),
+        .map(|stamp| match (&stamp.value, stamp.unless_state) {
+            (Some(value), None) => OptionWrite::Set(stamp.name, value),
+            (Some(value), Some(state)) => {
+                OptionWrite::SetUnless(stamp.name, value, ("@agent_state", state))
+            }
+            (None, _) => OptionWrite::Unset(stamp.name),
         })
         .collect()
 }
@@ -252,7 +255,7 @@ fn permission(
     let runtime = runtime_dir(options)?;
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
-    stamps.push(("@agent_permission_request", Some(parked.id.clone())));
+    stamps.push(Stamp::set("@agent_permission_request", parked.id.clone()));
     tmux.set_pane_options(pane, &writes(&stamps))
         .context("stamping the pane")?;
     // Announced before the wait: the person may be the one who answers.
@@ -263,14 +266,14 @@ fn permission(
     let verdict = parked.wait(deadline, &|| stop.load(Ordering::Relaxed));
     let mut after: Vec<Stamp> = Vec::new();
     if let Some(verdict) = &verdict {
-        answer(verdict);
+        answer(hook, verdict);
         // The agent goes on with the answer: its turn is working again, from now.
         let now = now_ms().to_string();
         after.extend([
-            ("@agent_state", Some("working".to_owned())),
-            ("@agent_since", Some(now.clone())),
-            ("@agent_stamped_at", Some(now)),
-            ("@agent_detail", None),
+            Stamp::set("@agent_state", "working"),
+            Stamp::set("@agent_since", now.clone()),
+            Stamp::set("@agent_stamped_at", now),
+            Stamp::unset("@agent_detail"),
         ]);
     }
     // The stamp is cleared only while it still names this request.
@@ -281,7 +284,7 @@ fn permission(
         .as_deref()
         == Some(parked.id.as_str())
     {
-        after.push(("@agent_permission_request", None));
+        after.push(Stamp::unset("@agent_permission_request"));
     }
     if !after.is_empty()
         && let Err(err) = tmux.set_pane_options(pane, &writes(&after))
@@ -329,13 +332,33 @@ fn interrupted() -> Arc<AtomicBool> {
     flag
 }
 
-/// Writes the agent's hook-output decision for `verdict` on stdout (Claude Code and Codex read
-/// the same shape: `hookSpecificOutput.decision.behavior`). An agent that stopped reading gets
-/// nothing, and the hook still exits 0.
-fn answer(verdict: &Verdict) {
-    let decision = match verdict.decision {
-        Decision::Allow => serde_json::json!({"behavior": "allow"}),
-        Decision::Deny => serde_json::json!({
+/// Writes the agent's hook-output decision for `verdict` on stdout; an agent that stopped
+/// reading gets nothing, and the hook still exits 0.
+fn answer(hook: &Hook, verdict: &Verdict) {
+    let output = decision(hook, verdict);
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = writeln!(stdout, "{output}").and_then(|()| stdout.flush()) {
+        tracing::warn!(%err, "the agent did not take the decision");
+    }
+}
+
+/// The hook output that hands `verdict` to the agent. Claude Code and Codex read the same shape,
+/// `hookSpecificOutput.decision.behavior` (code.claude.com/docs/en/hooks, "PermissionRequest
+/// decision control"; openai/codex `codex-rs/hooks/src/schema.rs`). A question's answers go back
+/// as an allow whose `updatedInput` is the tool's own input with `answers` set, an object from
+/// each question's text to the chosen labels joined by ", " (or the typed text): the input
+/// replaces the tool's whole input, so its `questions` are echoed, and a bare allow would run the
+/// tool with no answers at all (anthropics/claude-code#15400; the answer shape of the
+/// AskUserQuestion tool's own result, `toolUseResult.answers`).
+pub fn decision(hook: &Hook, verdict: &Verdict) -> serde_json::Value {
+    let decision = match (verdict.decision, &verdict.answers) {
+        (Decision::Allow, Some(answers)) => {
+            let mut input = hook.tool_input.clone();
+            input.insert("answers".into(), answers_object(hook, answers).into());
+            serde_json::json!({"behavior": "allow", "updatedInput": input})
+        }
+        (Decision::Allow, None) => serde_json::json!({"behavior": "allow"}),
+        (Decision::Deny, _) => serde_json::json!({
             "behavior": "deny",
             "message": verdict
                 .message
@@ -343,11 +366,92 @@ fn answer(verdict: &Verdict) {
                 .unwrap_or_else(|| "Denied from a device through corral.".to_owned()),
         }),
     };
-    let output = serde_json::json!({
+    serde_json::json!({
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
-    });
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = writeln!(stdout, "{output}").and_then(|()| stdout.flush()) {
-        tracing::warn!(%err, "the agent did not take the decision");
+    })
+}
+
+/// `{"<question text>": "<label>, <label>"}` for the parked questions, in their order.
+fn answers_object(
+    hook: &Hook,
+    answers: &[Vec<String>],
+) -> serde_json::Map<String, serde_json::Value> {
+    let questions = hook
+        .tool_input
+        .get("questions")
+        .and_then(serde_json::Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    questions
+        .iter()
+        .zip(answers)
+        .filter_map(|(question, chosen)| {
+            let text = question.get("question")?.as_str()?;
+            Some((text.to_owned(), chosen.join(", ").into()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(decision: Decision, answers: Option<Vec<Vec<String>>>) -> Verdict {
+        Verdict {
+            decision,
+            request: "req-1".into(),
+            message: None,
+            answers,
+        }
+    }
+
+    #[test]
+    fn a_question_is_answered_with_its_input_and_the_chosen_labels() {
+        let hook = payload::parse(
+            r#"{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{"questions":[
+                {"question":"Which framework should we use?","header":"Framework","options":[{"label":"React","description":"r"},{"label":"Vue","description":"v"}],"multiSelect":false},
+                {"question":"Which languages?","header":"Languages","options":[{"label":"Rust","description":"r"},{"label":"Go","description":"g"}],"multiSelect":true}]}}"#,
+            None,
+        );
+        let out = decision(
+            &hook,
+            &verdict(
+                Decision::Allow,
+                Some(vec![vec!["React".into()], vec!["Rust".into(), "Go".into()]]),
+            ),
+        );
+        let decided = &out["hookSpecificOutput"]["decision"];
+        assert_eq!(
+            out["hookSpecificOutput"]["hookEventName"],
+            "PermissionRequest"
+        );
+        assert_eq!(decided["behavior"], "allow");
+        let input = &decided["updatedInput"];
+        assert_eq!(
+            input["questions"], hook.tool_input["questions"],
+            "echoed whole"
+        );
+        assert_eq!(
+            input["answers"],
+            serde_json::json!({"Which framework should we use?": "React", "Which languages?": "Rust, Go"})
+        );
+    }
+
+    #[test]
+    fn a_permission_is_a_bare_allow_or_a_deny_with_its_message() {
+        let hook = payload::parse(
+            r#"{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+            None,
+        );
+        assert_eq!(
+            decision(&hook, &verdict(Decision::Allow, None)),
+            serde_json::json!({"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}})
+        );
+        let mut no = verdict(Decision::Deny, None);
+        no.message = Some("not now".into());
+        assert_eq!(
+            decision(&hook, &no)["hookSpecificOutput"]["decision"],
+            serde_json::json!({"behavior":"deny","message":"not now"})
+        );
     }
 }

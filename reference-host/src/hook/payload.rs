@@ -3,8 +3,9 @@
 //! of Claude Code 2.1, code.claude.com/docs/en/hooks), Codex's hooks (the same shape, PR
 //! openai/codex#17563, 2026-04) and its `notify` program (one JSON argument,
 //! `{"type":"agent-turn-complete","thread-id",...}`, Codex config docs), and Gemini CLI's hooks
-//! (`BeforeAgent`, `AfterAgent`, `BeforeTool`, `AfterTool`, `PreCompress`, ...). Every field is
-//! optional: a payload the host cannot read is an event with only its name.
+//! (`BeforeAgent`, `AfterAgent`, `BeforeTool`, `AfterTool`, `PreCompress`, `Notification` with
+//! `notification_type: "ToolPermission"`, google-gemini/gemini-cli `hookEventHandler.ts`). Every
+//! field is optional: a payload the host cannot read is an event with only its name.
 
 use serde_json::{Map, Value};
 
@@ -21,10 +22,15 @@ pub enum Kind {
     PostTool,
     /// The agent asks permission for a tool: blocked, the request parked for a verdict.
     Permission,
-    /// A notification; `permission_prompt`, `idle_prompt`, `elicitation_dialog` say something.
+    /// A notification; `permission_prompt`, `idle_prompt`, `elicitation_dialog` (Claude Code)
+    /// and `ToolPermission` (Gemini CLI) say something.
     Notification(String),
     /// The agent finished its turn: idle, with output to look at.
     Stop,
+    /// The turn ended on an API error (Claude Code 2.1.78+): its class (`rate_limit`,
+    /// `server_error`, `authentication_failed`, `billing_error`, `invalid_request`,
+    /// `max_output_tokens`, `unknown`), empty when the payload does not say.
+    StopFailure(String),
     /// A subagent finished; the main agent goes on.
     SubagentStop,
     /// A compaction starts.
@@ -54,6 +60,21 @@ pub struct Hook {
     pub tool_use_id: Option<String>,
 }
 
+/// The tool Claude Code asks its questions with: its `PermissionRequest` carries the questions
+/// (`tool_input.questions`), and is answered with the chosen labels, not a bare allow.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+impl Hook {
+    /// True for a permission request that is really a question to the person.
+    pub fn is_question(&self) -> bool {
+        self.tool_name.as_deref() == Some(ASK_USER_QUESTION)
+            && self
+                .tool_input
+                .get("questions")
+                .is_some_and(Value::is_array)
+    }
+}
+
 /// The kind a hook event name stands for.
 pub fn kind_of(name: &str) -> Kind {
     match name {
@@ -64,6 +85,7 @@ pub fn kind_of(name: &str) -> Kind {
         "PermissionRequest" => Kind::Permission,
         "Notification" => Kind::Notification(String::new()),
         "Stop" | "AfterAgent" | "agent-turn-complete" | "notify" => Kind::Stop,
+        "StopFailure" => Kind::StopFailure(String::new()),
         "SubagentStop" => Kind::SubagentStop,
         "PreCompact" | "PreCompress" => Kind::PreCompact,
         "PostCompact" => Kind::PostCompact,
@@ -93,6 +115,7 @@ pub fn parse(text: &str, name: Option<&str>) -> Hook {
         Kind::Notification(_) => {
             Kind::Notification(string(&["notification_type"]).unwrap_or_default())
         }
+        Kind::StopFailure(_) => Kind::StopFailure(string(&["error"]).unwrap_or_default()),
         // Codex's notify program names its event in `type`.
         Kind::Other(_) if string(&["type"]).as_deref() == Some("agent-turn-complete") => Kind::Stop,
         kind => kind,
@@ -145,6 +168,31 @@ mod tests {
             None,
         );
         assert_eq!(note.kind, Kind::Notification("idle_prompt".into()));
+    }
+
+    #[test]
+    fn stop_failure_carries_its_error_class_and_a_question_is_told_apart() {
+        let failed = parse(
+            r#"{"session_id":"s","hook_event_name":"StopFailure","error":"rate_limit","error_details":"429 Too Many Requests"}"#,
+            None,
+        );
+        assert_eq!(failed.kind, Kind::StopFailure("rate_limit".into()));
+        let asked = parse(
+            r#"{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which?","header":"Pick","options":[],"multiSelect":false}]}}"#,
+            None,
+        );
+        assert!(asked.is_question());
+        let bash = parse(
+            r#"{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+            None,
+        );
+        assert!(!bash.is_question());
+        let gemini = parse(
+            r#"{"session_id":"g","transcript_path":"","cwd":"/w","hook_event_name":"Notification","timestamp":"t","notification_type":"ToolPermission","message":"Tool Confirm Shell Command requires execution","details":{"type":"exec","title":"Confirm Shell Command","command":"rm -rf build","rootCommand":"rm"}}"#,
+            None,
+        );
+        assert_eq!(gemini.kind, Kind::Notification("ToolPermission".into()));
+        assert_eq!(gemini.transcript_path, None, "an empty path is none");
     }
 
     #[test]

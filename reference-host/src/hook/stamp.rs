@@ -1,13 +1,56 @@
 //! Which pane options one hook event writes, per the pane-option contract: pure, so every event's
 //! stamps are tested without tmux. Every event names the agent and moves `@agent_stamped_at`; a
 //! state change moves `@agent_since` (the episode a binder quotes); a finished turn sets
-//! `@agent_turn_at` and `@agent_attention`. Events that keep the state (a tool starting or ending
-//! while working) leave `@agent_since` alone, so a stall is measured from the run's start.
+//! `@agent_turn_at` and `@agent_attention`.
+//!
+//! Some events cannot know the state they change from: a tool starting or ending says working,
+//! and a permission notification says blocked, whether the pane was already so or not. Their
+//! `@agent_since` is a guarded write ([`Stamp::unless`]): tmux moves it only when the pane is not
+//! already in the state, as it writes. So a stall is measured from a run's start, a second dialog
+//! in one turn is an episode of its own (its binder and its notification are new), and the
+//! notification that follows a `PermissionRequest` for the same dialog keeps its episode.
 
 use super::payload::{Hook, Kind};
 
 /// One option write: a value to set, or `None` to unset.
-pub type Stamp = (&'static str, Option<String>);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The option.
+    pub name: &'static str,
+    /// Its value; `None` unsets it.
+    pub value: Option<String>,
+    /// Set only unless the pane's `@agent_state` already holds this state.
+    pub unless_state: Option<&'static str>,
+}
+
+impl Stamp {
+    /// Sets `name` to `value`.
+    pub fn set(name: &'static str, value: impl Into<String>) -> Stamp {
+        Stamp {
+            name,
+            value: Some(value.into()),
+            unless_state: None,
+        }
+    }
+
+    /// Unsets `name`.
+    pub fn unset(name: &'static str) -> Stamp {
+        Stamp {
+            name,
+            value: None,
+            unless_state: None,
+        }
+    }
+
+    /// Sets `name` to `value` unless the pane is already in `state`.
+    pub fn unless(name: &'static str, value: impl Into<String>, state: &'static str) -> Stamp {
+        Stamp {
+            name,
+            value: Some(value.into()),
+            unless_state: Some(state),
+        }
+    }
+}
 
 /// Options cleared when a session ends (all but the person's own mute).
 const SESSION_OPTIONS: &[&str] = &[
@@ -32,14 +75,26 @@ const SESSION_OPTIONS: &[&str] = &[
     "@agent_stall_notified_at",
 ];
 
+/// The detail a failed turn's pane is blocked with: `rate_limit` for a rate limit, `error` for
+/// every other API error.
+fn failure_detail(error: &str) -> &'static str {
+    match error {
+        "rate_limit" => "rate_limit",
+        _ => "error",
+    }
+}
+
 /// The writes of `hook` from agent `agent` at `now` (epoch ms), in order.
 pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
     if hook.kind == Kind::SessionEnd {
-        return SESSION_OPTIONS.iter().map(|name| (*name, None)).collect();
+        return SESSION_OPTIONS
+            .iter()
+            .map(|name| Stamp::unset(name))
+            .collect();
     }
     let now = now.to_string();
-    let set = |name: &'static str, value: &str| (name, Some(value.to_owned()));
-    let unset = |name: &'static str| (name, None);
+    let set = Stamp::set;
+    let unset = Stamp::unset;
     let mut out: Vec<Stamp> = vec![set("@agent_name", agent), set("@agent_stamped_at", &now)];
     if let Some(session) = &hook.session_id {
         out.push(set("@agent_session", session));
@@ -47,25 +102,39 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
     if let Some(path) = &hook.transcript_path {
         out.push(set("@agent_transcript", path));
     }
-    let clear_turn = [
-        unset("@agent_detail"),
-        unset("@agent_pending_tool"),
-        unset("@agent_pending_call"),
-        unset("@agent_permission_request"),
-    ];
+    let clear_turn = || {
+        [
+            unset("@agent_detail"),
+            unset("@agent_pending_tool"),
+            unset("@agent_pending_call"),
+            unset("@agent_permission_request"),
+        ]
+    };
+    // Blocked from now, unless already blocked (the same dialog, signalled twice).
+    let blocked = |out: &mut Vec<Stamp>, detail: &str| {
+        out.extend([
+            Stamp::unless("@agent_since", &now, "blocked"),
+            Stamp::set("@agent_state", "blocked"),
+            Stamp::set("@agent_detail", detail),
+        ]);
+    };
     match &hook.kind {
         Kind::SessionStart => {
             out.extend([set("@agent_state", "idle"), set("@agent_since", &now)]);
-            out.extend(clear_turn);
+            out.extend(clear_turn());
             out.extend([unset("@agent_attention"), unset("@agent_turn_at")]);
         }
         Kind::PromptSubmit => {
             out.extend([set("@agent_state", "working"), set("@agent_since", &now)]);
-            out.extend(clear_turn);
+            out.extend(clear_turn());
             out.push(unset("@agent_attention"));
         }
         Kind::PreTool => {
-            out.extend([set("@agent_state", "working"), unset("@agent_detail")]);
+            out.extend([
+                Stamp::unless("@agent_since", &now, "working"),
+                set("@agent_state", "working"),
+                unset("@agent_detail"),
+            ]);
             out.push(match &hook.tool_name {
                 Some(tool) => set("@agent_pending_tool", tool),
                 None => unset("@agent_pending_tool"),
@@ -77,16 +146,23 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
         }
         Kind::PostTool => {
             out.extend([
+                Stamp::unless("@agent_since", &now, "working"),
                 set("@agent_state", "working"),
                 unset("@agent_detail"),
                 unset("@agent_pending_tool"),
                 unset("@agent_pending_call"),
             ]);
         }
+        // A permission request is a dialog of its own: a new episode whatever came before.
         Kind::Permission => {
+            let detail = if hook.is_question() {
+                "question"
+            } else {
+                "permission"
+            };
             out.extend([
                 set("@agent_state", "blocked"),
-                set("@agent_detail", "permission"),
+                set("@agent_detail", detail),
                 set("@agent_since", &now),
             ]);
             if let Some(tool) = &hook.tool_name {
@@ -94,19 +170,11 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
             }
         }
         Kind::Notification(kind) => match kind.as_str() {
-            // The dialog is up (a later signal than PermissionRequest, kept for agents without it).
-            "permission_prompt" => {
-                out.extend([
-                    set("@agent_state", "blocked"),
-                    set("@agent_detail", "permission"),
-                ]);
-            }
-            "elicitation_dialog" => {
-                out.extend([
-                    set("@agent_state", "blocked"),
-                    set("@agent_detail", "question"),
-                ]);
-            }
+            // The dialog is up: Claude Code's notification comes ~6 s after it appears (later
+            // than its PermissionRequest, which may already have blocked the pane for it), and
+            // Gemini CLI's ToolPermission is its only sign of a permission wait.
+            "permission_prompt" | "ToolPermission" => blocked(&mut out, "permission"),
+            "elicitation_dialog" => blocked(&mut out, "question"),
             _ => {}
         },
         Kind::Stop => {
@@ -116,7 +184,17 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
                 set("@agent_turn_at", &now),
                 set("@agent_attention", "1"),
             ]);
-            out.extend(clear_turn);
+            out.extend(clear_turn());
+        }
+        // The turn ended on an API error: the agent waits for the person (a rate limit to wait
+        // out, a key to fix), which is what blocked says.
+        Kind::StopFailure(error) => {
+            out.extend(clear_turn());
+            out.extend([
+                set("@agent_state", "blocked"),
+                set("@agent_detail", failure_detail(error)),
+                set("@agent_since", &now),
+            ]);
         }
         Kind::PreCompact => {
             out.extend([
@@ -144,9 +222,10 @@ mod tests {
     fn names(stamps: &[Stamp]) -> Vec<String> {
         stamps
             .iter()
-            .map(|(name, value)| match value {
-                Some(v) => format!("{name}={v}"),
-                None => format!("-{name}"),
+            .map(|stamp| match (&stamp.value, stamp.unless_state) {
+                (Some(v), None) => format!("{}={v}", stamp.name),
+                (Some(v), Some(state)) => format!("{}={v} unless {state}", stamp.name),
+                (None, _) => format!("-{}", stamp.name),
             })
             .collect()
     }
@@ -186,7 +265,16 @@ mod tests {
             got.contains(&"@agent_pending_call=toolu_1".to_owned()),
             "{got:?}"
         );
-        assert!(!got.iter().any(|s| s.contains("@agent_since")), "{got:?}");
+        // A run that goes on keeps its start; a pane coming back to work starts a new one.
+        assert!(
+            got.contains(&"@agent_since=9 unless working".to_owned()),
+            "{got:?}"
+        );
+        assert!(
+            got.iter().position(|s| s.contains("@agent_since"))
+                < got.iter().position(|s| s.starts_with("@agent_state")),
+            "tested before the state is written: {got:?}"
+        );
         let post = parse(
             r#"{"hook_event_name":"PostToolUse","tool_use_id":"toolu_1"}"#,
             None,
@@ -225,13 +313,87 @@ mod tests {
         }
     }
 
+    /// A dialog's notification blocks a working pane from now (a new episode, so a second
+    /// dialog in one turn is not the first's), and keeps the episode of a pane its
+    /// PermissionRequest already blocked.
+    #[test]
+    fn a_permission_notification_is_a_new_episode_unless_already_blocked() {
+        for (agent, payload) in [
+            (
+                "claude",
+                r#"{"hook_event_name":"Notification","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}"#,
+            ),
+            (
+                "gemini",
+                r#"{"hook_event_name":"Notification","notification_type":"ToolPermission","details":{"type":"exec","title":"Confirm Shell Command","command":"rm -rf build","rootCommand":"rm"}}"#,
+            ),
+        ] {
+            let got = names(&stamps(&parse(payload, None), agent, 20));
+            assert_eq!(
+                got[2..],
+                [
+                    "@agent_since=20 unless blocked",
+                    "@agent_state=blocked",
+                    "@agent_detail=permission"
+                ],
+                "{agent}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_question_asked_through_the_permission_hook_blocks_on_a_question() {
+        let hook = parse(
+            r#"{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which?","header":"Pick","options":[{"label":"A","description":"a"}],"multiSelect":false}]}}"#,
+            None,
+        );
+        let got = names(&stamps(&hook, "claude", 30));
+        assert!(
+            got.contains(&"@agent_detail=question".to_owned()),
+            "{got:?}"
+        );
+        assert!(got.contains(&"@agent_since=30".to_owned()), "{got:?}");
+    }
+
+    #[test]
+    fn an_api_error_blocks_the_pane_with_its_class() {
+        for (error, detail) in [
+            ("rate_limit", "rate_limit"),
+            ("server_error", "error"),
+            ("authentication_failed", "error"),
+            ("", "error"),
+        ] {
+            let hook = parse(
+                &format!(r#"{{"hook_event_name":"StopFailure","error":"{error}"}}"#),
+                None,
+            );
+            let got = names(&stamps(&hook, "claude", 40));
+            for want in [
+                "@agent_state=blocked".to_owned(),
+                format!("@agent_detail={detail}"),
+                "@agent_since=40".to_owned(),
+                "-@agent_pending_tool".to_owned(),
+            ] {
+                assert!(got.contains(&want), "{error}: {want}: {got:?}");
+            }
+            let detail_at = got
+                .iter()
+                .position(|s| s == &format!("@agent_detail={detail}"));
+            let cleared_at = got.iter().position(|s| s == "-@agent_detail");
+            assert!(
+                cleared_at < detail_at,
+                "the turn's detail is cleared first: {got:?}"
+            );
+        }
+    }
+
     #[test]
     fn session_end_unsets_every_stamp_but_the_mute() {
         let hook = parse(r#"{"hook_event_name":"SessionEnd"}"#, None);
         let got = stamps(&hook, "claude", 1);
-        assert!(got.iter().all(|(_, v)| v.is_none()));
-        assert!(got.iter().any(|(n, _)| *n == "@agent_name"));
-        assert!(!got.iter().any(|(n, _)| *n == "@agent_mute_until"));
+        assert!(got.iter().all(|s| s.value.is_none()));
+        assert!(got.iter().any(|s| s.name == "@agent_name"));
+        assert!(!got.iter().any(|s| s.name == "@agent_mute_until"));
     }
 
     #[test]

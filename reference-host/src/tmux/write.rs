@@ -182,6 +182,10 @@ pub enum OptionWrite<'a> {
     Set(&'a str, &'a str),
     /// `set-option -p -u -t <pane> <name>`.
     Unset(&'a str),
+    /// [`OptionWrite::Set`] unless the pane's option `.2.0` holds `.2.1` when tmux comes to it:
+    /// one `if-shell -F` that tests it as it writes (a hook's stamp moves `@agent_since` only
+    /// when the state changes, which a blind write cannot know).
+    SetUnless(&'a str, &'a str, (&'a str, &'a str)),
 }
 
 /// One piece of what a dispatch sends to a pane.
@@ -231,30 +235,7 @@ impl Tmux {
         pane: &str,
         writes: &[OptionWrite<'_>],
     ) -> Result<(), TmuxError> {
-        let mut args: Vec<String> = Vec::new();
-        for write in writes {
-            if !args.is_empty() {
-                args.push(THEN.into());
-            }
-            match write {
-                OptionWrite::Set(name, value) => args.extend([
-                    "set-option".into(),
-                    "-p".into(),
-                    "-t".into(),
-                    pane.into(),
-                    (*name).into(),
-                    data(value),
-                ]),
-                OptionWrite::Unset(name) => args.extend([
-                    "set-option".into(),
-                    "-p".into(),
-                    "-u".into(),
-                    "-t".into(),
-                    pane.into(),
-                    (*name).into(),
-                ]),
-            }
-        }
+        let args = option_args(pane, writes);
         if args.is_empty() {
             return Ok(());
         }
@@ -330,6 +311,52 @@ impl Tmux {
         }
         self.run(&args).map(drop)
     }
+}
+
+/// The arguments of one invocation that makes `writes` to `pane`, in order.
+fn option_args(pane: &str, writes: &[OptionWrite<'_>]) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    for write in writes {
+        if !args.is_empty() {
+            args.push(THEN.into());
+        }
+        match write {
+            OptionWrite::Set(name, value) => args.extend([
+                "set-option".into(),
+                "-p".into(),
+                "-t".into(),
+                pane.into(),
+                (*name).into(),
+                data(value),
+            ]),
+            OptionWrite::Unset(name) => args.extend([
+                "set-option".into(),
+                "-p".into(),
+                "-u".into(),
+                "-t".into(),
+                pane.into(),
+                (*name).into(),
+            ]),
+            OptionWrite::SetUnless(name, value, (option, held)) => args.extend([
+                "if-shell".into(),
+                "-F".into(),
+                "-t".into(),
+                pane.into(),
+                data(&format!(
+                    "#{{!=:#{{{}}},{}}}",
+                    format_literal(option),
+                    format_literal(held)
+                )),
+                data(&format!(
+                    "set-option -p -t {} {} {}",
+                    quoted(pane),
+                    quoted(name),
+                    quoted(value)
+                )),
+            ]),
+        }
+    }
+    args
 }
 
 #[cfg(test)]
@@ -442,6 +469,43 @@ mod tests {
                 "{other:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_guarded_write_is_an_if_shell_that_tmux_tests_as_it_writes() {
+        let args = option_args(
+            "%4",
+            &[
+                OptionWrite::SetUnless("@agent_since", "7", ("@agent_state", "blocked")),
+                OptionWrite::Set("@agent_state", "blocked;"),
+                OptionWrite::Unset("@agent_detail"),
+            ],
+        );
+        assert_eq!(
+            args,
+            [
+                "if-shell",
+                "-F",
+                "-t",
+                "%4",
+                "#{!=:#{@agent_state},blocked}",
+                "set-option -p -t '%4' '@agent_since' '7'",
+                ";",
+                "set-option",
+                "-p",
+                "-t",
+                "%4",
+                "@agent_state",
+                "blocked\\;",
+                ";",
+                "set-option",
+                "-p",
+                "-u",
+                "-t",
+                "%4",
+                "@agent_detail",
+            ]
+        );
     }
 
     #[test]

@@ -74,15 +74,18 @@ pub fn locate(pane: &PaneStore<'_>, roots: &StoreRoots) -> Result<PathBuf, Missi
     let Some(session) = pane.session.filter(|s| is_plain_name(s)) else {
         return Err(Missing::NotFound);
     };
+    // Only a store whose layout is known is walked: another agent's session id names no file
+    // in Claude Code's projects.
     let found = match pane.agent {
         "codex" => roots
             .codex
             .as_deref()
             .and_then(|home| codex_rollout(&home.join("sessions"), session)),
-        _ => roots
+        "claude" | "claude-code" => roots
             .claude
             .as_deref()
             .and_then(|config| claude_project_file(&config.join("projects"), pane.cwd, session)),
+        _ => None,
     };
     found.ok_or(Missing::NotFound)
 }
@@ -221,6 +224,11 @@ mod tests {
         assert_eq!(locate(&pane("claude", None, Some("s2")), &roots), Ok(other));
         assert_eq!(
             locate(&pane("claude", None, Some("../../etc/passwd")), &roots),
+            Err(Missing::NotFound)
+        );
+        // Another agent's session never names a file in Claude Code's store.
+        assert_eq!(
+            locate(&pane("gemini", None, Some("s1")), &roots),
             Err(Missing::NotFound)
         );
     }

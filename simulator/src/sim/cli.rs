@@ -282,7 +282,7 @@ pub struct Which {
 pub enum TranscriptAction {
     /// Write a new transcript for a pane (replacing one there); prints its path.
     #[command(
-        after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript write --pane codex-work --format codex --events 200 --pending-call"
+        after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript write --pane codex-work --format codex --events 200 --pending-call\n  corral-sim transcript write --pane claude-idle --format claude --sample claude-2.1-late.jsonl"
     )]
     Write {
         /// Fixture name or %N.
@@ -291,6 +291,11 @@ pub enum TranscriptAction {
         /// Store format: claude or codex.
         #[arg(long, value_parser = parse_format)]
         format: TranscriptFormat,
+        /// Write this transcript sample as it is instead of generated records: a file name in
+        /// the `transcripts/` folder beside the fixture `up` brought up
+        /// (`golden/fixtures/transcripts/claude-2.1-late.jsonl`).
+        #[arg(long, conflicts_with_all = ["corpus", "events", "unknown_every", "pending_call"])]
+        sample: Option<String>,
         /// Start with the store's corpus: every event kind of the reader, with its edge cases
         /// (golden/fixtures/README.md lists it record by record).
         #[arg(long)]
@@ -581,6 +586,15 @@ fn resolve(sim_dir: &Path, which: &Which) -> anyhow::Result<(PathBuf, Option<Tra
     Ok((PathBuf::from(path), Some(format)))
 }
 
+/// `transcripts/<sample>` beside the fixture `up` brought up, as a fixture's `sample` is found.
+fn sample_file(sim_dir: &Path, sample: &str) -> anyhow::Result<PathBuf> {
+    golden::fixture::check_sample_name(sample).map_err(anyhow::Error::msg)?;
+    let fixture = hook::fixture(sim_dir).context(
+        "--sample names a file beside the fixture `up` brought up, and no fixture was brought up",
+    )?;
+    Ok(golden::fixture::sample_path(&fixture, sample))
+}
+
 /// Runs one subcommand.
 pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
     match command {
@@ -760,6 +774,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
         TranscriptAction::Write {
             pane,
             format,
+            sample,
             corpus,
             events,
             unknown_every,
@@ -783,14 +798,20 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             let path = path.unwrap_or_else(|| {
                 transcript::store_path(&sim_dir.join("home"), format, &cwd, &session, now)
             });
-            let branch = super::git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
-            let recipe = Recipe {
-                corpus,
-                events: events.unwrap_or(if corpus { 0 } else { 40 }),
-                unknown_every,
-                pending_call,
-            };
-            transcript::write(&path, format, &session, (&cwd, &branch), now, &recipe)?;
+            match sample {
+                Some(sample) => transcript::write_sample(&path, &sample_file(sim_dir, &sample)?)?,
+                None => {
+                    let branch =
+                        super::git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
+                    let recipe = Recipe {
+                        corpus,
+                        events: events.unwrap_or(if corpus { 0 } else { 40 }),
+                        unknown_every,
+                        pending_call,
+                    };
+                    transcript::write(&path, format, &session, (&cwd, &branch), now, &recipe)?;
+                }
+            }
             let entry = sim.details.entry(name.clone()).or_default();
             entry.transcript = Some((path.display().to_string(), format));
             entry.session_id = Some(session.clone());

@@ -78,6 +78,13 @@ fn fixture_note(sim_dir: &Path) -> PathBuf {
     dir(sim_dir).join("fixture")
 }
 
+/// The fixture `up` brought up (as it noted it), beside which payload files and transcript
+/// samples are found; `None` before any `up`.
+pub fn fixture(sim_dir: &Path) -> Option<PathBuf> {
+    let noted = std::fs::read_to_string(fixture_note(sim_dir)).ok()?;
+    Some(PathBuf::from(noted.trim()))
+}
+
 /// Empties `hooks/` for a fleet coming up from `fixture`.
 pub fn reset(sim_dir: &Path, fixture: &Path) -> anyhow::Result<()> {
     let dir = dir(sim_dir);
@@ -139,8 +146,8 @@ fn payload_text(sim_dir: &Path, given: Option<&str>) -> anyhow::Result<String> {
     let path = Path::new(path);
     let mut candidates = vec![path.to_path_buf()];
     if path.is_relative()
-        && let Ok(fixture) = std::fs::read_to_string(fixture_note(sim_dir))
-        && let Some(beside) = Path::new(fixture.trim()).parent()
+        && let Some(fixture) = fixture(sim_dir)
+        && let Some(beside) = fixture.parent()
     {
         candidates.push(beside.join(path));
     }

@@ -1,15 +1,15 @@
 //! `corral-sim up` and `down`: a fixture brought up on a backend through tmux's own commands
 //! (the same command stream for the fake and a real scratch server, so both assign the same ids),
 //! then titles and `@agent_*` options stamped with `select-pane -T` and `set-option -p`, repos,
-//! transcripts, parked hook requests and pending questions written; `down` kills only that
-//! server.
+//! transcripts (generated, or the fixture's samples as they are), parked hook requests and
+//! pending questions written; `down` kills only that server.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use golden::Backend;
-use golden::fixture::Fixture;
+use golden::fixture::{Fixture, TranscriptSpec};
 use golden::sim_file::{PaneDetail, SimFile};
 
 use super::api;
@@ -155,10 +155,66 @@ fn creation(
     out
 }
 
+/// Fails, naming the file, when a pane's transcript sample is not beside the fixture, before
+/// anything is brought up.
+fn check_samples(fixture: &Path, sessions: &[PlannedSession]) -> anyhow::Result<()> {
+    for pane in plan::panes(sessions) {
+        if let Some(sample) = pane.transcript.as_ref().and_then(|t| t.sample.as_deref()) {
+            let path = golden::fixture::sample_path(fixture, sample);
+            if !path.is_file() {
+                bail!(
+                    "pane {}: the transcript sample {} does not exist",
+                    pane.name,
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a pane's transcript at its store's path under `home`: the fixture's sample as it is,
+/// else the records the spec asks for. Returns the path.
+fn write_transcript(
+    pane: &PlannedPane,
+    spec: &TranscriptSpec,
+    fixture: &Path,
+    home: &Path,
+    (cwd, branch): (&str, &str),
+    now_ms: u64,
+) -> anyhow::Result<PathBuf> {
+    let session = pane
+        .session_id
+        .clone()
+        .unwrap_or_else(|| plan::session_id_for(&pane.name));
+    let path = transcript::store_path(home, spec.format, cwd, &session, now_ms);
+    match &spec.sample {
+        Some(sample) => {
+            transcript::write_sample(&path, &golden::fixture::sample_path(fixture, sample))
+                .with_context(|| format!("pane {}", pane.name))?
+        }
+        None => transcript::write(
+            &path,
+            spec.format,
+            &session,
+            (cwd, branch),
+            now_ms,
+            &Recipe {
+                corpus: spec.corpus,
+                events: u64::from(spec.events),
+                unknown_every: spec.unknown_every.unwrap_or(0),
+                pending_call: spec.pending_call,
+            },
+        )?,
+    }
+    Ok(path)
+}
+
 /// Brings a fixture up; returns sim.json's contents (also written).
 pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     let fixture: Fixture = plan::load(&options.fixture)?;
     let sessions = plan::expand(&fixture, options.now_ms)?;
+    check_samples(&options.fixture, &sessions)?;
     let tmux = Tmux {
         bin: tmux_bin(options.backend)?,
         socket: options.socket.clone(),
@@ -263,29 +319,19 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
         };
         let mut pane_options = pane.options.clone();
         if let Some(spec) = &pane.transcript {
-            let session = pane
-                .session_id
-                .clone()
-                .unwrap_or_else(|| plan::session_id_for(&pane.name));
-            let path = transcript::store_path(&home, spec.format, &cwd, &session, options.now_ms);
             let branch = pane
                 .repo
                 .as_deref()
                 .and_then(|repo| branches.get(repo))
                 .copied()
                 .unwrap_or("main");
-            transcript::write(
-                &path,
-                spec.format,
-                &session,
+            let path = write_transcript(
+                pane,
+                spec,
+                &options.fixture,
+                &home,
                 (&cwd, branch),
                 options.now_ms,
-                &Recipe {
-                    corpus: spec.corpus,
-                    events: u64::from(spec.events),
-                    unknown_every: spec.unknown_every.unwrap_or(0),
-                    pending_call: spec.pending_call,
-                },
             )?;
             if spec.stamp && pane.agent.is_some() {
                 pane_options.push(("@agent_transcript".into(), path.display().to_string()));

@@ -1,10 +1,11 @@
-//! Transcript operations: write (and stamp), grow, rewrite, truncate, replace, big.
+//! Transcript operations: write (and stamp), grow, rewrite, truncate, replace, big, and a
+//! fixture's transcript samples written as they are.
 
 use std::os::unix::fs::MetadataExt;
 
 use serde_json::Value;
 
-use crate::common::fake_fleet;
+use crate::common::{SIM, Sim, fake_fleet, split, unique_socket};
 
 fn records(path: &str) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -239,4 +240,189 @@ fn a_fixture_asks_for_the_corpus_and_a_transcript_rotates() {
     assert_eq!(fresh.len(), 4);
     assert_eq!(fresh[0]["type"], "session_meta");
     assert_ne!(std::fs::metadata(&codex).unwrap().ino(), inode);
+}
+
+/// A fixture folder of its own: `fleet.toml` with the panes given (TOML tables), and
+/// `transcripts/` with the samples given.
+fn fixture_dir(panes: &str, samples: &[(&str, &[u8])]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("fleet.toml");
+    std::fs::write(
+        &fixture,
+        format!("[[session]]\nname = 'agents'\n[[session.window]]\n{panes}"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("transcripts")).unwrap();
+    for (name, bytes) in samples {
+        std::fs::write(dir.path().join("transcripts").join(name), bytes).unwrap();
+    }
+    (dir, fixture)
+}
+
+/// `corral-sim up` of `fixture` on the fake: (stdout, stderr, exit code).
+fn up(sim: &Sim, fixture: &std::path::Path, socket: &str) -> (String, String, i32) {
+    split(sim.run(
+        SIM,
+        &[
+            "up",
+            fixture.to_str().unwrap(),
+            "--backend",
+            "fake",
+            "--socket",
+            socket,
+            "--now-ms",
+            "1700000000000",
+        ],
+    ))
+}
+
+/// Samples no generator would write: odd spacing, a line that is not JSON, CRLF, no final
+/// newline. Only a verbatim copy keeps them.
+const CLAUDE_SAMPLE: &[u8] =
+    b"{\"type\":\"user\",\"version\":\"2.1.9\"}\n{ \"spaced\" : true }\r\nnot json\n{\"tail\":1}";
+const CODEX_SAMPLE: &[u8] =
+    b"{\"type\":\"session_meta\",\"payload\":{\"cli_version\":\"0.104.0\"}}\n";
+
+#[test]
+fn a_fixtures_sample_is_written_as_it_is_where_the_pane_is_stamped() {
+    let (_dir, fixture) = fixture_dir(
+        "[[session.window.pane]]\nname = 'claude-sample'\nagent = 'claude'\nstate = 'idle'\n\
+         transcript = { format = 'claude', sample = 'claude-2.1-late.jsonl' }\n\
+         [[session.window.pane]]\nname = 'codex-sample'\nagent = 'codex'\nstate = 'blocked'\n\
+         detail = 'permission'\npending_tool = 'Bash'\n\
+         transcript = { format = 'codex', sample = 'codex-0.104.jsonl' }\n",
+        &[
+            ("claude-2.1-late.jsonl", CLAUDE_SAMPLE),
+            ("codex-0.104.jsonl", CODEX_SAMPLE),
+        ],
+    );
+    let sim = Sim::new();
+    let socket = unique_socket("sample");
+    let (_, err, code) = up(&sim, &fixture, &socket);
+    assert_eq!(code, 0, "{err}");
+    let details = sim.sim_json().details;
+    for (pane, id, sample, store) in [
+        (
+            "claude-sample",
+            "%0",
+            CLAUDE_SAMPLE,
+            "/home/.claude/projects/",
+        ),
+        (
+            "codex-sample",
+            "%1",
+            CODEX_SAMPLE,
+            "/home/.codex/sessions/2023/11/14/",
+        ),
+    ] {
+        let (stamped, _, _) = sim.fake(&[
+            "-L",
+            &socket,
+            "display-message",
+            "-p",
+            "-t",
+            id,
+            "#{@agent_transcript}",
+        ]);
+        let stamped = stamped.trim_end();
+        assert!(stamped.contains(store), "{pane}: {stamped}");
+        assert_eq!(
+            details[pane].transcript.clone().unwrap().0,
+            stamped,
+            "{pane}"
+        );
+        assert!(
+            std::fs::read(stamped).unwrap() == sample,
+            "{pane}: {stamped}"
+        );
+    }
+
+    // `transcript write --sample` finds its file beside the fixture `up` brought up.
+    let written = sim.sim(&[
+        "transcript",
+        "write",
+        "--pane",
+        "codex-sample",
+        "--format",
+        "codex",
+        "--sample",
+        "claude-2.1-late.jsonl",
+    ]);
+    let written = written.trim_end();
+    assert!(
+        std::fs::read(written).unwrap() == CLAUDE_SAMPLE,
+        "{written}"
+    );
+    let (stamped, _, _) = sim.fake(&[
+        "-L",
+        &socket,
+        "display-message",
+        "-p",
+        "-t",
+        "%1",
+        "#{@agent_transcript}",
+    ]);
+    assert_eq!(stamped.trim_end(), written);
+    for (args, said) in [
+        (
+            &["--sample", "missing.jsonl"][..],
+            "missing.jsonl does not exist",
+        ),
+        (&["--sample", "../fleet.toml"][..], "plain file name"),
+        (
+            &["--sample", "codex-0.104.jsonl", "--events", "3"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--sample", "codex-0.104.jsonl", "--corpus"][..],
+            "cannot be used with",
+        ),
+    ] {
+        let mut all = vec![
+            "transcript",
+            "write",
+            "--pane",
+            "codex-sample",
+            "--format",
+            "codex",
+        ];
+        all.extend(args);
+        let (_, err, code) = split(sim.run(SIM, &all));
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_missing_or_contradicted_sample_brings_nothing_up() {
+    let (dir, fixture) = fixture_dir(
+        "[[session.window.pane]]\nname = 'claude-2.0'\nagent = 'claude'\nstate = 'idle'\n\
+         transcript = { format = 'claude', sample = 'claude-2.0.jsonl' }\n",
+        &[],
+    );
+    let sim = Sim::new();
+    let socket = unique_socket("sample-missing");
+    let (out, err, code) = up(&sim, &fixture, &socket);
+    assert_eq!((out.as_str(), code), ("", 1), "{err}");
+    let missing = dir.path().join("transcripts/claude-2.0.jsonl");
+    assert!(
+        err.contains(&format!("{} does not exist", missing.display())),
+        "{err}"
+    );
+    assert!(err.contains("pane claude-2.0"), "{err}");
+    assert!(!sim.path().join("sim.json").exists());
+    let (_, _, code) = sim.fake(&["-L", &socket, "has-session"]);
+    assert_ne!(code, 0, "a server was brought up");
+
+    std::fs::write(
+        &fixture,
+        "[[session]]\nname = 'agents'\n[[session.window]]\n[[session.window.pane]]\n\
+         name = 'claude-2.0'\nagent = 'claude'\n\
+         transcript = { format = 'claude', sample = 'claude-2.0.jsonl', events = 5 }\n",
+    )
+    .unwrap();
+    let (_, err, code) = up(&sim, &fixture, &socket);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("byte for byte"), "{err}");
+    assert!(err.contains("`events`"), "{err}");
 }

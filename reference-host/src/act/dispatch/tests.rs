@@ -386,6 +386,82 @@ fn the_hook_lane_writes_the_verdict_once() {
     expect(&w.ok(&deny), "vanished", Some("request-gone"), 3);
 }
 
+/// A Claude Code question parked by its permission hook: a reply must answer every question,
+/// and its answers travel in the verdict (the hook hands them to the agent); a dismissal denies.
+#[test]
+fn a_parked_question_is_answered_through_the_verdict() {
+    let mut w = World::new();
+    let path = w.runtime.request_file("req-q").unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        path,
+        json!({"id": "req-q", "pane": "%1", "tool_name": "AskUserQuestion", "tool_input": {"questions": [
+            {"question": "Which framework?", "header": "Framework", "options": [{"label": "React", "description": ""}], "multiSelect": false},
+            {"question": "Which languages?", "header": "Languages", "options": [{"label": "Rust", "description": ""}, {"label": "Go", "description": ""}], "multiSelect": true}]}})
+        .to_string(),
+    )
+    .unwrap();
+    w.fleet.edit(|rows| {
+        rows[0].detail = Some(Detail::Question);
+        rows[0].permission_request = Some("req-q".into());
+    });
+    let bound = Binder {
+        expect_episode_ms: 777,
+        expect_permission_request: Some("req-q".into()),
+    };
+    let reply = |slot, answers| Order {
+        binder: &bound,
+        answers: Some(answers),
+        ..order(slot, "%1", &Action::QuestionReply, answer())
+    };
+    // Not one entry per question, or an empty entry: refused, nothing written.
+    let short = [vec!["React".to_owned()]];
+    expect(
+        &w.ok(&reply("q1", &short)),
+        "refused",
+        Some("requires-unmet"),
+        4,
+    );
+    let empty = [vec!["React".to_owned()], vec![]];
+    expect(
+        &w.ok(&reply("q2", &empty)),
+        "refused",
+        Some("requires-unmet"),
+        4,
+    );
+    assert!(!w.runtime.verdict_file("req-q").unwrap().exists());
+    // A permission action does not answer a question.
+    let approve = Order {
+        binder: &bound,
+        ..order("q3", "%1", &Action::Approve, answer())
+    };
+    expect(&w.ok(&approve), "refused", Some("requires-unmet"), 4);
+    let full = [
+        vec!["React".to_owned()],
+        vec!["Rust".to_owned(), "Go".to_owned()],
+    ];
+    expect(&w.ok(&reply("q4", &full)), "replied", None, 0);
+    let verdict: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.runtime.verdict_file("req-q").unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(
+        verdict,
+        json!({"decision": "allow", "request": "req-q", "answers": [["React"], ["Rust", "Go"]]})
+    );
+    assert!(
+        w.fleet.sent().is_empty(),
+        "no keys to the question's picker"
+    );
+    // The hook gave up: nothing parked to answer, whatever the stamps still say.
+    std::fs::remove_file(w.runtime.verdict_file("req-q").unwrap()).unwrap();
+    std::fs::remove_file(w.runtime.request_file("req-q").unwrap()).unwrap();
+    let dismiss = Order {
+        binder: &bound,
+        ..order("q5", "%1", &Action::QuestionReject, answer())
+    };
+    expect(&w.ok(&dismiss), "refused", Some("request-gone"), 4);
+}
+
 #[test]
 fn a_held_pane_lock_is_locked_and_releases_the_claim() {
     let mut w = World::new();

@@ -81,6 +81,7 @@ fn pane(story: &Story, index: usize, api: &str) -> Pane {
         question: None,
         transcript: transcript_format(actor.agent).map(|format| TranscriptSpec {
             format,
+            sample: None,
             corpus: false,
             events: 24,
             unknown_every: None,

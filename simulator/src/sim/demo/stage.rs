@@ -408,6 +408,7 @@ fn write_verdict(runtime: &Path, request: &str) -> anyhow::Result<()> {
         decision: schema::hook::Decision::Allow,
         request: request.to_owned(),
         message: None,
+        answers: None,
     };
     let created = std::fs::OpenOptions::new()
         .write(true)

@@ -12,7 +12,8 @@
 //!
 //! Modules: [`cycle`] (the records of `write` and `grow`), [`corpus`] (every event kind of both
 //! stores, in a fixed order), [`big`] (benchmark files, streamed), [`resume`] (continuing a file),
-//! [`files`] (rewrite, truncate, replace, rotate).
+//! [`files`] (rewrite, truncate, replace, rotate). A transcript sample of the kit is no generated
+//! record: [`write_sample`] copies it.
 
 mod big;
 mod corpus;
@@ -59,12 +60,7 @@ pub fn write(
         (true, TranscriptFormat::Codex) => corpus::CODEX_RECORDS as u64,
     };
     let start = now_ms.saturating_sub((corpus + recipe.events) * 1000);
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(e).with_context(|| format!("removing {}", path.display()));
-        }
-        _ => {}
-    }
+    remove(path)?;
     let mut generator = Generator::new(format, session, cwd, branch, start);
     if recipe.corpus {
         generator.append_corpus(path)?;
@@ -75,6 +71,33 @@ pub fn write(
         recipe.unknown_every,
         recipe.pending_call,
     )
+}
+
+/// Writes a transcript sample of the kit at `path` as it is (replacing a file there, its
+/// directory made): no record is generated, so the file is the agent's own shape to the byte.
+/// A missing sample is an error naming its path.
+pub fn write_sample(path: &Path, sample: &Path) -> anyhow::Result<()> {
+    let bytes = match std::fs::read(sample) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("the transcript sample {} does not exist", sample.display())
+        }
+        read => read.with_context(|| format!("reading {}", sample.display()))?,
+    };
+    remove(path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Removes the file at `path`, if there is one, so what is written there is a new file.
+fn remove(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The generator's position in a transcript.
