@@ -267,10 +267,7 @@ impl Reader {
             error,
         };
         let header_cap = usize::try_from(limits.window.header_bytes).unwrap_or(usize::MAX);
-        let session = open
-            .session
-            .as_ref()
-            .map(|meta| header::cap_session(meta, header_cap));
+        let session = open.session.clone();
         // The session metadata goes out with every page: its bytes come off the room first, and
         // what is left must hold one event however far its strings are cut.
         let session_size = session.as_ref().map_or(0, |meta| {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{Generator, hash, uuid};
 
 /// Records in the Claude Code corpus.
-pub const CLAUDE_RECORDS: usize = 19;
+pub const CLAUDE_RECORDS: usize = 20;
 /// Records in the Codex corpus.
 pub const CODEX_RECORDS: usize = 27;
 
@@ -140,22 +140,27 @@ impl Generator {
                 "type": "tool_result",
                 "content": build_log(),
             }])),
-            5 => self.claude_assistant(
+            // Records 5 to 7 are one API message streamed as three records (Claude Code 2.0.76 to
+            // 2.1.6x): one `message.id`, `stop_reason: null`, each a copy of the usage whose output
+            // count is a placeholder but on the last part.
+            5 => self.claude_part(
                 vec![json!({
                     "type": "thinking",
                     "thinking": "The log shows one failing test: parse::tests::empty_input.\nAn empty slice must give an empty token list, not an error.",
                     "signature": format!("EqMB{:016x}", hash(&[&self.session_id, "sig"], 5)),
                 })],
-                None,
+                5,
+                Some(8),
             ),
-            6 => self.claude_assistant(
+            6 => self.claude_part(
                 vec![json!({
                     "type": "redacted_thinking",
                     "data": format!("EmwKAhgB{}", "Qk9SRUFMSVNSRURBQ1RFRA".repeat(12)),
                 })],
-                None,
+                5,
+                Some(8),
             ),
-            7 => self.claude_assistant(
+            7 => self.claude_part(
                 vec![
                     json!({ "type": "text", "text": "I'll run the failing test and read the parser." }),
                     json!({
@@ -171,7 +176,8 @@ impl Generator {
                         "input": { "file_path": "src/parse.rs" },
                     }),
                 ],
-                Some("tool_use"),
+                5,
+                None,
             ),
             8 => self.claude_user(json!([
                 {
@@ -250,9 +256,17 @@ impl Generator {
                     "type": "text",
                     "text": "The parser now returns an empty token list for empty input; all 214 tests pass.",
                 })],
-                Some("end_turn"),
+                None,
             ),
-            17 => self.claude_user(json!("Now clean the build directory.")),
+            // The turn's end, as Claude Code 2.1 writes it (the stop reason never reaches the file).
+            17 => {
+                let mut record = self.claude_base("system");
+                record["subtype"] = json!("turn_duration");
+                record["durationMs"] = json!(48_213);
+                record["isMeta"] = json!(false);
+                record
+            }
+            18 => self.claude_user(json!("Now clean the build directory.")),
             _ => self.claude_assistant(
                 vec![json!({
                     "type": "tool_use",
@@ -433,7 +447,7 @@ mod tests {
             "the first conversation record"
         );
         assert_eq!(records[3]["parentUuid"], records[2]["uuid"]);
-        assert_eq!(g.parent.as_deref(), records[18]["uuid"].as_str());
+        assert_eq!(g.parent.as_deref(), records[19]["uuid"].as_str());
         let mut g = Generator::new(TranscriptFormat::Codex, "s", "/w", "main", 0);
         assert_eq!(g.corpus().len(), CODEX_RECORDS);
     }

@@ -268,6 +268,29 @@ impl Generator {
         record
     }
 
+    /// A part of a streamed Claude Code message that began at record `first`: the message's id and
+    /// request id, no stop reason, and the message's usage with `output` as its output count (a
+    /// placeholder on every part but the last, `None` for the final count).
+    fn claude_part(&self, content: Vec<Value>, first: u64, output: Option<u64>) -> Value {
+        let mut record = self.claude_assistant(content, None);
+        record["message"]["id"] = json!(format!(
+            "msg_{:016x}",
+            hash(&[&self.session_id, "msg"], first)
+        ));
+        record["requestId"] = json!(format!(
+            "req_{:016x}",
+            hash(&[&self.session_id, "req"], first)
+        ));
+        let usage = &mut record["message"]["usage"];
+        usage["input_tokens"] = json!(4 + first % 7);
+        usage["cache_creation_input_tokens"] = json!(1200 + first * 13 % 500);
+        usage["cache_read_input_tokens"] = json!(14000 + first * 97);
+        if let Some(output) = output {
+            usage["output_tokens"] = json!(output);
+        }
+        record
+    }
+
     /// Gives a Claude Code conversation record (one with `parentUuid`) its `uuid` and
     /// `timestamp`, and makes it the next record's parent.
     fn chain(&mut self, record: &mut Value) {
