@@ -533,4 +533,6 @@ mod pager;
 use pager::Pager;
 
 #[cfg(test)]
+mod samples;
+#[cfg(test)]
 mod tests;
