@@ -144,7 +144,7 @@ pub struct EventArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
-    /// Print the settings snippet for an agent (claude, codex).
+    /// Print the settings snippet for an agent (claude, codex, gemini).
     #[command(after_help = "Example:\n  corral hooks print claude")]
     Print {
         /// The agent.
@@ -153,7 +153,7 @@ pub enum HooksCommand {
     /// Merge the snippet into the agent's settings, keeping everything else (a backup is kept;
     /// installing twice changes nothing).
     #[command(
-        after_help = "Examples:\n  corral hooks install claude     ~/.claude/settings.json\n  corral hooks install codex      ~/.codex/config.toml"
+        after_help = "Examples:\n  corral hooks install claude     ~/.claude/settings.json\n  corral hooks install codex      ~/.codex/hooks.json and ~/.codex/config.toml\n  corral hooks install gemini     ~/.gemini/settings.json"
     )]
     Install {
         /// The agent.
