@@ -425,13 +425,20 @@ fn hooks_print_and_install_keep_the_users_settings() {
     assert_eq!(codex.lines().count(), 2, "{codex}");
     let config = std::fs::read_to_string(home.dir.path().join(".codex/config.toml")).unwrap();
     assert!(config.starts_with("notify = ["), "{config}");
-    assert!(merged["hooks"]["StopFailure"].is_array(), "API errors reach the pane");
+    assert!(
+        merged["hooks"]["StopFailure"].is_array(),
+        "API errors reach the pane"
+    );
 
     // Gemini CLI: its own events, millisecond time-outs, hooks switched on, the rest kept; a
     // person's `hooksConfig.enabled = false` is kept, and said.
     let gemini = home.dir.path().join(".gemini/settings.json");
     std::fs::create_dir_all(gemini.parent().unwrap()).unwrap();
-    std::fs::write(&gemini, r#"{"theme":"GitHub","hooksConfig":{"enabled":false}}"#).unwrap();
+    std::fs::write(
+        &gemini,
+        r#"{"theme":"GitHub","hooksConfig":{"enabled":false}}"#,
+    )
+    .unwrap();
     let said = home.ok(&["hooks", "install", "gemini"]);
     assert!(said.contains("hooksConfig.enabled is false"), "{said}");
     let merged: Value = serde_json::from_str(&std::fs::read_to_string(&gemini).unwrap()).unwrap();
