@@ -115,10 +115,59 @@ pub fn send_json(
     Ok(response.map_err(failed)?.status().as_u16())
 }
 
+/// A loopback HTTP server's halves for tests: reading a whole request and answering it so the
+/// client always sees the answer.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpStream};
+    use std::time::Duration;
+
+    /// Reads one whole request (its head and as many body bytes as its content-length says; a
+    /// client may send the body in a segment of its own) and returns it, or what came before the
+    /// client closed.
+    pub fn read_request(stream: &mut TcpStream) -> String {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).unwrap_or(0);
+            seen.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            if n == 0 {
+                return text;
+            }
+            let Some(head_end) = text.find("\r\n\r\n") else {
+                continue;
+            };
+            let length = text[..head_end]
+                .lines()
+                .filter_map(|line| line.split_once(':'))
+                .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+                .map_or(0, |(_, value)| value.trim().parse::<usize>().unwrap_or(0));
+            if seen.len() >= head_end + 4 + length {
+                return text;
+            }
+        }
+    }
+
+    /// Answers `status` (such as `200 OK`) with `body` and `connection: close`, then closes
+    /// only once the client has: a close with unread bytes would be a reset, and a reset can
+    /// reach the client before the answer does.
+    pub fn answer(mut stream: TcpStream, status: &str, body: &str) {
+        let _ = write!(
+            stream,
+            "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.shutdown(Shutdown::Write);
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let _ = stream.read_to_end(&mut Vec::new());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
     use std::net::TcpListener;
 
     #[test]
@@ -168,19 +217,13 @@ mod tests {
         let server = std::thread::spawn(move || {
             for body in ["[1,2]", "{}"] {
                 let (mut stream, _) = listener.accept().unwrap();
-                let mut buf = [0u8; 4096];
-                let _ = stream.read(&mut buf).unwrap();
+                testing::read_request(&mut stream);
                 let status = if body == "{}" {
                     "404 Not Found"
                 } else {
                     "200 OK"
                 };
-                write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .unwrap();
+                testing::answer(stream, status, body);
             }
         });
         let value = get_json(&url, "/question", Duration::from_secs(2)).unwrap();

@@ -1,6 +1,5 @@
 //! Every card variant and lane, against real files, a real transcript and a local HTTP server.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Instant;
 
@@ -274,16 +273,9 @@ fn api(body: Option<&'static str>) -> (String, std::thread::JoinHandle<()>) {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let handle = std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
-        let mut buf = [0u8; 4096];
-        let _ = stream.read(&mut buf);
+        crate::http::testing::read_request(&mut stream);
         match body {
-            Some(body) => {
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
+            Some(body) => crate::http::testing::answer(stream, "200 OK", body),
             None => std::thread::sleep(Duration::from_millis(1500)),
         }
     });

@@ -1,7 +1,6 @@
 //! Every gate, refusal and lane of a dispatch against a scripted fleet, real ledger and lock
 //! files, and a local HTTP server for the api lane.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 
 use schema::{Binder, Detail, State};
@@ -567,33 +566,6 @@ fn an_exec_action_at_the_host_starts_its_supervisor_and_answers_spawned() {
     assert!(w.fleet.sent().is_empty(), "nothing typed into the pane");
 }
 
-/// One HTTP request: its head and, per its content-length, its body.
-fn read_request(stream: &mut std::net::TcpStream) -> String {
-    let mut bytes = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf).unwrap();
-        bytes.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length: usize = text
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|v| v.trim().parse().unwrap())
-                })
-                .unwrap_or(0);
-            if bytes.len() >= end + 4 + length || n == 0 {
-                return text;
-            }
-        }
-        if n == 0 {
-            return text;
-        }
-    }
-}
-
 /// A local agent API answering each request with the next status (or never, for 0); the
 /// requests it saw come back from the handle.
 fn api(statuses: &'static [u16]) -> (String, std::thread::JoinHandle<Vec<String>>) {
@@ -603,15 +575,12 @@ fn api(statuses: &'static [u16]) -> (String, std::thread::JoinHandle<Vec<String>
         let mut seen = Vec::new();
         for status in statuses {
             let (mut stream, _) = listener.accept().unwrap();
-            seen.push(read_request(&mut stream));
+            seen.push(crate::http::testing::read_request(&mut stream));
             if *status == 0 {
                 std::thread::sleep(Duration::from_millis(2500));
                 continue;
             }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\ncontent-length: 4\r\nconnection: close\r\n\r\ntrue"
-            );
+            crate::http::testing::answer(stream, &format!("{status} X"), "true");
         }
         seen
     });
