@@ -27,7 +27,7 @@ pub fn header(part: &Part<'_>, cursor: Cursor, cap: usize) -> EventHeader {
         cursor,
         kind: cap_kind(&part.kind, cap),
         ts: part.ts.map(|ts| capped(ts, cap)),
-        preview: part.preview.and_then(|text| preview(text, cap)),
+        preview: part.preview.as_deref().and_then(|text| preview(text, cap)),
         body: None,
     }
 }

@@ -447,21 +447,23 @@ fn study(
     let document = first_line
         .as_deref()
         .is_some_and(|line| matches!(line.trim_ascii(), b"{" | b"["));
+    // The file's own records decide, not the pane's agent: a pane can be named for one agent
+    // and point at another's file (a wrapper, a resumed session, a stale stamp), and a file read
+    // in a format it is not in is misread line by line. The agent decides only while the head
+    // holds no JSON record at all (an empty file still to be written, a first line still torn).
     let format = if document {
         Err(ONE_DOCUMENT.to_owned())
+    } else if head.first().is_some_and(classify::is_gemini_chat) {
+        Err(GEMINI_LINES.to_owned())
     } else {
-        match Format::of_agent(agent) {
+        match head.iter().find_map(Format::sniff) {
             Some(format) => Ok(format),
-            // An agent that does not say: the first record that any store would write decides,
-            // and a file with none (but an empty one, still to be written) is refused.
-            None => match head.iter().find_map(Format::sniff) {
+            None if head.is_empty() => match Format::of_agent(agent) {
                 Some(format) => Ok(format),
-                None if head.is_empty() && read == 0 => Ok(Format::Claude),
-                None if head.first().is_some_and(classify::is_gemini_chat) => {
-                    Err(GEMINI_LINES.to_owned())
-                }
+                None if read == 0 => Ok(Format::Claude),
                 None => Err(UNKNOWN_FORMAT.to_owned()),
             },
+            None => Err(UNKNOWN_FORMAT.to_owned()),
         }
     };
     let stem = path.file_stem().and_then(|stem| stem.to_str());

@@ -146,7 +146,7 @@ impl<'r, 'o, 'a> Pager<'r, 'o, 'a> {
                         fold.records += 1;
                         fold.oldest = record;
                         fold.ts = only.ts.map(str::to_owned);
-                        fold.preview = only.preview.map(str::to_owned);
+                        fold.preview = only.preview.as_deref().map(str::to_owned);
                     }
                     _ => {
                         if let Err(stop) = self.flush() {
@@ -157,7 +157,7 @@ impl<'r, 'o, 'a> Pager<'r, 'o, 'a> {
                             records: 1,
                             oldest: record,
                             ts: only.ts.map(str::to_owned),
-                            preview: only.preview.map(str::to_owned),
+                            preview: only.preview.as_deref().map(str::to_owned),
                         });
                     }
                 }

@@ -1,6 +1,7 @@
 //! The reader against the kit's transcript samples (`golden/fixtures/transcripts/`): files that
-//! reproduce what Claude Code 2.0 and 2.1 and Codex before the envelope, at 0.40 and at 0.104
-//! write, version by version (their README says where each shape comes from).
+//! reproduce what Claude Code 2.0 and 2.1, Codex before the envelope, at 0.40 and at 0.104, and
+//! Gemini CLI before and after 0.39 write, version by version (their README says where each
+//! shape comes from).
 //!
 //! - Every sample's events, read from the end to the head, are written out as text and compared
 //!   with `samples/<name>.txt`: a change of classification shows as a diff of that file.
@@ -29,12 +30,14 @@ fn expected_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/transcript/samples")
 }
 
-/// Every sample, by file name, with the agent its file is for.
+/// Every sample the reader serves (Claude Code's and Codex's), by file name, with the agent its
+/// file is for.
 fn samples() -> Vec<(String, &'static str, PathBuf)> {
     let mut out: Vec<(String, &'static str, PathBuf)> = std::fs::read_dir(samples_dir())
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .filter(|path| !is_gemini(path))
         .map(|path| {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let agent = if name.starts_with("codex") {
@@ -48,6 +51,45 @@ fn samples() -> Vec<(String, &'static str, PathBuf)> {
     out.sort();
     assert!(out.len() >= 7, "{out:?}");
     out
+}
+
+fn is_gemini(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("gemini"))
+}
+
+/// Gemini CLI's chats, in JSON lines (0.39 on) and as one JSON document (before), are refused
+/// with their reason whatever agent the pane is named for: never read as another store's.
+#[test]
+fn gemini_samples_are_refused_with_their_reason_on_any_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reader = Reader::new(Keyring::load_or_create(dir.path()).unwrap());
+    let gemini: Vec<PathBuf> = std::fs::read_dir(samples_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| is_gemini(path))
+        .collect();
+    assert_eq!(gemini.len(), 2, "{gemini:?}");
+    for path in &gemini {
+        let why = if path.extension().is_some_and(|ext| ext == "jsonl") {
+            "Gemini CLI chat in JSON lines"
+        } else {
+            "one JSON document"
+        };
+        for agent in ["gemini", "claude", "codex", "opencode"] {
+            let source = Source {
+                pane: "%1",
+                agent,
+                path,
+            };
+            match reader.window(&source, limits(4096), None) {
+                Err(TranscriptError::Unsupported(reason)) => {
+                    assert!(reason.contains(why), "{}: {reason}", path.display());
+                }
+                other => panic!("{} on a {agent} pane: {other:?}", path.display()),
+            }
+        }
+    }
 }
 
 fn limits(room: usize) -> PageLimits {

@@ -775,6 +775,25 @@ fn a_file_in_a_format_the_reader_does_not_know_is_unsupported() {
             "{\"sessionId\":\"1a2b3c4d\",\"projectHash\":\"ab\",\"startTime\":\"t\",\"lastUpdated\":\"t\",\"kind\":\"main\"}\n{\"id\":\"m1\",\"timestamp\":\"t\",\"type\":\"user\",\"content\":[{\"text\":\"hi\"}]}\n",
             "Gemini CLI chat in JSON lines",
         ),
+        // A Gemini chat on a pane named for another agent is still a Gemini chat.
+        (
+            "claude",
+            "session-2026-05-01T10-00-5e6f7a8b.jsonl",
+            "{\"sessionId\":\"5e6f7a8b\",\"projectHash\":\"ab\",\"startTime\":\"t\",\"lastUpdated\":\"t\",\"kind\":\"main\"}\n{\"id\":\"m1\",\"timestamp\":\"t\",\"type\":\"user\",\"content\":[{\"text\":\"hi\"}]}\n",
+            "Gemini CLI chat in JSON lines",
+        ),
+        (
+            "codex",
+            "rollout-gemini.jsonl",
+            "{\"sessionId\":\"5e6f7a8b\",\"projectHash\":\"ab\",\"startTime\":\"t\",\"lastUpdated\":\"t\",\"kind\":\"main\"}\n",
+            "Gemini CLI chat in JSON lines",
+        ),
+        (
+            "claude",
+            "cursor-like.jsonl",
+            "{\"role\":\"user\",\"message\":{\"content\":[]}}\n",
+            "no format this host reads",
+        ),
         (
             "cursor-like",
             "t.jsonl",

@@ -75,8 +75,9 @@ const ATTACHMENTS: &[&str] = &[
     "mcp_resource",
 ];
 
-/// Record types only Claude Code writes: a record of one of these, or one carrying Claude's
-/// envelope (`uuid` and `sessionId`), says a file is Claude Code's.
+/// Record types Claude Code writes: a record of one of these carrying Claude's envelope
+/// (`uuid` or `sessionId`) or its `message` object says a file is Claude Code's (Gemini CLI's
+/// chat lines have a `type` of `user` too, but their text is in `content`).
 const TYPES: &[&str] = &["user", "assistant", "system", "attachment"];
 
 /// True when `record` is one Claude Code writes.
@@ -86,7 +87,11 @@ pub fn looks_like(record: &Node) -> bool {
     };
     BOOKKEEPING.contains(&type_name)
         || (TYPES.contains(&type_name)
-            && (record.get("uuid").is_some() || record.get("sessionId").is_some()))
+            && (record.get("uuid").is_some()
+                || record.get("sessionId").is_some()
+                || record
+                    .get("message")
+                    .is_some_and(|m| m.get("content").is_some())))
 }
 
 pub fn classify(record: &Node, last_part: bool) -> Vec<Part<'_>> {

@@ -24,6 +24,8 @@
 //!   unified exec (`exec_command`) `Process exited with code N` (or `Process running with
 //!   session ID N`, still running), or a failure to run at all (`execution error: ...`).
 
+use std::borrow::Cow;
+
 use schema::transcript::{
     AssistantText, Compaction, EventKind, PermissionRequest, SessionMeta, Thinking, ToolCall,
     ToolResult, TurnBoundary, Usage, UserMessage,
@@ -217,8 +219,11 @@ fn response_item<'a>(payload: &'a Node, payload_type: &str, ts: Option<&'a str>)
                 Some(Node::Str(text)) => Body::Text(text),
                 _ => Body::Json(payload),
             };
-            let preview = output.and_then(Node::as_str);
-            Part::new(kind, ts, body).with_preview(preview)
+            let preview = match output {
+                Some(Node::Str(text)) => output_preview(&text.text),
+                _ => None,
+            };
+            Part::new(kind, ts, body).with_made_preview(preview)
         }
         // Undo snapshots and the encrypted form of a remote compaction.
         kind @ ("ghost_snapshot" | "compaction" | "compaction_summary") => Part::new(
@@ -351,6 +356,91 @@ fn text_status(text: &Text) -> ToolStatus {
         }
     }
     ToolStatus::Ok
+}
+
+/// What a person reads first of a tool's output: the output itself, not the form around it.
+/// The JSON text of `shell` and `apply_patch` shows its `output` string decoded (never
+/// `{"output":"…\n…` with its escapes); unified exec shows what follows `Output:`, or its
+/// `Process exited with code N` line when the command printed nothing.
+fn output_preview(text: &str) -> Option<Cow<'_, str>> {
+    let head = text.trim_start();
+    if let Some(rest) = head.strip_prefix(JSON_OUTPUT_KEY) {
+        return Some(Cow::Owned(json_string_start(rest, PREVIEW_SOURCE)));
+    }
+    if head.starts_with("Chunk ID:") || head.starts_with("Wall time:") {
+        let (header, output) = head.split_once("\nOutput:").unwrap_or((head, ""));
+        let printed = output.lines().any(|line| !line.trim().is_empty());
+        return if printed {
+            Some(Cow::Borrowed(output))
+        } else {
+            header
+                .lines()
+                .find(|line| line.starts_with("Process "))
+                .map(Cow::Borrowed)
+        };
+    }
+    Some(Cow::Borrowed(text))
+}
+
+/// How the JSON text of an output begins.
+const JSON_OUTPUT_KEY: &str = "{\"output\":\"";
+
+/// Characters of a JSON-text output decoded for its preview: more than a preview's first line
+/// needs after blank lines.
+const PREVIEW_SOURCE: usize = 2048;
+
+/// The start of a JSON string's contents (`text` begins just after its opening quote), decoded,
+/// up to its closing quote, the end of `text` (a cut string) or `max` characters. An escape
+/// that does not decode (a lone surrogate, a cut `\u`) becomes U+FFFD.
+fn json_string_start(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    let mut count = 0;
+    while count < max {
+        let Some(c) = chars.next() else { break };
+        count += 1;
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('b') => out.push('\u{8}'),
+                Some('f') => out.push('\u{c}'),
+                Some('u') => out.push(unicode_escape(&mut chars)),
+                Some(other) => out.push(other),
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The character of a `\uXXXX` escape (the `\u` taken), joining a surrogate pair.
+fn unicode_escape(chars: &mut std::str::Chars<'_>) -> char {
+    fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
+        let digits: String = chars.by_ref().take(4).collect();
+        (digits.len() == 4)
+            .then(|| u32::from_str_radix(&digits, 16).ok())
+            .flatten()
+    }
+    let Some(first) = hex4(chars) else {
+        return char::REPLACEMENT_CHARACTER;
+    };
+    if (0xD800..0xDC00).contains(&first) {
+        let mut ahead = chars.clone();
+        if ahead.next() == Some('\\')
+            && ahead.next() == Some('u')
+            && let Some(low) = hex4(&mut ahead).filter(|low| (0xDC00..0xE000).contains(low))
+        {
+            *chars = ahead;
+            let code = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+            return char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+        }
+        return char::REPLACEMENT_CHARACTER;
+    }
+    char::from_u32(first).unwrap_or(char::REPLACEMENT_CHARACTER)
 }
 
 /// The integer at the start of `text` (`-1` included).

@@ -18,6 +18,7 @@ mod claude;
 mod codex;
 
 use schema::transcript::{Bookkeeping, EventKind, SessionMeta, TypeName};
+use std::borrow::Cow;
 
 use super::json::{Node, Text};
 
@@ -150,8 +151,9 @@ pub struct Part<'a> {
     pub kind: EventKind,
     /// The store's timestamp string.
     pub ts: Option<&'a str>,
-    /// The text whose first line is the preview.
-    pub preview: Option<&'a str>,
+    /// The text whose first line is the preview: the store's own, or one made from it (the
+    /// output inside a Codex JSON-text tool result).
+    pub preview: Option<Cow<'a, str>>,
     /// The content an `event` request returns.
     pub body: Body<'a>,
     /// A tool call's arguments: the agent's own object, or (Codex) the JSON text holding it.
@@ -175,6 +177,11 @@ impl<'a> Part<'a> {
     }
 
     fn with_preview(mut self, preview: Option<&'a str>) -> Part<'a> {
+        self.preview = preview.map(Cow::Borrowed);
+        self
+    }
+
+    fn with_made_preview(mut self, preview: Option<Cow<'a, str>>) -> Part<'a> {
         self.preview = preview;
         self
     }

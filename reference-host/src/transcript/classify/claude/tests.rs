@@ -27,7 +27,7 @@ fn a_user_prompt_is_a_user_message_with_its_size_and_preview() {
     let parts = classify(&record, true);
     assert_eq!(kinds(&parts), ["user_message"]);
     assert_eq!(parts[0].ts, Some("2026-01-01T00:00:00Z"));
-    assert_eq!(parts[0].preview, Some("fix it\nplease"));
+    assert_eq!(parts[0].preview.as_deref(), Some("fix it\nplease"));
     let EventKind::UserMessage(m) = &parts[0].kind else {
         panic!()
     };
@@ -54,7 +54,7 @@ fn one_record_with_several_blocks_yields_several_events_in_order() {
     assert_eq!(call.name, "Bash");
     assert_eq!(call.call_id.as_deref(), Some("toolu_1"));
     assert_eq!(call.arg_keys, ["command", "description"]);
-    assert_eq!(parts[2].preview, Some("ls"));
+    assert_eq!(parts[2].preview.as_deref(), Some("ls"));
     assert_eq!(type_name(&parts[3].kind), "assistant:hologram");
 }
 
@@ -188,14 +188,14 @@ fn compaction_artefacts_are_bookkeeping_with_plain_previews() {
     );
     let parts = classify(&echo, true);
     assert_eq!(type_name(&parts[0].kind), "user:command");
-    assert_eq!(parts[0].preview, Some("/compact"));
+    assert_eq!(parts[0].preview.as_deref(), Some("/compact"));
     let output = node(
         r#"{"type":"user","message":{"role":"user","content":"<local-command-stdout>\u001b[2mCompacted (ctrl+o to see full summary)\u001b[22m</local-command-stdout>"}}"#,
     );
     let parts = classify(&output, true);
     assert_eq!(type_name(&parts[0].kind), "user:command_output");
     assert_eq!(
-        parts[0].preview,
+        parts[0].preview.as_deref(),
         Some("\u{1b}[2mCompacted (ctrl+o to see full summary)\u{1b}[22m"),
         "the tags go here; the header cleans the escapes"
     );

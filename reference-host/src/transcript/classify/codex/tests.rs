@@ -125,6 +125,69 @@ fn a_long_outputs_exit_code_is_read_from_its_tail() {
     assert_eq!(result.status, ToolStatus::Error);
 }
 
+fn output_preview_of(output: &str) -> Option<String> {
+    let record = serde_json::json!({
+        "timestamp": "t",
+        "type": "response_item",
+        "payload": {"type": "function_call_output", "call_id": "c", "output": output},
+    });
+    one(&record.to_string()).preview.map(|p| p.into_owned())
+}
+
+/// A tool result's preview is the output a person reads, not the form Codex wraps it in: the
+/// JSON text's `output` decoded (escapes, a surrogate pair, a string cut before its end), unified
+/// exec's text after `Output:` (its exit line when it printed nothing), other forms as written.
+#[test]
+fn a_tool_results_preview_is_its_output_not_its_wrapping() {
+    let json_text = |output: &str| {
+        serde_json::json!({"output": output, "metadata": {"exit_code": 0, "duration_seconds": 0.0}})
+            .to_string()
+    };
+    let cases = [
+        (
+            json_text("Success. Updated the following files:\nM src/a.rs\n"),
+            "Success. Updated the following files:\nM src/a.rs\n",
+        ),
+        (
+            json_text("say \"hi\"\t\\ \u{e9}\u{1F600}"),
+            "say \"hi\"\t\\ \u{e9}\u{1F600}",
+        ),
+        (
+            r#"{"output":"\ud83d\ude00 ok \ud83d lone"#.to_owned(),
+            "\u{1F600} ok \u{FFFD} lone",
+        ),
+        (
+            "Chunk ID: c011f8\nWall time: 0.2 seconds\nProcess exited with code 0\nOriginal token count: 9\nOutput:\nrunning 3 tests\n".to_owned(),
+            "\nrunning 3 tests\n",
+        ),
+        (
+            "Chunk ID: 0fcd4f\nWall time: 1.0 seconds\nProcess exited with code 2\nOutput:\n".to_owned(),
+            "Process exited with code 2",
+        ),
+        (
+            "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nboom\n".to_owned(),
+            "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nboom\n",
+        ),
+        (
+            "execution error: No such file or directory (os error 2)".to_owned(),
+            "execution error: No such file or directory (os error 2)",
+        ),
+    ];
+    for (output, want) in cases {
+        assert_eq!(
+            output_preview_of(&output).as_deref(),
+            Some(want),
+            "{output}"
+        );
+    }
+    // As the window shows it: the first line with something on it.
+    let shown = crate::transcript::header::preview(
+        &output_preview_of(&json_text("\n\n  Compiling api\nFinished")).unwrap(),
+        256,
+    );
+    assert_eq!(shown.as_deref(), Some("  Compiling api"));
+}
+
 /// Usage is the last turn's beside the window, never the session's running total.
 #[test]
 fn usage_is_the_last_turns_and_a_token_count_without_info_is_bookkeeping() {
@@ -175,7 +238,7 @@ fn injected_context_is_not_the_persons_words() {
     let ide = one(&user(
         "# Context from my IDE setup:\n\n## Active file: src/lib.rs\n\n## Open tabs:\n- lib.rs: src/lib.rs\n\n## My request for Codex:\nrename foo to bar\n",
     ));
-    assert_eq!(ide.preview, Some("rename foo to bar\n"));
+    assert_eq!(ide.preview.as_deref(), Some("rename foo to bar\n"));
     assert!(matches!(ide.kind, EventKind::UserMessage(ref m) if m.bytes == 18));
     let mirror = one(
         r#"{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"fix the tests","kind":"plain"}}"#,
