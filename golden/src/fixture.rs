@@ -259,6 +259,11 @@ pub enum TranscriptFormat {
     Claude,
     /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`.
     Codex,
+    /// Gemini CLI: `~/.gemini/tmp/<slug of the cwd's last path component>/chats/session-<UTC
+    /// time to the minute>-<first 8 characters of the session>.jsonl` (`.json` for a sample
+    /// whose name ends in `.json`, a chat as Gemini CLI saved it before 0.39). Only a `sample`:
+    /// the simulator generates no Gemini CLI record.
+    Gemini,
 }
 
 /// Reads a fixture file, and refuses one that says two things at once (a transcript `sample`
@@ -296,21 +301,31 @@ impl Fixture {
 
 impl TranscriptSpec {
     /// A `sample` is a plain file name, and is written as it is: a field that generates records
-    /// beside it is an error saying which.
+    /// beside it is an error saying which. A Gemini CLI transcript is only ever a sample.
     pub fn check(&self) -> Result<(), String> {
+        if self.format == TranscriptFormat::Gemini {
+            let generating = self.generating();
+            if !generating.is_empty() {
+                return Err(format!(
+                    "a gemini transcript is a sample written byte for byte: the simulator \
+                     generates no Gemini CLI record, so it cannot take {} (drop them, and name \
+                     the `sample`)",
+                    generating.join(", ")
+                ));
+            }
+            if self.sample.is_none() {
+                return Err(
+                    "a gemini transcript needs a `sample`: the simulator generates no \
+                     Gemini CLI record"
+                        .to_owned(),
+                );
+            }
+        }
         let Some(sample) = &self.sample else {
             return Ok(());
         };
         check_sample_name(sample)?;
-        let generating: Vec<&str> = [
-            ("`corpus`", self.corpus),
-            ("`events`", self.events > 0),
-            ("`unknown_every`", self.unknown_every.is_some_and(|n| n > 0)),
-            ("`pending_call`", self.pending_call),
-        ]
-        .into_iter()
-        .filter_map(|(field, set)| set.then_some(field))
-        .collect();
+        let generating = self.generating();
         if !generating.is_empty() {
             return Err(format!(
                 "transcript sample {sample:?} is written byte for byte, with no generated record, \
@@ -319,6 +334,19 @@ impl TranscriptSpec {
             ));
         }
         Ok(())
+    }
+
+    /// The fields set that would generate records, by name.
+    fn generating(&self) -> Vec<&'static str> {
+        [
+            ("`corpus`", self.corpus),
+            ("`events`", self.events > 0),
+            ("`unknown_every`", self.unknown_every.is_some_and(|n| n > 0)),
+            ("`pending_call`", self.pending_call),
+        ]
+        .into_iter()
+        .filter_map(|(field, set)| set.then_some(field))
+        .collect()
     }
 }
 
@@ -432,6 +460,50 @@ mod tests {
             err.contains("cannot take `corpus`, `events`, `pending_call`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_gemini_transcript_is_a_sample_and_nothing_else() {
+        for sample in ["gemini-0.39.jsonl", "gemini-0.38.json"] {
+            let fixture =
+                load_transcript(&format!("{{ format = 'gemini', sample = {sample:?} }}")).unwrap();
+            let spec = fixture.sessions[0].windows[0].panes[0]
+                .transcript
+                .clone()
+                .unwrap();
+            assert_eq!(spec.format, TranscriptFormat::Gemini);
+        }
+        for (transcript, named) in [
+            (
+                "{ format = 'gemini', sample = 'g.jsonl', corpus = true }",
+                "`corpus`",
+            ),
+            (
+                "{ format = 'gemini', sample = 'g.jsonl', events = 3 }",
+                "`events`",
+            ),
+            (
+                "{ format = 'gemini', unknown_every = 4 }",
+                "`unknown_every`",
+            ),
+            (
+                "{ format = 'gemini', pending_call = true }",
+                "`pending_call`",
+            ),
+        ] {
+            let err = load_transcript(transcript).unwrap_err();
+            for part in [
+                "f.toml",
+                "pane p",
+                "gemini",
+                "generates no Gemini CLI record",
+                named,
+            ] {
+                assert!(err.contains(part), "{transcript}: {err} lacks {part}");
+            }
+        }
+        let err = load_transcript("{ format = 'gemini' }").unwrap_err();
+        assert!(err.contains("needs a `sample`"), "{err}");
     }
 
     #[test]

@@ -282,13 +282,14 @@ pub struct Which {
 pub enum TranscriptAction {
     /// Write a new transcript for a pane (replacing one there); prints its path.
     #[command(
-        after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript write --pane codex-work --format codex --events 200 --pending-call\n  corral-sim transcript write --pane claude-idle --format claude --sample claude-2.1-late.jsonl"
+        after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript write --pane codex-work --format codex --events 200 --pending-call\n  corral-sim transcript write --pane claude-idle --format claude --sample claude-2.1-late.jsonl\n  corral-sim transcript write --pane gemini-idle --format gemini --sample gemini-0.39.jsonl"
     )]
     Write {
         /// Fixture name or %N.
         #[arg(long)]
         pane: String,
-        /// Store format: claude or codex.
+        /// Store format: claude, codex, or gemini (a `--sample` only: no Gemini CLI record is
+        /// generated).
         #[arg(long, value_parser = parse_format)]
         format: TranscriptFormat,
         /// Write this transcript sample as it is instead of generated records: a file name in
@@ -345,7 +346,8 @@ pub enum TranscriptAction {
         /// Target size: bytes, or with K, M, G (powers of 1024).
         #[arg(long)]
         bytes: String,
-        /// Format, when the file does not exist yet: claude or codex.
+        /// Format, when the file does not exist yet: claude or codex (gemini is refused: no
+        /// Gemini CLI record is generated).
         #[arg(long, value_parser = parse_format)]
         format: Option<TranscriptFormat>,
     },
@@ -544,8 +546,9 @@ fn parse_format(text: &str) -> Result<TranscriptFormat, String> {
     match text {
         "claude" => Ok(TranscriptFormat::Claude),
         "codex" => Ok(TranscriptFormat::Codex),
+        "gemini" => Ok(TranscriptFormat::Gemini),
         other => Err(format!(
-            "{other:?} is not a transcript format (claude, codex)"
+            "{other:?} is not a transcript format (claude, codex, gemini)"
         )),
     }
 }
@@ -796,7 +799,14 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                 detail.cwd.clone()
             };
             let path = path.unwrap_or_else(|| {
-                transcript::store_path(&sim_dir.join("home"), format, &cwd, &session, now)
+                transcript::store_path(
+                    &sim_dir.join("home"),
+                    format,
+                    &cwd,
+                    &session,
+                    now,
+                    sample.as_deref(),
+                )
             });
             match sample {
                 Some(sample) => transcript::write_sample(&path, &sample_file(sim_dir, &sample)?)?,
@@ -836,7 +846,10 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             unknown_every,
             pending_call,
         } => {
-            let (path, _) = resolve(sim_dir, &which)?;
+            let (path, known) = resolve(sim_dir, &which)?;
+            if let Some(format) = known {
+                transcript::generates(format)?;
+            }
             Generator::resume(&path)?.append(&path, events, unknown_every, pending_call)?;
         }
         TranscriptAction::Big {
@@ -845,6 +858,9 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
             format,
         } => {
             let (path, known) = resolve(sim_dir, &which)?;
+            if let Some(format) = format.or(known) {
+                transcript::generates(format)?;
+            }
             let target = parse_size(&bytes)?;
             let mut generator = if path.exists() {
                 Generator::resume(&path)?

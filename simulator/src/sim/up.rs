@@ -187,7 +187,14 @@ fn write_transcript(
         .session_id
         .clone()
         .unwrap_or_else(|| plan::session_id_for(&pane.name));
-    let path = transcript::store_path(home, spec.format, cwd, &session, now_ms);
+    let path = transcript::store_path(
+        home,
+        spec.format,
+        cwd,
+        &session,
+        now_ms,
+        spec.sample.as_deref(),
+    );
     match &spec.sample {
         Some(sample) => {
             transcript::write_sample(&path, &golden::fixture::sample_path(fixture, sample))

@@ -162,7 +162,7 @@ fn a_fixture_asks_for_the_corpus_and_a_transcript_rotates() {
             .collect()
     };
     let claude_kinds = kinds(&claude);
-    assert_eq!(claude_kinds.len(), 19);
+    assert_eq!(claude_kinds.len(), 20);
     assert_eq!(
         claude_kinds[..3],
         ["summary", "file-history-snapshot", "user"]
@@ -315,26 +315,8 @@ fn a_fixtures_sample_is_written_as_it_is_where_the_pane_is_stamped() {
             "/home/.codex/sessions/2023/11/14/",
         ),
     ] {
-        let (stamped, _, _) = sim.fake(&[
-            "-L",
-            &socket,
-            "display-message",
-            "-p",
-            "-t",
-            id,
-            "#{@agent_transcript}",
-        ]);
-        let stamped = stamped.trim_end();
+        let stamped = sample_as_stamped(&sim, &socket, &details, pane, id, sample);
         assert!(stamped.contains(store), "{pane}: {stamped}");
-        assert_eq!(
-            details[pane].transcript.clone().unwrap().0,
-            stamped,
-            "{pane}"
-        );
-        assert!(
-            std::fs::read(stamped).unwrap() == sample,
-            "{pane}: {stamped}"
-        );
     }
 
     // `transcript write --sample` finds its file beside the fixture `up` brought up.
@@ -425,4 +407,114 @@ fn a_missing_or_contradicted_sample_brings_nothing_up() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("byte for byte"), "{err}");
     assert!(err.contains("`events`"), "{err}");
+}
+
+/// The transcript path stamped on pane `id`, after checking that it is the one `sim.json` gives
+/// `pane` and that the file there holds `sample` byte for byte.
+fn sample_as_stamped(
+    sim: &Sim,
+    socket: &str,
+    details: &std::collections::BTreeMap<String, golden::sim_file::PaneDetail>,
+    pane: &str,
+    id: &str,
+    sample: &[u8],
+) -> String {
+    let (stamped, _, _) = sim.fake(&[
+        "-L",
+        socket,
+        "display-message",
+        "-p",
+        "-t",
+        id,
+        "#{@agent_transcript}",
+    ]);
+    let stamped = stamped.trim_end().to_owned();
+    assert_eq!(
+        details[pane].transcript.clone().unwrap().0,
+        stamped,
+        "{pane}"
+    );
+    assert!(
+        std::fs::read(&stamped).unwrap() == sample,
+        "{pane}: {stamped}"
+    );
+    stamped
+}
+
+/// Gemini CLI chats, as they are: a JSON-lines one and one JSON document.
+const GEMINI_LINES: &[u8] = b"{\"sessionId\":\"8f14e45f-ceea\",\"projectHash\":\"ab\",\"startTime\":\"t\",\"lastUpdated\":\"t\",\"kind\":\"main\"}\n{\"$rewindTo\":\"m1\"}\n";
+const GEMINI_DOCUMENT: &[u8] = b"{\n  \"sessionId\": \"b52f0c8e-91d4\",\n  \"messages\": []\n}";
+
+#[test]
+fn a_gemini_sample_lands_in_geminis_store_and_nothing_generates_gemini_records() {
+    let (_dir, fixture) = fixture_dir(
+        "[[session.window.pane]]\nname = 'gemini-lines'\nagent = 'gemini'\nstate = 'idle'\n\
+         session_id = '8f14e45f-ceea'\n\
+         transcript = { format = 'gemini', sample = 'gemini-0.39.jsonl' }\n\
+         [[session.window.pane]]\nname = 'gemini-document'\nagent = 'gemini'\nstate = 'idle'\n\
+         session_id = 'b52f0c8e-91d4'\n\
+         transcript = { format = 'gemini', sample = 'gemini-0.38.json' }\n",
+        &[
+            ("gemini-0.39.jsonl", GEMINI_LINES),
+            ("gemini-0.38.json", GEMINI_DOCUMENT),
+        ],
+    );
+    let sim = Sim::new();
+    let socket = unique_socket("gemini");
+    let (_, err, code) = up(&sim, &fixture, &socket);
+    assert_eq!(code, 0, "{err}");
+    let details = sim.sim_json().details;
+    for (pane, id, sample, file) in [
+        (
+            "gemini-lines",
+            "%0",
+            GEMINI_LINES,
+            "/home/.gemini/tmp/plain/chats/session-2023-11-14T22-13-8f14e45f.jsonl",
+        ),
+        (
+            "gemini-document",
+            "%1",
+            GEMINI_DOCUMENT,
+            "/home/.gemini/tmp/plain/chats/session-2023-11-14T22-13-b52f0c8e.json",
+        ),
+    ] {
+        let stamped = sample_as_stamped(&sim, &socket, &details, pane, id, sample);
+        assert!(stamped.ends_with(file), "{pane}: {stamped}");
+    }
+    for args in [
+        &[
+            "transcript",
+            "grow",
+            "--pane",
+            "gemini-lines",
+            "--events",
+            "2",
+        ][..],
+        &["transcript", "rotate", "--pane", "gemini-lines"][..],
+        &[
+            "transcript",
+            "big",
+            "--pane",
+            "gemini-document",
+            "--bytes",
+            "1K",
+        ][..],
+        &[
+            "transcript",
+            "write",
+            "--pane",
+            "gemini-lines",
+            "--format",
+            "gemini",
+        ][..],
+    ] {
+        let (_, err, code) = split(sim.run(SIM, args));
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains("generates no Gemini CLI"), "{args:?}: {err}");
+    }
+    assert!(
+        std::fs::read(&details["gemini-lines"].transcript.clone().unwrap().0).unwrap()
+            == GEMINI_LINES,
+        "left as it was"
+    );
 }

@@ -25,13 +25,14 @@ impl Generator {
     /// Appends records of about 4 KiB each until the file holds at least `bytes`; returns its
     /// size.
     pub fn fill_to(&mut self, path: &Path, bytes: u64) -> anyhow::Result<u64> {
+        super::generates(self.format)?;
         let mut out = open_append(path)?;
         let mut size = std::fs::metadata(path)
             .with_context(|| format!("reading {}", path.display()))?
             .len();
         // A rollout opens with its session and turn context, whatever follows.
         while self.format == TranscriptFormat::Codex && self.index < 2 && size < bytes {
-            let mut line = serde_json::to_vec(&self.next(0, false))?;
+            let mut line = serde_json::to_vec(&self.next(0, false)?)?;
             line.push(b'\n');
             out.write_all(&line)?;
             size += line.len() as u64;
@@ -49,6 +50,7 @@ impl Generator {
             match self.format {
                 TranscriptFormat::Claude => self.claude_line(&mut line, &envelope, &filler)?,
                 TranscriptFormat::Codex => self.codex_line(&mut line, &filler)?,
+                TranscriptFormat::Gemini => super::generates(self.format)?,
             }
             line.push(b'\n');
             out.write_all(&line)?;
@@ -180,6 +182,7 @@ mod tests {
                             .unwrap();
                     assert_eq!(output["metadata"]["exit_code"], 0);
                 }
+                TranscriptFormat::Gemini => unreachable!("not generated"),
             }
             // Growing goes on where the file ends.
             let mut again = Generator::resume(&path).unwrap();

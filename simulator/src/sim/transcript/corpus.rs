@@ -69,23 +69,22 @@ fn long_text() -> String {
 }
 
 impl Generator {
-    /// The corpus of the generator's store, from its current position (a new file).
-    pub fn corpus(&mut self) -> Vec<Value> {
-        let count = match self.format {
-            TranscriptFormat::Claude => CLAUDE_RECORDS,
-            TranscriptFormat::Codex => CODEX_RECORDS,
+    /// The corpus of the generator's store, from its current position (a new file). Gemini CLI's
+    /// store has none ([`super::generates`]).
+    pub fn corpus(&mut self) -> anyhow::Result<Vec<Value>> {
+        let (count, record_of): (usize, fn(&Self, usize) -> Value) = match self.format {
+            TranscriptFormat::Claude => (CLAUDE_RECORDS, Self::claude_corpus),
+            TranscriptFormat::Codex => (CODEX_RECORDS, Self::codex_corpus),
+            TranscriptFormat::Gemini => return Err(super::no_gemini_records()),
         };
         let mut out = Vec::with_capacity(count);
         for i in 0..count {
-            let mut record = match self.format {
-                TranscriptFormat::Claude => self.claude_corpus(i),
-                TranscriptFormat::Codex => self.codex_corpus(i),
-            };
+            let mut record = record_of(self, i);
             self.chain(&mut record);
             self.index += 1;
             out.push(record);
         }
-        out
+        Ok(out)
     }
 
     /// A tool call id of the corpus: `<prefix><16 hex digits>`, the `k`th of the session.
@@ -433,12 +432,12 @@ mod tests {
         for format in [TranscriptFormat::Claude, TranscriptFormat::Codex] {
             let make = || {
                 let mut g = Generator::new(format, "sess", "/w", "main", 1_700_000_000_000);
-                serde_json::to_string(&g.corpus()).unwrap()
+                serde_json::to_string(&g.corpus().unwrap()).unwrap()
             };
             assert_eq!(make(), make());
         }
         let mut g = Generator::new(TranscriptFormat::Claude, "s", "/w", "main", 0);
-        let records = g.corpus();
+        let records = g.corpus().unwrap();
         assert_eq!(records.len(), CLAUDE_RECORDS);
         assert_eq!(g.index, CLAUDE_RECORDS as u64);
         assert_eq!(
@@ -449,6 +448,6 @@ mod tests {
         assert_eq!(records[3]["parentUuid"], records[2]["uuid"]);
         assert_eq!(g.parent.as_deref(), records[19]["uuid"].as_str());
         let mut g = Generator::new(TranscriptFormat::Codex, "s", "/w", "main", 0);
-        assert_eq!(g.corpus().len(), CODEX_RECORDS);
+        assert_eq!(g.corpus().unwrap().len(), CODEX_RECORDS);
     }
 }

@@ -10,8 +10,9 @@ use super::{Generator, hash, sentence, uuid};
 
 impl Generator {
     /// The next record of the cycle; one of an unknown type every `unknown_every` records (0:
-    /// never); `pending` makes it a tool call with no result.
-    pub fn next(&mut self, unknown_every: u32, pending: bool) -> Value {
+    /// never); `pending` makes it a tool call with no result. Gemini CLI's store has no cycle
+    /// ([`super::generates`]).
+    pub fn next(&mut self, unknown_every: u32, pending: bool) -> anyhow::Result<Value> {
         let unknown = !pending
             && unknown_every > 0
             && self.index > 0
@@ -19,9 +20,10 @@ impl Generator {
         let record = match self.format {
             TranscriptFormat::Claude => self.claude(unknown, pending),
             TranscriptFormat::Codex => self.codex(unknown, pending),
+            TranscriptFormat::Gemini => return Err(super::no_gemini_records()),
         };
         self.index += 1;
-        record
+        Ok(record)
     }
 
     fn claude(&mut self, unknown: bool, pending: bool) -> Value {

@@ -135,6 +135,7 @@ fn rotated_path(path: &Path) -> PathBuf {
 /// where the old file went.
 pub fn rotate(path: &Path, events: u64) -> anyhow::Result<PathBuf> {
     let old = Generator::resume(path)?;
+    super::generates(old.format)?;
     let last_ms = old.start_ms + old.index.saturating_sub(1) * 1000;
     let moved = rotated_path(path);
     std::fs::rename(path, &moved)
@@ -157,6 +158,7 @@ pub fn rotate(path: &Path, events: u64) -> anyhow::Result<PathBuf> {
 /// and branch, seven seconds later.
 pub fn regenerated(path: &Path, events: u64) -> anyhow::Result<Vec<u8>> {
     let old = Generator::resume(path)?;
+    super::generates(old.format)?;
     let scratch = path.with_extension("jsonl.regenerating");
     let _ = std::fs::remove_file(&scratch);
     let mut fresh = Generator::new(

@@ -54,10 +54,12 @@ pub fn write(
     now_ms: u64,
     recipe: &Recipe,
 ) -> anyhow::Result<()> {
+    generates(format)?;
     let corpus = match (recipe.corpus, format) {
         (false, _) => 0,
         (true, TranscriptFormat::Claude) => corpus::CLAUDE_RECORDS as u64,
         (true, TranscriptFormat::Codex) => corpus::CODEX_RECORDS as u64,
+        (true, TranscriptFormat::Gemini) => return Err(no_gemini_records()),
     };
     let start = now_ms.saturating_sub((corpus + recipe.events) * 1000);
     remove(path)?;
@@ -70,6 +72,23 @@ pub fn write(
         recipe.events,
         recipe.unknown_every,
         recipe.pending_call,
+    )
+}
+
+/// Refuses a store whose records the simulator does not generate: Gemini CLI's, whose
+/// transcripts are only ever samples of the kit.
+pub fn generates(format: TranscriptFormat) -> anyhow::Result<()> {
+    match format {
+        TranscriptFormat::Gemini => Err(no_gemini_records()),
+        TranscriptFormat::Claude | TranscriptFormat::Codex => Ok(()),
+    }
+}
+
+/// Why no Gemini CLI record is generated.
+fn no_gemini_records() -> anyhow::Error {
+    anyhow::anyhow!(
+        "corral-sim generates no Gemini CLI transcript record: a gemini transcript is a sample \
+         written as it is (`transcript write --sample`, or a fixture's `sample`)"
     )
 }
 
@@ -119,13 +138,16 @@ pub struct Generator {
     pub start_ms: u64,
 }
 
-/// Where a store keeps a session's transcript under `home`.
+/// Where a store keeps a session's transcript under `home`. `sample` is the name of the kit's
+/// sample written there, if any: Gemini CLI's file ends in `.json` for a sample that does (a chat
+/// as Gemini CLI saved it before 0.39), else `.jsonl`.
 pub fn store_path(
     home: &Path,
     format: TranscriptFormat,
     cwd: &str,
     session: &str,
     now_ms: u64,
+    sample: Option<&str>,
 ) -> PathBuf {
     match format {
         TranscriptFormat::Claude => {
@@ -149,6 +171,46 @@ pub fn store_path(
                     time.replace(':', "-")
                 ))
         }
+        TranscriptFormat::Gemini => {
+            // `new Date().toISOString().slice(0, 16)` with `:` as `-`: UTC to the minute.
+            let minute = rfc3339(now_ms)[0..16].replace(':', "-");
+            let short: String = session.chars().take(8).collect();
+            let extension = match sample {
+                Some(sample) if sample.ends_with(".json") => "json",
+                _ => "jsonl",
+            };
+            home.join(".gemini/tmp")
+                .join(gemini_slug(cwd))
+                .join("chats")
+                .join(format!("session-{minute}-{short}.{extension}"))
+        }
+    }
+}
+
+/// Gemini CLI's name for a project's folder under `~/.gemini/tmp/`: the last component of its
+/// path, lower-cased, every run of characters other than `a-z` and `0-9` one `-`, none at
+/// either end (`project` when nothing is left); gemini-cli `projectRegistry.ts`, without the
+/// `-1`, `-2` it adds when another project holds the name.
+fn gemini_slug(cwd: &str) -> String {
+    let base = Path::new(cwd)
+        .file_name()
+        .map(|name| name.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut slug = String::new();
+    for c in base.chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    while slug.ends_with('-') {
+        slug.pop();
+    }
+    if slug.is_empty() {
+        "project".to_owned()
+    } else {
+        slug
     }
 }
 
@@ -347,9 +409,10 @@ impl Generator {
         unknown_every: u32,
         pending: bool,
     ) -> anyhow::Result<()> {
+        generates(self.format)?;
         let mut out = open_append(path)?;
         for i in 0..events {
-            let record = self.next(unknown_every, pending && i + 1 == events);
+            let record = self.next(unknown_every, pending && i + 1 == events)?;
             write_record(&mut out, &record)?;
         }
         out.flush()?;
@@ -358,8 +421,9 @@ impl Generator {
 
     /// Appends the corpus of the generator's store ([`corpus`]) to `path`.
     pub fn append_corpus(&mut self, path: &Path) -> anyhow::Result<()> {
+        let records = self.corpus()?;
         let mut out = open_append(path)?;
-        for record in self.corpus() {
+        for record in records {
             write_record(&mut out, &record)?;
         }
         out.flush()?;
@@ -421,7 +485,7 @@ mod tests {
         let mut resumed = Generator::resume(&path).unwrap();
         assert_eq!(resumed.index, 20);
         assert_eq!(resumed.parent.as_deref(), lines[19]["uuid"].as_str());
-        let next = resumed.next(5, false);
+        let next = resumed.next(5, false).unwrap();
         assert_eq!(next["parentUuid"], lines[19]["uuid"]);
     }
 
@@ -469,7 +533,14 @@ mod tests {
     fn store_paths_look_like_the_stores() {
         let home = Path::new("/h");
         assert_eq!(
-            store_path(home, TranscriptFormat::Claude, "/work/my.repo", "abc", 0),
+            store_path(
+                home,
+                TranscriptFormat::Claude,
+                "/work/my.repo",
+                "abc",
+                0,
+                None
+            ),
             Path::new("/h/.claude/projects/-work-my-repo/abc.jsonl")
         );
         assert_eq!(
@@ -478,9 +549,83 @@ mod tests {
                 TranscriptFormat::Codex,
                 "/x",
                 "abc",
-                1_700_000_000_000
+                1_700_000_000_000,
+                Some("codex-0.104.jsonl")
             ),
             Path::new("/h/.codex/sessions/2023/11/14/rollout-2023-11-14T22-13-20-abc.jsonl")
+        );
+        let session = "8f14e45f-ceea-4a5c-9c8e-6b1f3d2a7c10";
+        for (cwd, sample, want) in [
+            (
+                "/home/ana/src/api",
+                Some("gemini-0.39.jsonl"),
+                "/h/.gemini/tmp/api/chats/session-2023-11-14T22-13-8f14e45f.jsonl",
+            ),
+            (
+                "/home/ana/src/My Repo.v2/",
+                Some("gemini-0.38.json"),
+                "/h/.gemini/tmp/my-repo-v2/chats/session-2023-11-14T22-13-8f14e45f.json",
+            ),
+            (
+                "/",
+                None,
+                "/h/.gemini/tmp/project/chats/session-2023-11-14T22-13-8f14e45f.jsonl",
+            ),
+            (
+                "/w/--Ünï--",
+                None,
+                "/h/.gemini/tmp/n/chats/session-2023-11-14T22-13-8f14e45f.jsonl",
+            ),
+        ] {
+            assert_eq!(
+                store_path(
+                    home,
+                    TranscriptFormat::Gemini,
+                    cwd,
+                    session,
+                    1_700_000_000_000,
+                    sample
+                ),
+                Path::new(want),
+                "{cwd}"
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_generates_gemini_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.jsonl");
+        let refused = |err: anyhow::Error| {
+            let text = format!("{err:#}");
+            assert!(text.contains("generates no Gemini CLI"), "{text}");
+        };
+        refused(
+            write(
+                &path,
+                TranscriptFormat::Gemini,
+                "s",
+                ("/w", "main"),
+                0,
+                &Recipe::default(),
+            )
+            .unwrap_err(),
+        );
+        let mut g = Generator::new(TranscriptFormat::Gemini, "s", "/w", "main", 0);
+        refused(g.append(&path, 3, 0, false).unwrap_err());
+        refused(g.append_corpus(&path).unwrap_err());
+        refused(g.fill_to(&path, 1000).unwrap_err());
+        assert!(!path.exists(), "nothing was written");
+        let header = r#"{"sessionId":"s1","projectHash":"ab","startTime":"t","lastUpdated":"t","kind":"main"}"#;
+        std::fs::write(&path, format!("{header}\n")).unwrap();
+        let resumed = Generator::resume(&path).unwrap();
+        assert_eq!(resumed.format, TranscriptFormat::Gemini);
+        refused(rotate(&path, 2).unwrap_err());
+        refused(regenerated(&path, 2).unwrap_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{header}\n"),
+            "left as it was"
         );
     }
 }

@@ -52,7 +52,20 @@ impl Generator {
         let first = head
             .first()
             .with_context(|| format!("{}: no JSON record to continue from", path.display()))?;
-        let mut generator = if first["type"] == "session_meta" {
+        let mut generator = if first.get("type").is_none()
+            && first["sessionId"].is_string()
+            && first.get("projectHash").is_some()
+        {
+            // A Gemini CLI chat's header: its store has no generated record to continue with,
+            // which the functions that generate say.
+            Generator::new(
+                TranscriptFormat::Gemini,
+                first["sessionId"].as_str().unwrap_or("unknown"),
+                "/",
+                "main",
+                0,
+            )
+        } else if first["type"] == "session_meta" {
             let payload = &first["payload"];
             Generator::new(
                 TranscriptFormat::Codex,
