@@ -6,6 +6,7 @@ use schema::generate::{Contract, SchemaDocument, document};
 
 use crate::fixture::Fixture;
 use crate::ledger::Ledger;
+use crate::profile::HostProfile;
 use crate::session::GoldenLine;
 
 /// The crate named in the header of these files.
@@ -27,6 +28,14 @@ pub fn documents() -> Vec<SchemaDocument> {
             Contract::Read,
             "corral golden session line",
             "One line of a golden session (golden/sessions/*.ndjson): the header, then steps.",
+        ),
+        document::<HostProfile>(
+            ORIGIN,
+            "host-profile.schema.json",
+            Contract::Read,
+            "corral conformance host profile",
+            "What the conformance kit needs to know about a host (golden/profiles/*.toml, \
+             `corral-conformance --profile FILE`), as TOML maps onto JSON.",
         ),
         document::<Ledger>(
             ORIGIN,

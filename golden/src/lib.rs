@@ -9,10 +9,11 @@
 //!
 //! - [`backend`]: the two tmux backends a fleet runs on; [`clock`]: a run's pinned "now" and the
 //!   wall-clock span a `$now` falls in.
-//! - [`session`]: the golden-session format.
+//! - [`session`]: the golden-session format; [`suite`]: what a session needs of a host.
 //! - [`pattern`]: the pattern engine of `send` and `expect` frames.
 //! - [`ledger`]: the requirement ledger.
 //! - [`fixture`]: fleet fixtures for the simulator.
+//! - [`profile`]: host profiles, what the kit needs to know about a host under test.
 //! - [`sim_file`]: what `corral-sim up` answers about the fleet it brought up.
 //! - [`validate`]: frames and local documents checked against the generated schemas, with precise
 //!   paths (and a document's key order where the protocol fixes it).
@@ -27,13 +28,17 @@ pub mod generate;
 pub mod kit;
 pub mod ledger;
 pub mod pattern;
+pub mod profile;
 pub mod session;
 pub mod sim_file;
+pub mod suite;
 pub mod validate;
 
 pub use backend::Backend;
 pub use fixture::Fixture;
 pub use ledger::{Ledger, Level, Requirement, Status};
+pub use profile::HostProfile;
 pub use session::{GoldenLine, RawSegment, Session, SessionHeader, Step, StepLine};
 pub use sim_file::SimFile;
+pub use suite::Suite;
 pub use validate::FrameSchema;

@@ -33,7 +33,32 @@ pub fn matches(
     captures: &mut Captures,
     now: Window,
 ) -> Result<(), Mismatch> {
-    match_at(pattern, actual, captures, now, "")
+    matches_tolerating(pattern, actual, captures, now, &[])
+}
+
+/// [`matches`], where an object's exact key set also admits the members at `tolerated` (paths
+/// as a mismatch names them, `/agents/0/x`): keys a host may add because the protocol lets a
+/// frame grow, which the caller grades on its own.
+pub fn matches_tolerating(
+    pattern: &Value,
+    actual: &Value,
+    captures: &mut Captures,
+    now: Window,
+    tolerated: &[String],
+) -> Result<(), Mismatch> {
+    let mut at = At {
+        captures,
+        now,
+        tolerated,
+    };
+    match_at(pattern, actual, &mut at, "")
+}
+
+/// What matching carries down the tree.
+struct At<'a> {
+    captures: &'a mut Captures,
+    now: Window,
+    tolerated: &'a [String],
 }
 
 /// Whether a value is one a wildcard of `kind` accepts: its type, and for `$now` its time.
@@ -57,13 +82,9 @@ pub(super) fn satisfies(kind: Kind, actual: &Value, now: Window) -> Result<(), S
     }
 }
 
-fn match_at(
-    pattern: &Value,
-    actual: &Value,
-    captures: &mut Captures,
-    now: Window,
-    path: &str,
-) -> Result<(), Mismatch> {
+fn match_at(pattern: &Value, actual: &Value, at: &mut At<'_>, path: &str) -> Result<(), Mismatch> {
+    let now = at.now;
+    let captures = &mut *at.captures;
     let mismatch = |reason: String| Mismatch {
         path: path.to_owned(),
         reason,
@@ -124,7 +145,7 @@ fn match_at(
                 ));
             }
             for (i, (item, value)) in items.iter().zip(got).enumerate() {
-                match_at(item, value, captures, now, &format!("{path}/{i}"))?;
+                match_at(item, value, at, &format!("{path}/{i}"))?;
             }
             Ok(())
         }
@@ -155,13 +176,16 @@ fn match_at(
                             reason: format!("expected `{key}`, but the frame has none"),
                         });
                     }
-                    (false, Some(got_value)) => {
-                        match_at(value, got_value, captures, now, &member_path)?
-                    }
+                    (false, Some(got_value)) => match_at(value, got_value, at, &member_path)?,
                 }
                 listed.push(key);
             }
-            if !more && let Some(extra) = got.keys().find(|key| !listed.contains(key)) {
+            let tolerated = |key: &String| at.tolerated.contains(&format!("{path}/{key}"));
+            if !more
+                && let Some(extra) = got
+                    .keys()
+                    .find(|key| !listed.contains(key) && !tolerated(key))
+            {
                 return Err(Mismatch {
                     path: format!("{path}/{extra}"),
                     reason: format!("unexpected key `{extra}`"),
@@ -188,6 +212,32 @@ mod tests {
     fn check_match(pattern: Value, actual: Value) -> Result<Captures, Mismatch> {
         let mut captures = Captures::new();
         matches(&pattern, &actual, &mut captures, Window::ANY).map(|()| captures)
+    }
+
+    #[test]
+    fn only_tolerated_extra_keys_pass_an_exact_key_set() {
+        let pattern = json!({"a": 1, "rows": [{"b": 2}]});
+        let actual = json!({"a": 1, "x": 0, "rows": [{"b": 2, "y": 0}]});
+        let tolerate = |paths: &[&str]| {
+            let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
+            matches_tolerating(&pattern, &actual, &mut Captures::new(), Window::ANY, &paths)
+        };
+        assert!(tolerate(&["/x", "/rows/0/y"]).is_ok());
+        assert_eq!(tolerate(&["/x"]).unwrap_err().path, "/rows/0/y");
+        assert_eq!(tolerate(&["/rows/0/y"]).unwrap_err().path, "/x");
+        assert_eq!(tolerate(&[]).unwrap_err().reason, "unexpected key `y`");
+        // A tolerated key is no excuse for a missing or wrong one.
+        let missing = json!({"x": 0, "rows": [{"b": 2, "y": 0}]});
+        assert!(
+            matches_tolerating(
+                &pattern,
+                &missing,
+                &mut Captures::new(),
+                Window::ANY,
+                &["/x".to_owned(), "/rows/0/y".to_owned()]
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub mod syntax;
 pub use bless::{bless, escape_literal};
 pub use captures::Captures;
 pub use check::{Use, check, is_concrete};
-pub use matching::{Mismatch, matches};
+pub use matching::{Mismatch, matches, matches_tolerating};
 pub use render::render_expected;
 pub use sample::{SAMPLE_STRING, sample};
 pub use substitute::{instantiate, instantiate_text};

@@ -12,6 +12,7 @@ use schema::DeviceRecord;
 
 use super::raw::{RawBytes, RawSegment};
 use crate::backend::Backend;
+use crate::suite::Suite;
 
 fn both_backends() -> Vec<Backend> {
     Backend::ALL.to_vec()
@@ -37,6 +38,10 @@ pub enum GoldenLine {
 pub struct SessionHeader {
     /// Case id; the file is `golden/sessions/<case>.ndjson`.
     pub case: String,
+    /// What the case needs of a host: `wire` (its `serve` and hook command only), `host-files`
+    /// (files the protocol names), `notify` (its daemon, through the host profile), or
+    /// `corral-cli` (corral's own command line, run only for corral).
+    pub suite: Suite,
     /// One sentence: what the case shows.
     pub about: String,
     /// Ledger requirement ids (`golden/requirements.toml`) this case tests; at least one. A
@@ -462,7 +467,8 @@ mod tests {
 
     #[test]
     fn a_header_and_a_step_are_told_apart() {
-        let header = r#"{"case":"x","about":"y","requirements":["a.b"],"fixture":"small"}"#;
+        let header =
+            r#"{"case":"x","suite":"wire","about":"y","requirements":["a.b"],"fixture":"small"}"#;
         let GoldenLine::Header(parsed) = serde_json::from_str(header).unwrap() else {
             panic!("a header line parses as a header");
         };

@@ -609,7 +609,8 @@ mod tests {
         parse(Path::new("golden/sessions/x.ndjson"), text).map_err(|err| err.to_string())
     }
 
-    const HEADER: &str = r#"{"case":"x","about":"a","requirements":["a.b"],"fixture":"small"}"#;
+    const HEADER: &str =
+        r#"{"case":"x","suite":"wire","about":"a","requirements":["a.b"],"fixture":"small"}"#;
 
     #[test]
     fn a_well_formed_session_loads_with_line_numbers() {

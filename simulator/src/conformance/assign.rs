@@ -18,11 +18,13 @@ pub struct NoAssignment {
 }
 
 /// Finds `assignment[pattern] = frame` such that every frame matches its pattern under one set
-/// of captures (a `$now` inside `now`). On success the captures hold the bindings of that
-/// assignment.
+/// of captures (a `$now` inside `now`), each frame's exact key sets also admitting the members
+/// at its `tolerated` paths (none for a frame past the slice's end). On success the captures
+/// hold the bindings of that assignment.
 pub fn assign(
     patterns: &[Value],
     frames: &[Value],
+    tolerated: &[Vec<String>],
     captures: &mut Captures,
     now: Window,
 ) -> Result<Vec<usize>, NoAssignment> {
@@ -31,6 +33,7 @@ pub fn assign(
     let mut search = Search {
         patterns,
         frames,
+        tolerated,
         now,
     };
     if patterns.len() == frames.len() && search.search(&mut used, &mut chosen, captures) {
@@ -43,10 +46,17 @@ pub fn assign(
 struct Search<'a> {
     patterns: &'a [Value],
     frames: &'a [Value],
+    tolerated: &'a [Vec<String>],
     now: Window,
 }
 
 impl Search<'_> {
+    /// Whether frame `frame` matches `pattern`, binding into `captures`.
+    fn fits(&self, pattern: &Value, frame: usize, captures: &mut Captures) -> Result<(), Mismatch> {
+        let tolerated = self.tolerated.get(frame).map_or(&[][..], Vec::as_slice);
+        pattern::matches_tolerating(pattern, &self.frames[frame], captures, self.now, tolerated)
+    }
+
     fn search(
         &mut self,
         used: &mut [bool],
@@ -62,7 +72,7 @@ impl Search<'_> {
                 continue;
             }
             let mut trial = captures.clone();
-            if pattern::matches(pattern, &frames[frame], &mut trial, self.now).is_err() {
+            if self.fits(pattern, frame, &mut trial).is_err() {
                 continue;
             }
             used[frame] = true;
@@ -109,7 +119,7 @@ impl Search<'_> {
         }
         let mut bound = captures.clone();
         for (index, pattern) in patterns.iter().enumerate() {
-            let Some(frame) = frames.get(pairing[index]) else {
+            if frames.get(pairing[index]).is_none() {
                 return NoAssignment {
                     pairing,
                     pattern: index,
@@ -122,8 +132,8 @@ impl Search<'_> {
                         ),
                     },
                 };
-            };
-            if let Err(mismatch) = pattern::matches(pattern, frame, &mut bound, self.now) {
+            }
+            if let Err(mismatch) = self.fits(pattern, pairing[index], &mut bound) {
                 return NoAssignment {
                     pairing,
                     pattern: index,
@@ -155,7 +165,7 @@ mod tests {
         let patterns = [json!({"id": "1"}), json!({"id": "2"})];
         let frames = [json!({"id": "2"}), json!({"id": "1"})];
         assert_eq!(
-            assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap(),
+            assign(&patterns, &frames, &[], &mut Captures::new(), Window::ANY).unwrap(),
             [1, 0]
         );
     }
@@ -167,7 +177,7 @@ mod tests {
         let patterns = [json!({"to": "$string"}), json!({"to": "idle"})];
         let frames = [json!({"to": "idle"}), json!({"to": "blocked"})];
         assert_eq!(
-            assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap(),
+            assign(&patterns, &frames, &[], &mut Captures::new(), Window::ANY).unwrap(),
             [1, 0]
         );
     }
@@ -181,7 +191,7 @@ mod tests {
         let frames = [json!({"pane": "%2"}), json!({"pane": "%2", "to": "idle"})];
         let mut captures = Captures::new();
         assert_eq!(
-            assign(&patterns, &frames, &mut captures, Window::ANY).unwrap(),
+            assign(&patterns, &frames, &[], &mut captures, Window::ANY).unwrap(),
             [1, 0]
         );
         assert_eq!(captures["p"], json!("%2"));
@@ -191,7 +201,7 @@ mod tests {
     fn captures_that_cannot_agree_fail_the_set() {
         let patterns = [json!({"a": "$int:x"}), json!({"b": "$int:x"})];
         let frames = [json!({"a": 1}), json!({"b": 2})];
-        let err = assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap_err();
+        let err = assign(&patterns, &frames, &[], &mut Captures::new(), Window::ANY).unwrap_err();
         assert_eq!(err.pattern, 1);
         assert!(err.mismatch.reason.contains("bound to 1"), "{err:?}");
     }
@@ -206,7 +216,7 @@ mod tests {
             json!({"id": "2", "t": "snapshot"}),
             json!({"id": "1", "t": "ack"}),
         ];
-        let err = assign(&patterns, &frames, &mut Captures::new(), Window::ANY).unwrap_err();
+        let err = assign(&patterns, &frames, &[], &mut Captures::new(), Window::ANY).unwrap_err();
         assert_eq!(err.pairing, [1, 0]);
         assert_eq!(err.pattern, 1);
         assert_eq!(err.mismatch.path, "/t");

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, FromArgMatches, Parser};
-use golden::Backend;
+use golden::{Backend, Suite};
 
 use super::Launcher;
 
@@ -48,6 +48,14 @@ struct Args {
     /// Only cases whose id matches this glob (`*`, `?`); repeatable.
     #[arg(long = "case", value_name = "GLOB")]
     cases: Vec<String>,
+    /// Only cases of this suite (wire, host-files, notify, corral-cli); repeatable.
+    #[arg(long = "suite", value_name = "SUITE", value_parser = suite_parser())]
+    suites: Vec<Suite>,
+    /// Fail a case on a strict-grade note too (a key the protocol does not name, keys in another
+    /// order than corral writes them): for corral's own CI. Without it, notes are reported and
+    /// never change the exit code.
+    #[arg(long)]
+    strict: bool,
     /// Rewrite the literal expectations of failing `expect` steps from what was received,
     /// keeping wildcards and captures.
     #[arg(long)]
@@ -94,6 +102,11 @@ fn backend_parser() -> impl TypedValueParser<Value = Backend> {
     PossibleValuesParser::new(Backend::ALL.map(Backend::as_str)).try_map(|name| name.parse())
 }
 
+/// `--suite`: golden's [`Suite`] by name.
+fn suite_parser() -> impl TypedValueParser<Value = Suite> {
+    PossibleValuesParser::new(Suite::ALL.map(Suite::as_str)).try_map(|name| name.parse())
+}
+
 /// A run's settings after validation.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -107,6 +120,10 @@ pub struct Options {
     pub kit: Option<PathBuf>,
     /// Case id globs; every case when empty.
     pub cases: Vec<String>,
+    /// Suites; every suite when empty.
+    pub suites: Vec<Suite>,
+    /// Strict-grade notes fail their case.
+    pub strict: bool,
     /// Rewrite failing expectations from what was received.
     pub bless: bool,
     /// The file of known-failing cases.
@@ -193,6 +210,8 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
         host_cli: args.host_cli,
         kit: args.kit,
         cases: args.cases,
+        suites: args.suites,
+        strict: args.strict,
         bless: args.bless,
         baseline: args.baseline,
         report_json: args.report_json,

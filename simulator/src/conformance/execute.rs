@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 
 use anyhow::{Context, bail};
-use golden::Ledger;
 use golden::session::Session;
+use golden::{Ledger, Suite};
 
 use super::baseline::Baseline;
 use super::binaries::Binaries;
@@ -50,7 +50,7 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
         config,
         documents,
     } = kit;
-    let selected = select(&sessions, &options.cases)?;
+    let selected = select(&sessions, &options.cases, &options.suites)?;
     let binaries = Binaries::prepare(options, launcher)?;
     let ctx = RunContext {
         backend: options.backend,
@@ -61,6 +61,7 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
         kit_root: root,
         work: work_path,
         bless: options.bless,
+        strict: options.strict,
         requests,
         responses,
         config,
@@ -124,14 +125,21 @@ fn make_work_dir(
     }
 }
 
-/// The sessions whose case id matches one of the globs (all of them when there is none).
-fn select<'a>(sessions: &'a [Session], globs: &[String]) -> anyhow::Result<Vec<&'a Session>> {
+/// The sessions whose case id matches one of the globs and whose suite is one of `suites` (all
+/// of them when there is none).
+fn select<'a>(
+    sessions: &'a [Session],
+    globs: &[String],
+    suites: &[Suite],
+) -> anyhow::Result<Vec<&'a Session>> {
     let selected: Vec<&Session> = sessions
         .iter()
         .filter(|s| globs.is_empty() || globs.iter().any(|g| glob(g, s.case())))
+        .filter(|s| suites.is_empty() || suites.contains(&s.header.suite))
         .collect();
     if selected.is_empty() {
-        bail!("no golden session matches {globs:?}");
+        let suites: Vec<&str> = suites.iter().map(|suite| suite.as_str()).collect();
+        bail!("no golden session matches the cases {globs:?} in the suites {suites:?}");
     }
     Ok(selected)
 }
@@ -192,6 +200,9 @@ fn rerun_prefix(options: &Options, launcher: &Launcher) -> String {
     }
     if options.scale != 1.0 {
         rerun.push_str(&format!(" --timeout-scale {}", options.scale));
+    }
+    if options.strict {
+        rerun.push_str(" --strict");
     }
     rerun
 }
@@ -362,10 +373,17 @@ fn judge(
             summary.non_strict
         ));
     }
-    console.say(&report::closing_line(
-        &summary,
-        &report::Coverage::of(ledger, results),
-    ));
+    let noted = results.iter().filter(|r| !r.notes.is_empty()).count();
+    if noted > 0 && !options.strict {
+        console.say(&format!(
+            "strict grade: {noted} passing case(s) with notes (what the protocol allows but corral \
+             does not send); --strict fails them"
+        ));
+    }
+    for tally in report::by_suite(ledger, results) {
+        console.say(&tally.line());
+    }
+    console.say(&report::closing_line(ledger, results));
     Ok(ok)
 }
 
@@ -425,7 +443,7 @@ mod tests {
     fn session(case: &str, floor: Option<u64>) -> Session {
         let floor = floor.map_or(String::new(), |ms| format!(r#","floor_ms":{ms}"#));
         let text = format!(
-            r#"{{"case":"{case}","about":"a","requirements":["r"],"fixture":"small"{floor}}}
+            r#"{{"case":"{case}","suite":"wire","about":"a","requirements":["r"],"fixture":"small"{floor}}}
 {{"comment":"c"}}
 "#
         );

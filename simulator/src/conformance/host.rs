@@ -201,13 +201,15 @@ impl HostProcess {
         self.eof && self.status.is_some()
     }
 
-    /// Sends SIGTERM to the host (the process `sh` exec'd into).
+    /// Sends SIGTERM to the host's process group: the process `sh` exec'd into, and whatever it
+    /// started in its group (a host launched through a wrapper or a script gets the signal where
+    /// it runs).
     pub fn terminate(&self) {
-        process::signal(self.child.id(), process::Signal::TERM, false);
+        process::signal(self.child.id(), process::Signal::TERM, true);
     }
 
-    /// `kill`: SIGKILL to the host (the process `sh` exec'd into) and its end within the
-    /// deadline. Fails when it had already exited, when a line it wrote before was not read
+    /// `kill`: SIGKILL to the host's process group (as [`HostProcess::terminate`]) and its end
+    /// within the deadline. Fails when it had already exited, when a line it wrote before was not read
     /// (every frame must have been expected), and when it ended some other way.
     pub fn kill_now(&mut self, deadline: Instant) -> Result<(), String> {
         if let Some(status) = self.wait(Instant::now()) {
@@ -215,6 +217,7 @@ impl HostProcess {
                 "the host had already ended ({status}) before the kill"
             ));
         }
+        process::signal(self.child.id(), process::Signal::KILL, true);
         let _ = self.child.kill();
         match self.next(deadline) {
             Read::Eof => {}

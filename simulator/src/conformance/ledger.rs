@@ -199,7 +199,7 @@ mod tests {
     }
 
     fn session_naming(case: &str, ids: &[&str], steps: &[&str]) -> Session {
-        let header = serde_json::json!({"case": case, "about": "a", "requirements": ids, "fixture": "small"});
+        let header = serde_json::json!({"case": case, "suite": "wire", "about": "a", "requirements": ids, "fixture": "small"});
         let mut text = format!("{header}\n");
         for step in steps {
             text.push_str(step);

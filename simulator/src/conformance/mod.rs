@@ -81,6 +81,9 @@ pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     if args.first().map(String::as_str) == Some(selftest::WRAPPER) {
         return selftest::drop_id(&args[1..], launcher);
     }
+    if args.first().map(String::as_str) == Some(selftest::GROW) {
+        return selftest::grow(&args[1..], launcher);
+    }
     match cli::parse(args, launcher)? {
         Invocation::Help(text) => {
             print!("{text}");

@@ -4,6 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use golden::Suite;
+
+/// The characters of one line a case's log keeps (a window can be a megabyte).
+pub const LOG_LINE_CAP: usize = 4096;
+
 /// How a case ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Grade {
@@ -53,7 +58,16 @@ pub struct CaseResult {
     /// The session file relative to the kit's root, as reports show it.
     pub shown: String,
     pub requirements: Vec<String>,
+    /// What the case needs of a host.
+    pub suite: Suite,
     pub grade: Grade,
+    /// Strict-grade notes: what the host did that the protocol allows but corral does not do
+    /// (a key the protocol does not name, keys in another order). They never fail a case unless
+    /// the run is `--strict`.
+    pub notes: Vec<String>,
+    /// Every line of every connection, in order: `<conn> → <sent>` and `<conn> ← <received>`,
+    /// each cut at [`LOG_LINE_CAP`] characters. Empty for a skipped case.
+    pub log: Vec<String>,
     pub duration: Duration,
     pub skip_reason: Option<String>,
     pub failure: Option<Failure>,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use golden::{Backend, Ledger, Level, Status};
+use golden::{Backend, Ledger, Level, Requirement, Status, Suite};
 use serde_json::{Value, json};
 
 use super::outcome::{CaseResult, Failure, Grade};
@@ -60,17 +60,23 @@ pub struct Coverage {
 
 impl Coverage {
     pub fn of(ledger: &Ledger, results: &[CaseResult]) -> Coverage {
+        Coverage::over(ledger.requirements.iter(), results)
+    }
+
+    /// The coverage of `requirements` by `results` (a suite's requirements by its cases).
+    fn over<'a>(
+        requirements: impl Iterator<Item = &'a Requirement>,
+        results: &[CaseResult],
+    ) -> Coverage {
         let mut grades: BTreeMap<&str, Vec<Grade>> = BTreeMap::new();
         for result in results {
             for id in &result.requirements {
                 grades.entry(id.as_str()).or_default().push(result.grade);
             }
         }
-        let mut coverage = Coverage {
-            total: ledger.requirements.len(),
-            ..Coverage::default()
-        };
-        for requirement in &ledger.requirements {
+        let mut coverage = Coverage::default();
+        for requirement in requirements {
+            coverage.total += 1;
             let ran: Vec<Grade> = grades
                 .get(requirement.id.as_str())
                 .into_iter()
@@ -102,9 +108,78 @@ impl Coverage {
     }
 }
 
-/// The closing line of a run.
-pub fn closing_line(summary: &Summary, coverage: &Coverage) -> String {
-    format!("{} · {}", summary.line(), coverage.line())
+/// One suite's part of a run: its cases' counts, and what they showed of the requirements
+/// they name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SuiteTally {
+    pub suite: Suite,
+    pub summary: Summary,
+    pub coverage: Coverage,
+}
+
+impl SuiteTally {
+    /// The suite's part of the closing line: `wire 119 of 119 passed` (`, 3 skipped`).
+    fn short(&self) -> String {
+        let ran = self.summary.passed + self.summary.failed + self.summary.non_strict;
+        let mut text = format!("{} {} of {ran} passed", self.suite, self.summary.passed);
+        if self.summary.skipped > 0 {
+            text.push_str(&format!(", {} skipped", self.summary.skipped));
+        }
+        text
+    }
+
+    /// The suite's own line: its counts and its requirement coverage.
+    pub fn line(&self) -> String {
+        let counts = self.summary.line();
+        let counts = counts.trim_start_matches("conformance: ");
+        format!("suite {}: {counts} · {}", self.suite, self.coverage.line())
+    }
+}
+
+/// The tally of every suite with a selected case, in [`Suite::ALL`] order. A suite's
+/// requirements are those its cases name.
+pub fn by_suite(ledger: &Ledger, results: &[CaseResult]) -> Vec<SuiteTally> {
+    Suite::ALL
+        .into_iter()
+        .filter_map(|suite| {
+            let cases: Vec<CaseResult> = results
+                .iter()
+                .filter(|result| result.suite == suite)
+                .cloned()
+                .collect();
+            if cases.is_empty() {
+                return None;
+            }
+            let named: std::collections::BTreeSet<&str> = cases
+                .iter()
+                .flat_map(|result| result.requirements.iter().map(String::as_str))
+                .collect();
+            let requirements = ledger
+                .requirements
+                .iter()
+                .filter(|requirement| named.contains(requirement.id.as_str()));
+            Some(SuiteTally {
+                suite,
+                summary: Summary::of(&cases),
+                coverage: Coverage::over(requirements, &cases),
+            })
+        })
+        .collect()
+}
+
+/// The closing line of a run: the cases' counts, what they showed of the ledger, and each
+/// suite's counts.
+pub fn closing_line(ledger: &Ledger, results: &[CaseResult]) -> String {
+    let suites: Vec<String> = by_suite(ledger, results)
+        .iter()
+        .map(SuiteTally::short)
+        .collect();
+    format!(
+        "{} · {} · suites: {}",
+        Summary::of(results).line(),
+        Coverage::of(ledger, results).line(),
+        suites.join(", ")
+    )
 }
 
 fn seconds(result: &CaseResult) -> String {
@@ -133,11 +208,26 @@ pub fn console(result: &CaseResult) -> String {
         let _ = write!(out, "  (blessed {} line(s))", result.blessed.len());
     }
     out.push('\n');
+    if result.failure.is_none() {
+        for note in result.notes.iter().take(NOTES_SHOWN) {
+            let _ = writeln!(out, "    strict: {note}");
+        }
+        if result.notes.len() > NOTES_SHOWN {
+            let _ = writeln!(
+                out,
+                "    strict: … and {} more",
+                result.notes.len() - NOTES_SHOWN
+            );
+        }
+    }
     if let Some(failure) = &result.failure {
         out.push_str(&failure_block(failure));
     }
     out
 }
+
+/// Strict-grade notes a console line shows under a case (the reports carry them all).
+const NOTES_SHOWN: usize = 3;
 
 fn indent(text: &str, by: &str) -> String {
     text.lines().map(|line| format!("{by}{line}\n")).collect()
@@ -193,12 +283,14 @@ pub fn json_report(
         .map(|r| {
             json!({
                 "case": r.case,
+                "suite": r.suite.as_str(),
                 "file": r.shown,
                 "requirements": r.requirements,
                 "grade": r.grade.as_str(),
                 "duration_ms": r.duration.as_millis() as u64,
                 "skip_reason": r.skip_reason,
                 "failure": r.failure.as_ref().map(failure_json),
+                "notes": r.notes,
             })
         })
         .collect();
@@ -211,20 +303,32 @@ pub fn json_report(
             "skipped": summary.skipped,
             "non_strict": summary.non_strict,
         },
-        "requirements": {
-            "tested": coverage.tested,
-            "failing": coverage.failing,
-            "not_run": coverage.not_run,
-            "pending": coverage.pending,
-            "excluded": coverage.excluded,
-            "total": coverage.total,
-        },
-        "closing_line": closing_line(&summary, &coverage),
+        "requirements": coverage_json(&coverage),
+        "suites": by_suite(ledger, results).iter().map(|tally| json!({
+            "suite": tally.suite.as_str(),
+            "passed": tally.summary.passed,
+            "failed": tally.summary.failed,
+            "skipped": tally.summary.skipped,
+            "non_strict": tally.summary.non_strict,
+            "requirements": coverage_json(&tally.coverage),
+        })).collect::<Vec<Value>>(),
+        "closing_line": closing_line(ledger, results),
         "cases": cases,
     });
     let mut text = serde_json::to_string_pretty(&report).expect("reports encode");
     text.push('\n');
     text
+}
+
+fn coverage_json(coverage: &Coverage) -> Value {
+    json!({
+        "tested": coverage.tested,
+        "failing": coverage.failing,
+        "not_run": coverage.not_run,
+        "pending": coverage.pending,
+        "excluded": coverage.excluded,
+        "total": coverage.total,
+    })
 }
 
 fn xml(text: &str) -> String {
@@ -285,7 +389,8 @@ pub fn junit(backend: Backend, ledger: &Ledger, results: &[CaseResult]) -> Strin
     for result in results {
         let _ = writeln!(
             out,
-            "    <testcase classname=\"golden.sessions\" name=\"{}\" file=\"{}\" time=\"{:.3}\">",
+            "    <testcase classname=\"golden.{}\" name=\"{}\" file=\"{}\" time=\"{:.3}\">",
+            result.suite,
             xml(&result.case),
             xml(&result.shown),
             result.duration.as_secs_f64()
@@ -329,7 +434,7 @@ pub fn junit(backend: Backend, ledger: &Ledger, results: &[CaseResult]) -> Strin
     let _ = writeln!(
         out,
         "    <system-out>{}</system-out>",
-        xml(&closing_line(&summary, &coverage))
+        xml(&closing_line(ledger, results))
     );
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
@@ -367,9 +472,28 @@ pub fn markdown(backend: Backend, host: &str, ledger: &Ledger, results: &[CaseRe
         out,
         "{}\n\n{} non-strict (should-level failures). A requirement is tested by passing cases when \
          at least one of its cases ran and every one of them that ran passed.\n",
-        closing_line(&summary, &Coverage::of(ledger, results)),
+        closing_line(ledger, results),
         summary.non_strict
     );
+    out.push_str(
+        "| suite | passed | failed | skipped | requirements tested / failing / not run of |\n",
+    );
+    out.push_str("|---|---|---|---|---|\n");
+    for tally in by_suite(ledger, results) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} / {} / {} of {} |",
+            tally.suite,
+            tally.summary.passed,
+            tally.summary.failed + tally.summary.non_strict,
+            tally.summary.skipped,
+            tally.coverage.tested,
+            tally.coverage.failing,
+            tally.coverage.not_run,
+            tally.coverage.total
+        );
+    }
+    out.push('\n');
     let counts = |status: Status| {
         ledger
             .requirements
@@ -461,7 +585,10 @@ mod tests {
             file: PathBuf::from(format!("/kit/golden/sessions/{case}.ndjson")),
             shown: format!("golden/sessions/{case}.ndjson"),
             requirements: requirements.iter().map(|s| (*s).to_owned()).collect(),
+            suite: Suite::Wire,
             grade,
+            notes: Vec::new(),
+            log: Vec::new(),
             duration: Duration::from_millis(250),
             skip_reason: (grade == Grade::Skipped).then(|| "fake only".to_owned()),
             failure: (grade == Grade::Fail).then(|| Failure {
@@ -535,10 +662,27 @@ mod tests {
                 total: 8,
             }
         );
+        let mut results = results;
+        results[1].suite = Suite::HostFiles;
         assert_eq!(
-            closing_line(&Summary::of(&results), &coverage),
+            closing_line(&ledger, &results),
             "conformance: 1 passed, 1 failed, 1 skipped · requirements: 2 tested by passing \
-             cases, 2 with a failing case, 2 not run, 1 pending, 1 excluded of 8"
+             cases, 2 with a failing case, 2 not run, 1 pending, 1 excluded of 8 · suites: wire \
+             1 of 2 passed, 1 skipped, host-files 0 of 1 passed"
+        );
+        let suites: Vec<String> = by_suite(&ledger, &results)
+            .iter()
+            .map(SuiteTally::line)
+            .collect();
+        assert_eq!(
+            suites,
+            [
+                // Within the suite, r.pass-and-fail has only its passing case.
+                "suite wire: 1 passed, 0 failed, 1 skipped · requirements: 3 tested by passing \
+                 cases, 1 with a failing case, 1 not run, 0 pending, 0 excluded of 5",
+                "suite host-files: 0 passed, 1 failed, 0 skipped · requirements: 0 tested by \
+                 passing cases, 1 with a failing case, 0 not run, 0 pending, 0 excluded of 1",
+            ]
         );
     }
 
@@ -568,12 +712,13 @@ mod tests {
         assert!(xml.contains("expected `id` &lt;&amp;&gt;"), "{xml}");
         assert!(xml.contains("<skipped message=\"fake only\"/>"));
         assert!(xml.contains("file=\"golden/sessions/a.ndjson\""), "{xml}");
+        assert!(xml.contains("classname=\"golden.wire\""), "{xml}");
         assert!(
             xml.contains("<property name=\"requirements.not_run\" value=\"5\"/>"),
             "{xml}"
         );
         assert!(
-            xml.contains("<system-out>conformance: 1 passed, 1 failed, 1 skipped · requirements: 1 tested by passing cases, 0 with a failing case, 5 not run, 1 pending, 1 excluded of 8</system-out>"),
+            xml.contains("<system-out>conformance: 1 passed, 1 failed, 1 skipped · requirements: 1 tested by passing cases, 0 with a failing case, 5 not run, 1 pending, 1 excluded of 8 · suites: wire 1 of 2 passed, 1 skipped</system-out>"),
             "{xml}"
         );
     }

@@ -1,8 +1,14 @@
-//! The broken-host proof (`--self-test`): runs cases against a wrapper that drops `id` from
-//! every frame the host writes (the built `corral` in a checkout, else the `--host` given), and
-//! checks that every case fails with a diff of expected against received and the command that
-//! reruns it. The wrapper itself is the running program again: `corral-conformance drop-id
-//! <host command...>`, `cargo xtask conformance drop-id ...` in a checkout.
+//! The broken-host proof (`--self-test`), in two halves, each against a wrapper around the host
+//! (the built `corral` in a checkout, else the `--host` given):
+//!
+//! - a host that drops `id` from every frame: every case fails with a diff of expected against
+//!   received and the command that reruns it;
+//! - a host that grows every frame as the protocol allows (a key it does not name on every
+//!   object, every object's keys in reverse order): every case passes, each with strict-grade
+//!   notes, and fails under `--strict`.
+//!
+//! The wrappers are the running program again: `corral-conformance drop-id|grow <host
+//! command...>`, `cargo xtask conformance drop-id ...` in a checkout.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -16,8 +22,14 @@ use super::execute::execute;
 use super::outcome::Grade;
 use super::{Launcher, host, process};
 
-/// The wrapper's subcommand name.
+/// The breaking wrapper's subcommand name.
 pub const WRAPPER: &str = "drop-id";
+
+/// The growing wrapper's subcommand name.
+pub const GROW: &str = "grow";
+
+/// The key the growing wrapper adds to every object: no protocol name.
+pub const GROWN_KEY: &str = "x_kit_growth";
 
 /// The cases the proof runs when `--case` is not given.
 const DEFAULT_CASES: &[&str] = &["handshake.*"];
@@ -33,12 +45,73 @@ pub fn without_id(line: &str) -> String {
     }
 }
 
+/// Members whose value is the agent's own data, which a host passes on as the agent wrote it:
+/// a pending call's `input`.
+const OPAQUE: &[&str] = &["input"];
+
+/// One host line grown as the protocol allows: every object of the protocol's (the frame and
+/// every object inside it but the agent's own data, [`OPAQUE`]) gets [`GROWN_KEY`] and has its
+/// keys in reverse order (a line that is not JSON passes unchanged).
+pub fn grown(line: &str) -> String {
+    fn grow(value: Value) -> Value {
+        match value {
+            Value::Object(members) => {
+                let mut out = serde_json::Map::new();
+                out.insert(GROWN_KEY.to_owned(), Value::Bool(true));
+                for (key, value) in members.into_iter().rev() {
+                    let value = if OPAQUE.contains(&key.as_str()) {
+                        value
+                    } else {
+                        grow(value)
+                    };
+                    out.insert(key, value);
+                }
+                Value::Object(out)
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(grow).collect()),
+            other => other,
+        }
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(value) => grow(value).to_string(),
+        Err(_) => line.to_owned(),
+    }
+}
+
 /// Runs a host command with stdin and stderr passed through and `id` dropped from every stdout
 /// line; exits with the host's exit code.
 pub fn drop_id(command: &[String], launcher: &Launcher) -> anyhow::Result<()> {
+    wrap(command, launcher, WRAPPER, without_id)
+}
+
+/// Runs a host command with every stdout line [`grown`]; exits with the host's exit code.
+pub fn grow(command: &[String], launcher: &Launcher) -> anyhow::Result<()> {
+    wrap(command, launcher, GROW, grown)
+}
+
+/// Runs a host command with stdin and stderr passed through and every stdout line rewritten;
+/// exits with the host's exit code.
+fn wrap(
+    command: &[String],
+    launcher: &Launcher,
+    name: &str,
+    rewrite: fn(&str) -> String,
+) -> anyhow::Result<()> {
     let Some((program, args)) = command.split_first() else {
-        bail!("usage: {} {WRAPPER} <host command...>", launcher.command());
+        bail!("usage: {} {name} <host command...>", launcher.command());
     };
+    // The runner signals the host's process group, so the host gets a SIGTERM itself; the
+    // wrapper outlives it to pass on its last lines and its exit code. A registered handler
+    // replaces SIGTERM's default action for as long as the runtime lives.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .context("starting the signal runtime")?;
+    let _term = runtime
+        .block_on(async {
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        })
+        .context("catching SIGTERM")?;
     let mut child = process::command(program)
         .args(args)
         .stdin(Stdio::inherit())
@@ -50,7 +123,7 @@ pub fn drop_id(command: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     for line in reader.lines() {
         let Ok(line) = line else { break };
-        if writeln!(out, "{}", without_id(&line))
+        if writeln!(out, "{}", rewrite(&line))
             .and_then(|()| out.flush())
             .is_err()
         {
@@ -75,13 +148,15 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
             bail!("--self-test wraps the host given with --host '<command with {{device}}>'")
         }
     };
-    let exe = std::env::current_exe().context("locating the running program")?;
-    let mut wrapper = vec![host::shell_quote(&exe.display().to_string())];
-    wrapper.extend(launcher.own_arguments().iter().map(|arg| (*arg).to_owned()));
-    wrapper.push(WRAPPER.to_owned());
-    let template = format!("{} {host}", wrapper.join(" "));
+    let wrapped = |name: &str| -> anyhow::Result<String> {
+        let exe = std::env::current_exe().context("locating the running program")?;
+        let mut wrapper = vec![host::shell_quote(&exe.display().to_string())];
+        wrapper.extend(launcher.own_arguments().iter().map(|arg| (*arg).to_owned()));
+        wrapper.push(name.to_owned());
+        Ok(format!("{} {host}", wrapper.join(" ")))
+    };
     let mut broken = options.clone();
-    broken.host = Some(template);
+    broken.host = Some(wrapped(WRAPPER)?);
     // The simulator is built (or found) by the run itself; the host was built above.
     broken.build = options.build && options.host.is_some();
     broken.bless = false;
@@ -140,7 +215,73 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
         ran.len(),
         ran.len()
     );
+    let mut growing = broken.clone();
+    growing.host = Some(wrapped(GROW)?);
+    growing.build = false;
+    let graded = grow_proof(&growing, launcher)?;
+    println!(
+        "self-test: a host that grows every frame passed {graded} case(s), each with strict-grade \
+         notes, and failed every one of them under --strict"
+    );
     Ok(())
+}
+
+/// The growing half: every case passes with notes naming the grown key, and fails under
+/// `--strict`. Returns how many cases ran.
+fn grow_proof(options: &Options, launcher: &Launcher) -> anyhow::Result<usize> {
+    let mut problems = Vec::new();
+    let mut ran = 0;
+    for strict in [false, true] {
+        let mut run = options.clone();
+        run.strict = strict;
+        let outcome = execute(&run, launcher, false)?;
+        let results: Vec<_> = outcome
+            .results
+            .iter()
+            .filter(|r| r.grade != Grade::Skipped)
+            .collect();
+        ran = results.len();
+        if results.is_empty() {
+            problems.push("no case ran against the growing host".to_owned());
+        }
+        for result in results {
+            let named = result.notes.iter().any(|note| note.contains(GROWN_KEY));
+            match (strict, result.grade) {
+                (false, Grade::Pass) if named => {}
+                (false, Grade::Pass) => problems.push(format!(
+                    "`{}` passed against a growing host without a note naming `{GROWN_KEY}`",
+                    result.case
+                )),
+                (false, _) => problems.push(format!(
+                    "`{}` failed against a host that only grew its frames: {}",
+                    result.case,
+                    result
+                        .failure
+                        .as_ref()
+                        .map_or(String::new(), |f| f.message.clone())
+                )),
+                (true, Grade::Fail) => {}
+                (true, _) => problems.push(format!(
+                    "`{}` did not fail under --strict against a growing host",
+                    result.case
+                )),
+            }
+        }
+        if outcome.ok == strict {
+            problems.push(format!(
+                "the run against the growing host reported {} with --strict {}",
+                if outcome.ok { "success" } else { "failure" },
+                if strict { "on" } else { "off" }
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        bail!(
+            "self-test: the kit misjudged a host that grows its frames as the protocol allows:\n{}",
+            problems.join("\n")
+        );
+    }
+    Ok(ran)
 }
 
 #[cfg(test)]
@@ -154,5 +295,19 @@ mod tests {
             r#"{"schema":1,"t":"ack"}"#
         );
         assert_eq!(without_id("not json"), "not json");
+    }
+
+    #[test]
+    fn the_growing_wrapper_adds_a_key_to_every_object_and_reverses_keys() {
+        assert_eq!(
+            grown(r#"{"schema":1,"id":"1","t":"snapshot","agents":[{"pane":"%1","n":null}]}"#),
+            r#"{"x_kit_growth":true,"agents":[{"x_kit_growth":true,"n":null,"pane":"%1"}],"t":"snapshot","id":"1","schema":1}"#
+        );
+        assert_eq!(
+            grown(r#"{"pending_call":{"tool":"Bash","input":{"b":1,"a":{"c":2}}}}"#),
+            r#"{"x_kit_growth":true,"pending_call":{"x_kit_growth":true,"input":{"b":1,"a":{"c":2}},"tool":"Bash"}}"#,
+            "the agent's own input passes as it is"
+        );
+        assert_eq!(grown("not json"), "not json");
     }
 }

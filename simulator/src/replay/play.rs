@@ -399,7 +399,7 @@ mod tests {
     use crate::replay::script;
 
     const SESSION: &str = concat!(
-        r#"{"case":"x","about":"a","requirements":["a.b"],"fixture":"small"}"#,
+        r#"{"case":"x","suite":"wire","about":"a","requirements":["a.b"],"fixture":"small"}"#,
         "\n",
         r#"{"spawn":{"device":"d"}}"#,
         "\n",

@@ -395,7 +395,8 @@ mod tests {
 
     use super::*;
 
-    const HEADER: &str = r#"{"case":"x","about":"a","requirements":["a.b"],"fixture":"small"}"#;
+    const HEADER: &str =
+        r#"{"case":"x","suite":"wire","about":"a","requirements":["a.b"],"fixture":"small"}"#;
     const HELLO: &str = r#"{"send":{"schema":1,"id":"1","t":"hello","app":"corral-kit","app_version":"1.0.0","device":"d"}}"#;
     const HELLO_REPLY: &str = r#"{"expect":{"schema":1,"id":"1","t":"hello","host":"$string:host","tool_version":"$string","reconcile_interval_ms":200,"scopes":["read"]}}"#;
 

@@ -144,6 +144,14 @@ fn the_installed_kit_runs_against_a_host_with_no_checkout_around() {
         stdout.contains("self-test: the kit caught the broken host: 1 of 1 case(s) failed"),
         "{stdout}"
     );
+    // Its other half: a host that grows every frame as the protocol allows passes, with notes.
+    assert!(
+        stdout.contains(
+            "self-test: a host that grows every frame passed 1 case(s), each with strict-grade \
+             notes, and failed every one of them under --strict"
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -71,9 +71,10 @@ impl Case<'_> {
             });
         };
         let mut trial = self.captures.clone();
-        match pattern::matches(pattern, frame, &mut trial, now) {
+        match pattern::matches_tolerating(pattern, frame, &mut trial, now, &received.unknown_keys) {
             Ok(()) => {
                 self.captures = trial;
+                self.note(located, &received.notes);
                 received.fail_on_problems()
             }
             Err(_) if self.ctx.bless && matches!(located.step.step, Step::Expect(_)) => {
@@ -93,6 +94,14 @@ impl Case<'_> {
                     conn: None,
                 })
             }
+        }
+    }
+
+    /// Keeps a received frame's strict-grade notes, with the golden line it answered.
+    fn note(&mut self, located: &Located, notes: &[String]) {
+        let shown = self.ctx.shown(&self.session.path);
+        for note in notes {
+            self.notes.push(format!("{shown}:{}: {note}", located.line));
         }
     }
 
@@ -137,10 +146,14 @@ impl Case<'_> {
         }
         let now = self.window();
         let frames: Vec<Value> = received.iter().filter_map(|r| r.frame.clone()).collect();
+        let tolerated: Vec<Vec<String>> = received.iter().map(|r| r.unknown_keys.clone()).collect();
         let mut trial = self.captures.clone();
-        match assign::assign(patterns, &frames, &mut trial, now) {
+        match assign::assign(patterns, &frames, &tolerated, &mut trial, now) {
             Ok(_) => {
                 self.captures = trial;
+                for line in &received {
+                    self.note(located, &line.notes);
+                }
             }
             Err(none) if self.ctx.bless => {
                 let blessed: Vec<Value> = patterns
@@ -151,7 +164,7 @@ impl Case<'_> {
                         None => pattern.clone(),
                     })
                     .collect();
-                let _ = assign::assign(&blessed, &frames, &mut self.captures, now);
+                let _ = assign::assign(&blessed, &frames, &tolerated, &mut self.captures, now);
                 self.record_bless(located, Step::ExpectUnordered(blessed));
             }
             Err(none) => {

@@ -3,7 +3,7 @@
 //! the command that reruns the case.
 
 use super::{Case, StepError};
-use crate::conformance::outcome::Failure;
+use crate::conformance::outcome::{Failure, LOG_LINE_CAP};
 
 impl Case<'_> {
     /// The failure of the step on golden line `line` (its text `step`).
@@ -41,5 +41,26 @@ impl Case<'_> {
             stderr,
             rerun: format!("{} --case {}", self.ctx.rerun, self.session.header.case),
         }
+    }
+}
+
+impl Case<'_> {
+    /// Every connection's lines, connection by connection in name order, each line cut at
+    /// [`LOG_LINE_CAP`] characters: the wire log a report shows for the case.
+    pub(super) fn log(&self) -> Vec<String> {
+        let mut log = Vec::new();
+        for (name, process) in &self.conns {
+            for line in &process.transcript {
+                let arrow = if line.sent { "→" } else { "←" };
+                let text: String = line.text.chars().take(LOG_LINE_CAP).collect();
+                let cut = if text.len() < line.text.len() {
+                    format!("… ({} bytes)", line.text.len())
+                } else {
+                    String::new()
+                };
+                log.push(format!("{name} {arrow} {text}{cut}"));
+            }
+        }
+        log
     }
 }

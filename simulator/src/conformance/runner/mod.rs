@@ -1,7 +1,7 @@
 //! Runs one golden session against a host: a fresh work dir, device store, config and simulator
 //! fleet; host processes started per `spawn`; every step in order; every received line checked
-//! (JSON, schema, canonical form, title canaries) before it is matched; the simulator torn down and
-//! every host killed however the case ends.
+//! (JSON, schema, wire types, title canaries; graded with strict-grade notes) before it is matched;
+//! the simulator torn down and every host killed however the case ends.
 //!
 //! A case is a [`Case`], whose work is split by stage, in reading order: [`setup`] (the work dir,
 //! config, device store and fleet; the teardown), [`steps`] (the steps in order, each
@@ -55,6 +55,8 @@ pub struct RunContext {
     /// Where case work dirs are made.
     pub work: PathBuf,
     pub bless: bool,
+    /// `--strict`: a strict-grade note fails its case.
+    pub strict: bool,
     pub requests: FrameSchema,
     pub responses: FrameSchema,
     pub config: DocumentSchema,
@@ -94,7 +96,10 @@ impl RunContext {
             file: session.path.clone(),
             shown: self.shown(&session.path),
             requirements: session.header.requirements.clone(),
+            suite: session.header.suite,
             grade: Grade::Pass,
+            notes: Vec::new(),
+            log: Vec::new(),
             duration: Duration::ZERO,
             skip_reason: None,
             failure: None,
@@ -121,6 +126,19 @@ impl RunContext {
         let mut case = Case::new(self, session, dir);
         let outcome = case.run(socket);
         result.blessed = std::mem::take(&mut case.blessed);
+        result.log = case.log();
+        result.notes = std::mem::take(&mut case.notes);
+        let outcome = match outcome {
+            Ok(()) if self.strict && !result.notes.is_empty() => Err((
+                0,
+                String::new(),
+                StepError::new(format!(
+                    "--strict: the host sent what the protocol allows but corral does not:\n{}",
+                    result.notes.join("\n")
+                )),
+            )),
+            other => other,
+        };
         if let Err((line, step, error)) = outcome {
             result.failure = Some(case.failure(line, &step, error));
             result.grade = if strict {
@@ -147,6 +165,8 @@ struct Case<'a> {
     canaries: Vec<String>,
     sim: Option<Sim>,
     conns: BTreeMap<String, HostProcess>,
+    /// Strict-grade notes, each with its golden line.
+    notes: Vec<String>,
     captures: Captures,
     blessed: Vec<(usize, String)>,
     /// When the case began, on the wall clock: where a `$now` window starts.

@@ -1,7 +1,13 @@
 //! What every line a host sends goes through before it is matched: UTF-8, no pane-title canary,
-//! JSON, valid against `responses.schema.json`, and decoded and re-encoded through the wire types
-//! to the same bytes. Pure: a line in, the line with its problems out, so a caller can still show
-//! a broken line beside the frame it expected.
+//! JSON, valid against `responses.schema.json`, and decoded through the wire types. Pure: a line
+//! in, the line with its problems and notes out, so a caller can still show a broken line beside
+//! the frame it expected.
+//!
+//! Graded at the protocol's strictness: a frame that re-encodes to other bytes is a problem only
+//! where the protocol fixes something (a value the wire types read differently). Keys the
+//! protocol does not name (a host may add keys: a new key keeps schema 1 and readers ignore
+//! unknown fields) and keys in another order or spacing than corral writes (JSON objects are
+//! unordered) are strict-grade notes, which fail a case only under `--strict`.
 
 use golden::validate::FrameSchema;
 use schema::{Response, decode_line, encode_line};
@@ -18,6 +24,11 @@ pub(super) struct Received {
     pub frame: Option<Value>,
     /// Every rule the line breaks.
     pub problems: Vec<String>,
+    /// What the protocol allows but corral would not send (strict-grade notes).
+    pub notes: Vec<String>,
+    /// Where the keys the wire types do not know are (`/agents/0/x`, as a pattern mismatch names
+    /// a path): a pattern's exact key set tolerates them.
+    pub unknown_keys: Vec<String>,
 }
 
 impl Received {
@@ -37,6 +48,8 @@ impl Received {
 /// Checks one line (without its `\n`) against the kit's rules for every received line.
 pub(super) fn check(bytes: Vec<u8>, responses: &FrameSchema, canaries: &[String]) -> Received {
     let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let mut unknown_keys = Vec::new();
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
@@ -61,12 +74,19 @@ pub(super) fn check(bytes: Vec<u8>, responses: &FrameSchema, canaries: &[String]
             problems.push(format!("the frame {err}"));
         } else {
             match decode_line::<Response>(&text) {
-                Ok(decoded) if encode_line(&decoded).trim_end() == text => {}
-                Ok(decoded) => problems.push(format!(
-                    "the frame is not in canonical form (key order or spacing differ from \
-                     wire-details.md); canonical: {}",
-                    encode_line(&decoded).trim_end()
-                )),
+                Ok(decoded) => {
+                    let canonical = encode_line(&decoded);
+                    let canonical = canonical.trim_end();
+                    if canonical != text {
+                        grade_encoding(
+                            frame,
+                            canonical,
+                            &mut problems,
+                            &mut notes,
+                            &mut unknown_keys,
+                        );
+                    }
+                }
                 Err(err) => problems.push(format!(
                     "the frame does not decode through the wire types: {err}"
                 )),
@@ -77,6 +97,84 @@ pub(super) fn check(bytes: Vec<u8>, responses: &FrameSchema, canaries: &[String]
         text,
         frame,
         problems,
+        notes,
+        unknown_keys,
+    }
+}
+
+/// A frame whose bytes are not corral's: its unknown keys and another key order or spacing are
+/// notes; any other difference (a value the wire types read as something else) is a problem.
+fn grade_encoding(
+    frame: &Value,
+    canonical: &str,
+    problems: &mut Vec<String>,
+    notes: &mut Vec<String>,
+    unknown_keys: &mut Vec<String>,
+) {
+    let Ok(known) = serde_json::from_str::<Value>(canonical) else {
+        problems.push(format!(
+            "the frame re-encodes to something that is not JSON: {canonical}"
+        ));
+        return;
+    };
+    let stripped = without_unknown(frame, &known, "", unknown_keys);
+    if stripped != known {
+        problems.push(format!(
+            "the frame reads differently through the wire types; as they read it: {canonical}"
+        ));
+        return;
+    }
+    if !unknown_keys.is_empty() {
+        notes.push(format!(
+            "keys the protocol does not name: {}",
+            unknown_keys.join(", ")
+        ));
+    }
+    let compact = serde_json::to_string(&stripped).unwrap_or_default();
+    if compact != canonical {
+        notes.push(format!(
+            "keys in another order than corral writes them: {canonical}"
+        ));
+    } else if unknown_keys.is_empty() {
+        notes.push("other spacing than corral writes (compact JSON)".to_owned());
+    }
+}
+
+/// `frame` without the object members `known` (its re-encoding) lacks, recording their JSON
+/// pointers; arrays element by element.
+fn without_unknown(frame: &Value, known: &Value, path: &str, unknown: &mut Vec<String>) -> Value {
+    match (frame, known) {
+        (Value::Object(members), Value::Object(known_members)) => Value::Object(
+            members
+                .iter()
+                .filter_map(|(key, value)| {
+                    let pointer = format!("{path}/{key}");
+                    match known_members.get(key) {
+                        Some(known_value) => Some((
+                            key.clone(),
+                            without_unknown(value, known_value, &pointer, unknown),
+                        )),
+                        None => {
+                            unknown.push(pointer);
+                            None
+                        }
+                    }
+                })
+                .collect(),
+        ),
+        (Value::Array(items), Value::Array(known_items)) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match known_items.get(i) {
+                    Some(known_item) => {
+                        without_unknown(item, known_item, &format!("{path}/{i}"), unknown)
+                    }
+                    None => item.clone(),
+                })
+                .collect(),
+        ),
+        _ => frame.clone(),
     }
 }
 
@@ -109,10 +207,11 @@ mod tests {
             ["a pane title canary `TITLE-CANARY` rode the wire"]
         );
         let spaced = checked(br#"{"schema":1, "id":"1","t":"ack"}"#);
+        assert!(spaced.problems.is_empty(), "{:?}", spaced.problems);
         assert!(
-            spaced.problems[0].contains("not in canonical form"),
+            spaced.notes[0].contains("other spacing"),
             "{:?}",
-            spaced.problems
+            spaced.notes
         );
         let invalid = checked(br#"{"schema":1,"t":"ack"}"#);
         assert!(
@@ -121,5 +220,36 @@ mod tests {
             invalid.problems
         );
         assert!(checked(b"{").frame.is_none());
+    }
+
+    /// A key the protocol does not name, another key order and other spacing are notes, never
+    /// problems.
+    #[test]
+    fn growth_and_order_are_notes_never_problems() {
+        let grown = checked(br#"{"schema":1,"id":"1","t":"ack","x_herd":{"a":1}}"#);
+        assert!(grown.problems.is_empty(), "{:?}", grown.problems);
+        assert_eq!(grown.unknown_keys, ["/x_herd"]);
+        assert_eq!(grown.notes, ["keys the protocol does not name: /x_herd"]);
+        let reordered = checked(br#"{"t":"ack","schema":1,"id":"1"}"#);
+        assert!(reordered.problems.is_empty(), "{:?}", reordered.problems);
+        assert!(reordered.unknown_keys.is_empty());
+        assert_eq!(reordered.notes.len(), 1, "{:?}", reordered.notes);
+        let both = checked(br#"{"t":"ack","schema":1,"id":"1","zz":null}"#);
+        assert_eq!(both.notes.len(), 2, "{:?}", both.notes);
+        let nested = checked(
+            concat!(
+                r#"{"schema":1,"id":"2","t":"snapshot","agents":["#,
+                r#"{"pane":"%6","agent":"claude","state":"idle","detail":null,"since_ms":1,"episode_ms":1,"locator":"ops:0.0","attention":false,"done":false,"session":"ops","transcript":null,"permission_request":null,"stamped_at_ms":1,"context":null,"context_at_ms":null,"muted":false,"repo":null,"branch":null,"worktree":null,"pending_tool":null,"pending_call":null,"server":"s","host":"h","x":1}"#,
+                "]}"
+            )
+            .as_bytes(),
+        );
+        assert!(nested.problems.is_empty(), "{:?}", nested.problems);
+        assert_eq!(
+            nested.unknown_keys,
+            ["/agents/0/x"],
+            "{:?}",
+            nested.problems
+        );
     }
 }

@@ -64,6 +64,7 @@ impl<'a> Case<'a> {
             canaries,
             sim: None,
             conns: BTreeMap::new(),
+            notes: Vec::new(),
             captures: Captures::new(),
             blessed: Vec::new(),
             started: SystemTime::now(),
