@@ -36,6 +36,7 @@ pub fn execute(dir: &ServerDir, commands: &[Command], utf8: bool, with_faults: b
             }
             Server {
                 next_pid: 100_000,
+                start_time: super::state::now_secs(),
                 ..Server::default()
             }
         }

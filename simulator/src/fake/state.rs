@@ -29,12 +29,15 @@ pub struct Server {
     pub sessions: Vec<Session>,
     /// Attached clients, in attach order.
     pub clients: Vec<Client>,
-    /// Server and global options that were set (`allow-passthrough`).
+    /// Server and global options that were set (`allow-passthrough`, `@name` with `-g`).
     pub options: BTreeMap<String, String>,
+    /// When the server started, in seconds since the epoch (`start_time`).
+    #[serde(default)]
+    pub start_time: u64,
 }
 
 /// A session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     /// `$N`.
     pub id: u32,
@@ -44,10 +47,25 @@ pub struct Session {
     pub windows: Vec<Window>,
     /// Index of the current window.
     pub current: u32,
+    /// When it was created, in seconds since the epoch (`session_created`).
+    #[serde(default)]
+    pub created: u64,
+    /// Its size (`new-session -x -y`), which its windows take; 0 before this was recorded.
+    #[serde(default)]
+    pub size: (u32, u32),
+    /// Its working directory (`session_path`).
+    #[serde(default)]
+    pub path: String,
+    /// Indexes of the windows that were current before, most recent first (tmux's `lastw`).
+    #[serde(default)]
+    pub stack: Vec<u32>,
+    /// Session user options (`set-option -t <session> @name`).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
 }
 
 /// A window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Window {
     /// `@N`.
     pub id: u32,
@@ -57,6 +75,16 @@ pub struct Window {
     pub panes: Vec<Pane>,
     /// Id of the active pane.
     pub active: u32,
+    /// When it was created, in seconds since the epoch (`window_activity`: its panes print
+    /// nothing, so it sees no later activity).
+    #[serde(default)]
+    pub created: u64,
+    /// Id of the pane that was active before (`pane_last`).
+    #[serde(default)]
+    pub last: Option<u32>,
+    /// Window user options (`set-option -w @name`).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
 }
 
 /// A pane.
@@ -181,6 +209,9 @@ impl Server {
     pub fn remove_pane(&mut self, pos: PanePos) {
         let window = &mut self.sessions[pos.session].windows[pos.window];
         let removed = window.panes.remove(pos.pane);
+        if window.last == Some(removed.id) {
+            window.last = None;
+        }
         if window.active == removed.id && !window.panes.is_empty() {
             let next = pos.pane.saturating_sub(1).min(window.panes.len() - 1);
             window.active = window.panes[next].id;
@@ -188,6 +219,7 @@ impl Server {
         if window.panes.is_empty() {
             let session = &mut self.sessions[pos.session];
             let index = session.windows.remove(pos.window).index;
+            session.stack.retain(|i| *i != index);
             if session.current == index
                 && let Some(next) = session
                     .windows
@@ -197,6 +229,8 @@ impl Server {
                     .or_else(|| session.windows.first())
             {
                 session.current = next.index;
+                let current = session.current;
+                session.stack.retain(|i| *i != current);
             }
             if session.windows.is_empty() {
                 let name = self.sessions.remove(pos.session).name;
@@ -204,6 +238,13 @@ impl Server {
             }
         }
     }
+}
+
+/// The clock's seconds since the epoch, as tmux records its creation times.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The files of one fake server.
@@ -372,8 +413,10 @@ mod tests {
                     index: 0,
                     panes: vec![pane(0), pane(1)],
                     active: 0,
+                    ..Window::default()
                 }],
                 current: 0,
+                ..Session::default()
             }],
             ..Server::default()
         };

@@ -176,8 +176,10 @@ mod tests {
                     index: 0,
                     panes: vec![pane(0), pane(1)],
                     active: 0,
+                    ..Window::default()
                 }],
                 current: 0,
+                ..Session::default()
             }],
             ..Server::default()
         }

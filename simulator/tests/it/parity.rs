@@ -483,3 +483,208 @@ fn what_a_pane_received_reads_the_same_on_both_backends() {
         "{\"keys\":[\"Enter\"]}\n{\"text\":\"2\"}\n"
     );
 }
+
+/// tmux's format language on both backends: every variable the fake models whose value does not
+/// differ by nature, the conditionals, comparisons, modifiers and escapes, and what a malformed
+/// format leaves. Values that differ by nature (pids, ttys, times) are compared by shape.
+#[test]
+fn formats_expand_the_same_on_both_backends() {
+    let pair = Pair::up("small.toml");
+    let variables = [
+        "pane_id",
+        "pane_index",
+        "pane_active",
+        "pane_current_path",
+        "pane_start_path",
+        "pane_current_command",
+        "pane_start_command",
+        "pane_title",
+        "pane_dead",
+        "pane_dead_status",
+        "pane_in_mode",
+        "pane_mode",
+        "pane_marked",
+        "pane_marked_set",
+        "pane_input_off",
+        "pane_pipe",
+        "pane_synchronized",
+        "pane_last",
+        "pane_path",
+        "pane_format",
+        "pane_search_string",
+        "cursor_x",
+        "cursor_y",
+        "cursor_flag",
+        "wrap_flag",
+        "insert_flag",
+        "keypad_flag",
+        "keypad_cursor_flag",
+        "origin_flag",
+        "mouse_any_flag",
+        "alternate_on",
+        "history_size",
+        "history_limit",
+        "pane_fg",
+        "pane_bg",
+        "scroll_position",
+        "selection_present",
+        "window_id",
+        "window_index",
+        "window_active",
+        "window_panes",
+        "window_width",
+        "window_height",
+        "window_flags",
+        "window_raw_flags",
+        "window_format",
+        "window_end_flag",
+        "window_start_flag",
+        "window_last_flag",
+        "window_stack_index",
+        "window_zoomed_flag",
+        "window_linked",
+        "window_linked_sessions",
+        "window_linked_sessions_list",
+        "window_active_sessions",
+        "window_active_sessions_list",
+        "window_bigger",
+        "window_offset_x",
+        "window_activity_flag",
+        "window_bell_flag",
+        "window_silence_flag",
+        "window_marked_flag",
+        "session_id",
+        "session_name",
+        "session_windows",
+        "session_path",
+        "session_stack",
+        "session_format",
+        "session_grouped",
+        "session_group",
+        "session_alerts",
+        "session_marked",
+        "active_window_index",
+        "last_window_index",
+        "socket_path",
+        "host",
+        "host_short",
+        "version",
+        "uid",
+        "user",
+        "line",
+        "command",
+        "hook",
+        "buffer_name",
+        "mouse_x",
+        "current_file",
+        "client_name",
+        "nonsense_variable",
+        "default-size",
+    ];
+    let format: String = variables
+        .iter()
+        .map(|v| format!("{v}=#{{{v}}}"))
+        .collect::<Vec<_>>()
+        .join("|");
+    let listing = pair.same(&["list-panes", "-a", "-F", &format]);
+    assert!(
+        listing.contains("pane_current_command=cat|"),
+        "the recorder runs cat:\n{listing}"
+    );
+    assert!(listing.contains("default-size=400x200"), "{listing}");
+    pair.same(&["list-panes", "-s", "-t", "ops", "-F", &format]);
+    pair.same(&["display-message", "-p", "-t", "%3", &format]);
+
+    // The aliases, escapes and the language.
+    for format in [
+        "#D|#I|#P|#S|#T|#H|#h|#F|#x|##|#,|#}|a##[b|a###[b|####|trail#",
+        "#{?pane_active,active,idle}|#{?window_active,#{?pane_active,A,a},-}",
+        "#{?0,a,1,b,c}|#{?1,y,n}|#{?@agent_state,set,unset}|#{?@nope,set,unset}",
+        "#{?#{==:#{@agent_state},blocked},#{?#{@agent_detail},#{@agent_detail}#,!,none},ok}",
+        "#{==:#{session_name},work}#{!=:#{pane_index},0}#{<:#{pane_id},%5}#{>=:#{window_index},1}",
+        "#{||:#{pane_in_mode},#{pane_active}}#{&&:#{pane_active},#{window_active}}",
+        "#{m:*work*,#{session_name}}#{m:%[0-4],#{pane_id}}#{m/i:OPS,#{session_name}}",
+        "#{=5:@agent_state}|#{=-3:pane_current_path}|#{=/4/...:session_name}|#{=/-2/<:session_name}",
+        "#{b:pane_current_path}|#{d:pane_current_path}|#{b:socket_path}",
+        "#{l:#{pane_id}}|#{E:@agent_state}|#{s/o/0/:session_name}|#{q:@agent_detail}",
+        "#{n:session_name}|#{w:pane_title}|#{p-6:window_index}|#{p6:session_name}|#{a:65}",
+        "#{e|+|:#{pane_index},10}|#{e|*|f|3:#{window_panes},1.5}|#{e|<|:#{pane_index},1}",
+        "#{=3;b:pane_current_path}|#{:pane_id}|#{pane_id;x}|#{}|#{e|+|:1}",
+        "before#{?a}after",
+        "before#{pane_id",
+        "x#{?pane_active,#{==:a},n}y",
+    ] {
+        pair.same(&["list-panes", "-a", "-F", format]);
+    }
+    pair.same(&[
+        "display-message",
+        "-p",
+        "-t",
+        "%2",
+        "#{t:nosuch}|#{t:pane_id}",
+    ]);
+    pair.same(&[
+        "if-shell",
+        "-F",
+        "-t",
+        "%0",
+        "#{&&:#{pane_active},#{m:*,x}}",
+        "display -p y",
+        "display -p n",
+    ]);
+
+    // User options: the pane's, else its window's, else its session's, else the global one.
+    for args in [
+        &["set-option", "-g", "@scope", "global"][..],
+        &["set-option", "-t", "ops", "@scope", "session"],
+        &["set-option", "-w", "-t", "%6", "@scope", "window"],
+        &["set-option", "-p", "-t", "%7", "@scope", "pane"],
+    ] {
+        pair.same(args);
+        pair.same(&["list-panes", "-a", "-F", "#{pane_id} #{@scope}"]);
+    }
+    pair.same(&["set-option", "-w", "-u", "-t", "%6", "@scope"]);
+    pair.same(&["list-panes", "-a", "-F", "#{pane_id} #{@scope} #{E:@scope}"]);
+
+    // What differs by nature, by shape.
+    let shapes = pair.same(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{m:[1-9]*,#{pane_pid}} #{m:[1-9]*,#{session_created}}#{m:[1-9]*,#{start_time}}#{m:[1-9]*,#{pid}} #{m:*20[0-9][0-9],#{t:session_created}} #{m:[$]*,#{next_session_id}} #{n:window_activity}",
+    ]);
+    assert!(shapes.lines().all(|l| !l.is_empty()), "{shapes}");
+    let ttys = |sim: &Sim, program: &str, socket: &str| {
+        let mut command = sim.command(program);
+        command.args(["-L", socket, "list-panes", "-a", "-F", "#{pane_tty}"]);
+        let (out, _, code) = split(command.output().unwrap());
+        assert_eq!(code, 0);
+        out.lines().count()
+    };
+    assert_eq!(
+        ttys(&pair.real_sim, "tmux", &pair.real_socket),
+        ttys(&pair.fake_sim, FAKE, &pair.fake_socket)
+    );
+
+    // A lone pane fills its window: a new window has one.
+    for sim in [&pair.real_sim, &pair.fake_sim] {
+        sim.sim(&[
+            "pane",
+            "add",
+            "--name",
+            "lone",
+            "--session",
+            "ops",
+            "--new-window",
+        ]);
+    }
+    let lone = pair.real_sim.sim_json().panes["lone"].clone();
+    assert_eq!(lone, pair.fake_sim.sim_json().panes["lone"]);
+    pair.same(&[
+        "display-message",
+        "-p",
+        "-t",
+        &lone,
+        "#{pane_width}x#{pane_height} #{pane_left},#{pane_top},#{pane_right},#{pane_bottom} #{pane_at_left}#{pane_at_top}#{pane_at_right}#{pane_at_bottom} #{pane_tabs} #{window_layout} #{window_visible_layout} #{scroll_region_upper}-#{scroll_region_lower}",
+    ]);
+}

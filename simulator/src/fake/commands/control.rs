@@ -47,7 +47,11 @@ impl Run<'_> {
             Some(title) => self.server.pane_mut(pos).title = title.to_owned(),
             None => {
                 let id = self.server.pane(pos).id;
-                self.server.sessions[pos.session].windows[pos.window].active = id;
+                let window = &mut self.server.sessions[pos.session].windows[pos.window];
+                if window.active != id {
+                    window.last = Some(window.active);
+                    window.active = id;
+                }
             }
         }
         self.dirty = true;

@@ -4,7 +4,7 @@
 use super::{CmdError, Run, tmux, unsupported};
 use crate::fake::cli::Command;
 use crate::fake::format::Format;
-use crate::fake::state::{Pane, PanePos, Session, Window};
+use crate::fake::state::{Pane, PanePos, Session, Window, now_secs};
 use crate::fake::target;
 
 impl Run<'_> {
@@ -28,8 +28,10 @@ impl Run<'_> {
         if self.server.sessions.iter().any(|s| s.name == name) {
             return Err(tmux(format!("duplicate session: {name}")));
         }
+        let size = self.new_session_size(command)?;
         self.server.next_session += 1;
-        let pane = self.new_pane(command, Self::default_cwd(command))?;
+        let path = Self::default_cwd(command);
+        let pane = self.new_pane(command, path.clone())?;
         let window = self.server.next_window;
         self.server.next_window += 1;
         self.server.sessions.push(Session {
@@ -40,8 +42,14 @@ impl Run<'_> {
                 index: 0,
                 active: pane.id,
                 panes: vec![pane],
+                created: now_secs(),
+                ..Window::default()
             }],
             current: 0,
+            created: now_secs(),
+            size,
+            path,
+            ..Session::default()
         });
         self.dirty = true;
         let pos = PanePos {
@@ -92,9 +100,15 @@ impl Run<'_> {
                 index,
                 active: pane.id,
                 panes: vec![pane],
+                created: now_secs(),
+                ..Window::default()
             },
         );
-        if !command.has('d') {
+        if !command.has('d') && s.current != index {
+            // tmux's `lastw`: the window that was current goes to the front of the stack.
+            let previous = s.current;
+            s.stack.retain(|i| *i != previous && *i != index);
+            s.stack.insert(0, previous);
             s.current = index;
         }
         self.dirty = true;
@@ -175,6 +189,32 @@ impl Run<'_> {
         })
     }
 
+    /// A new session's size: `-x` and `-y`, else the global `default-size`, else 80x24, as
+    /// tmux 3.3a sizes a detached session.
+    fn new_session_size(&self, command: &Command) -> Result<(u32, u32), CmdError> {
+        let default = self
+            .server
+            .options
+            .get("default-size")
+            .and_then(|size| size.split_once('x'))
+            .and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
+            .unwrap_or((80, 24));
+        let dimension = |flag: char, fallback: u32| match command.value(flag) {
+            None => Ok(fallback),
+            Some(text) => text
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=10_000).contains(n))
+                .ok_or_else(|| {
+                    tmux(format!(
+                        "invalid {} size",
+                        if flag == 'x' { "width" } else { "height" }
+                    ))
+                }),
+        };
+        Ok((dimension('x', default.0)?, dimension('y', default.1)?))
+    }
+
     fn default_cwd(command: &Command) -> String {
         command.value('c').map(str::to_owned).unwrap_or_else(|| {
             std::env::current_dir()
@@ -186,12 +226,12 @@ impl Run<'_> {
     fn print_created(&mut self, command: &Command, pos: PanePos, default: &str) {
         if command.has('P') {
             let text = command.value('F').unwrap_or(default).to_owned();
-            match Format::parse(&text) {
-                Ok(format) => {
-                    let line = self.expand(&format, Some(pos), None);
-                    self.print(&line);
-                }
-                Err(e) => self.print(&e.to_string()),
+            let line = Format::parse(&text)
+                .map_err(|e| unsupported(e.to_string()))
+                .and_then(|format| self.expand(command, &format, Some(pos), None, None));
+            match line {
+                Ok(line) => self.print(&line),
+                Err(CmdError::Tmux(e) | CmdError::Unsupported(e)) => self.print(&e),
             }
         }
     }

@@ -33,7 +33,7 @@ impl Run<'_> {
             }
             None => None,
         };
-        let value = self.expand(&format, pos, None);
+        let value = self.expand(command, &format, pos, None, None)?;
         let chosen = if !value.is_empty() && !value.starts_with('0') {
             command.args.get(1)
         } else {

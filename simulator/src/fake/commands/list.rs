@@ -33,8 +33,13 @@ impl Run<'_> {
                 .len();
             (0..count).map(|pane| PanePos { pane, ..pos }).collect()
         };
+        // Every line is expanded before any is printed: a failed one prints nothing but its error.
+        // tmux numbers `#{line}` within each window's listing.
+        let mut lines = Vec::with_capacity(panes.len());
         for pos in panes {
-            let line = self.expand(&format, Some(pos), None);
+            lines.push(self.expand(command, &format, Some(pos), None, Some(pos.pane))?);
+        }
+        for line in lines {
             self.print(&line);
         }
         Ok(())
@@ -58,10 +63,13 @@ impl Run<'_> {
             .filter(|c| only.as_ref().is_none_or(|s| *s == c.session))
             .cloned()
             .collect();
-        for client in clients {
+        let mut lines = Vec::with_capacity(clients.len());
+        for (n, client) in clients.iter().enumerate() {
             let pos = target::find_session(&self.server, &client.session)
                 .and_then(|s| self.server.session_active_pane(s));
-            let line = self.expand(&format, pos, Some(&client));
+            lines.push(self.expand(command, &format, pos, Some(client), Some(n))?);
+        }
+        for line in lines {
             self.print(&line);
         }
         Ok(())
@@ -103,7 +111,7 @@ impl Run<'_> {
                 None => None,
             },
         };
-        let line = self.expand(&format, pos, client.as_ref());
+        let line = self.expand(command, &format, pos, client.as_ref(), None)?;
         if command.has('p') {
             self.print(&line);
         } else {

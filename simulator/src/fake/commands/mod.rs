@@ -15,7 +15,7 @@ mod options;
 use super::PREFIX;
 use super::cli::Command;
 use super::escape;
-use super::format::{Format, Var};
+use super::format::{Format, FormatError, Var};
 use super::state::{Client, PanePos, Server, ServerDir};
 use super::target;
 use super::vars::Context;
@@ -177,7 +177,15 @@ impl Run<'_> {
         self.host.get_or_insert_with(crate::env::hostname).clone()
     }
 
-    fn expand(&mut self, format: &Format, pos: Option<PanePos>, client: Option<&Client>) -> String {
+    /// Expands a format for a pane and client; `line` is the line number in a listing.
+    fn expand(
+        &mut self,
+        command: &Command,
+        format: &Format,
+        pos: Option<PanePos>,
+        client: Option<&Client>,
+        line: Option<usize>,
+    ) -> Result<String, CmdError> {
         let host = self.host();
         let socket_path = self.dir.path.display().to_string();
         let context = Context {
@@ -187,11 +195,29 @@ impl Run<'_> {
             host: &host,
             pos,
             client,
+            command: command.name,
+            line,
         };
-        format.expand(|var| match var {
-            Var::Option(name) => context.option(name),
-            Var::Builtin(variable) => variable.value(&context),
-        })
+        format
+            .expand(|var| match var {
+                Var::Option(name) => Ok(context.option(name)),
+                Var::TmuxOption(name) => context.server_option(name).map(Some).ok_or_else(|| {
+                    FormatError {
+                        message: format!(
+                            "tmux option #{{{name}}} is not modelled by the fake (only options set with set-option are)"
+                        ),
+                    }
+                }),
+                Var::Builtin(variable) => variable.value(&context).map_err(|missing| FormatError {
+                    message: format!(
+                        "format variable #{{{}}} is not modelled by the fake{}{}",
+                        missing.name,
+                        if missing.why.is_empty() { "" } else { " " },
+                        missing.why
+                    ),
+                }),
+            })
+            .map_err(|e| unsupported(e.to_string()))
     }
 
     fn pane_target(&self, command: &Command) -> Result<PanePos, CmdError> {

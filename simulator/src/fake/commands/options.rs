@@ -1,4 +1,5 @@
-//! `show-options` and `set-option`: pane user options (`@name`) with tmux's quoting, and the
+//! `show-options` and `set-option`: pane user options (`@name`) with tmux's quoting (and, set
+//! only, window, session and global ones, which formats read), and the
 //! server options the fake stores without interpreting them. With `-q`, tmux 3.3a is quiet about
 //! a pane that does not exist too: the command does nothing and succeeds.
 
@@ -6,6 +7,7 @@ use super::{CmdError, Run, tmux, unsupported};
 use crate::fake::cli::Command;
 use crate::fake::escape;
 use crate::fake::state::PanePos;
+use crate::fake::target;
 
 impl Run<'_> {
     pub(super) fn show_options(&mut self, command: &Command) -> Result<(), CmdError> {
@@ -80,9 +82,7 @@ impl Run<'_> {
             )));
         }
         if !command.has('p') {
-            return Err(unsupported(
-                "set-option of a user option needs -p (only pane options are modelled)",
-            ));
+            return self.set_scoped_user_option(command, name, value);
         }
         let Some(pos) = self.quiet_target(command)? else {
             return Ok(());
@@ -100,6 +100,46 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// A user option of a window (`-w`), the server (`-g`, `-s`) or a session (neither), which a
+    /// format finds after the pane's own.
+    fn set_scoped_user_option(
+        &mut self,
+        command: &Command,
+        name: String,
+        value: Option<String>,
+    ) -> Result<(), CmdError> {
+        let options = if command.has('g') || command.has('s') {
+            &mut self.server.options
+        } else {
+            let pos = match command.value('t') {
+                Some(t) => match target::pane(&self.server, t) {
+                    Ok(pos) => pos,
+                    Err(_) if command.has('q') => return Ok(()),
+                    Err(missing) => return Err(tmux(missing.message)),
+                },
+                None => self
+                    .server
+                    .sessions_sorted()
+                    .first()
+                    .and_then(|s| self.server.session_active_pane(*s))
+                    .ok_or_else(|| tmux("no current session"))?,
+            };
+            let session = &mut self.server.sessions[pos.session];
+            if command.has('w') {
+                &mut session.windows[pos.window].options
+            } else {
+                &mut session.options
+            }
+        };
+        if command.has('u') {
+            options.remove(&name);
+        } else {
+            options.insert(name, value.ok_or_else(|| tmux("empty value"))?);
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
     /// The pane an options command targets; with `-q`, a target that does not exist is `None`:
     /// tmux 3.3a then does nothing, prints nothing and succeeds (the next chained command runs).
     fn quiet_target(&self, command: &Command) -> Result<Option<PanePos>, CmdError> {
