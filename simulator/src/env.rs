@@ -7,6 +7,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// The environment variable naming the simulator's state root.
 pub const SIM_DIR_VAR: &str = "CORRAL_SIM_DIR";
 
+/// The environment variable naming the host's hook command (the host profile's `hook`, its
+/// `{cli}` filled: `/path/corral event`), which `corral-sim hook` runs with the agent's name
+/// and the hook's after it. Unset: `$CORRAL_BIN event`, corral's.
+pub const HOOK_VAR: &str = "CORRAL_SIM_HOOK";
+
 /// The state root from `CORRAL_SIM_DIR`, or the one-line error both binaries print.
 pub fn sim_dir() -> Result<PathBuf, String> {
     match std::env::var_os(SIM_DIR_VAR) {

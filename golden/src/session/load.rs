@@ -92,20 +92,24 @@ impl Session {
     }
 
     /// Whether the case needs the host's own command line: a `run` or `background` step starts
-    /// `corral`, or `corral-sim hook` runs the host's `corral event` (which the runner names to
-    /// the simulator as `$CORRAL_BIN`).
+    /// `corral`, or `corral-sim hook` runs the host's hook command (its profile's `hook`, which
+    /// the runner names to the simulator as `$CORRAL_SIM_HOOK`).
     pub fn runs_host_cli(&self) -> bool {
+        self.runs(Program::Corral) || self.runs_hook()
+    }
+
+    /// Whether an agent of its fleet runs the host's hook command (`corral-sim hook`).
+    pub fn runs_hook(&self) -> bool {
         let hook = |args: &[String]| args.first().is_some_and(|first| first == "hook");
-        self.runs(Program::Corral)
-            || self.steps.iter().any(|located| match &located.step.step {
-                Step::Sim(args) => hook(args),
-                Step::SimBackground(background) => hook(&background.args),
-                Step::Run(run) => run.program == Program::CorralSim && hook(&run.args),
-                Step::Background(started) => {
-                    started.program == Program::CorralSim && hook(&started.args)
-                }
-                _ => false,
-            })
+        self.steps.iter().any(|located| match &located.step.step {
+            Step::Sim(args) => hook(args),
+            Step::SimBackground(background) => hook(&background.args),
+            Step::Run(run) => run.program == Program::CorralSim && hook(&run.args),
+            Step::Background(started) => {
+                started.program == Program::CorralSim && hook(&started.args)
+            }
+            _ => false,
+        })
     }
 
     /// Whether some `run` or `background` step starts this program.

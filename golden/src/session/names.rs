@@ -1,6 +1,9 @@
 //! The names a session may use before anything in it binds them, and the captures a player binds
-//! for them before the first step: the machine's (`host_name`, `uid`) and the case's places
-//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), the tmux server's key
+//! for them before the first step: the host's tool name (`host_tool`, as its profile says: a
+//! runtime dir outside `$XDG_RUNTIME_DIR` is `$TMPDIR/${host_tool}-${uid}`), the machine's (`host_name`,
+//! `uid`), the case's places
+//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), the host's files where its
+//! profile puts them (`runtime_dir`, `device_store`, `config_file`), the tmux server's key
 //! (`server_key`, which names a notification daemon's lock and socket), `pane.<name>` (each
 //! fixture pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture
 //! pane).
@@ -14,7 +17,8 @@ use crate::pattern::Captures;
 
 /// The names of [`Prebound`]'s values but the fixture panes', as a session writes them
 /// (`${run_dir}`).
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 12] = [
+    "host_tool",
     "host_name",
     "uid",
     "socket_path",
@@ -22,6 +26,9 @@ pub const NAMES: [&str; 8] = [
     "run_dir",
     "config_dir",
     "home_dir",
+    "runtime_dir",
+    "device_store",
+    "config_file",
     "server_key",
 ];
 
@@ -58,6 +65,8 @@ pub fn names_fixture_pane(name: &str) -> bool {
 /// which has no case, fixed stand-ins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prebound {
+    /// `host_tool`: the host's tool name (`corral`), from its profile.
+    pub host_tool: String,
     /// `host_name`: this machine's name, which a host reports in `hello` and in every row.
     pub host_name: String,
     /// `uid`: the user id the hosts run as (a runtime dir outside `$XDG_RUNTIME_DIR` is
@@ -74,6 +83,13 @@ pub struct Prebound {
     pub config_dir: String,
     /// `home_dir`: the hosts' `$HOME`.
     pub home_dir: String,
+    /// `runtime_dir`: the host's runtime dir, where its profile puts it (corral's:
+    /// `${run_dir}/corral`).
+    pub runtime_dir: String,
+    /// `device_store`: the device store's path (corral's: `${config_dir}/corral/devices.toml`).
+    pub device_store: String,
+    /// `config_file`: the host's config file (corral's: `${config_dir}/corral/config.toml`).
+    pub config_file: String,
     /// `pane.<name>`: each fixture pane's id by its name.
     pub panes: BTreeMap<String, String>,
     /// `transcript.<name>`: the path of the transcript the simulator wrote for a fixture pane,
@@ -87,6 +103,7 @@ impl Prebound {
     pub fn captures(&self) -> Captures {
         let key = server_key(&self.socket_path);
         let values = [
+            &self.host_tool,
             &self.host_name,
             &self.uid,
             &self.socket_path,
@@ -94,6 +111,9 @@ impl Prebound {
             &self.run_dir,
             &self.config_dir,
             &self.home_dir,
+            &self.runtime_dir,
+            &self.device_store,
+            &self.config_file,
             &key,
         ];
         let mut captures: Captures = NAMES
@@ -121,6 +141,7 @@ mod tests {
     #[test]
     fn what_is_prebound_is_what_prebound_binds() {
         let prebound = Prebound {
+            host_tool: "herd".into(),
             host_name: "studio".into(),
             uid: "1000".into(),
             socket_path: "/tmp/tmux-1/s".into(),
@@ -128,6 +149,9 @@ mod tests {
             run_dir: "/case/run".into(),
             config_dir: "/case/config".into(),
             home_dir: "/case/home".into(),
+            runtime_dir: "/case/run/herd".into(),
+            device_store: "/case/config/herd/devices.toml".into(),
+            config_file: "/case/config/herd/config.toml".into(),
             panes: BTreeMap::from([("worker".to_owned(), "%1".to_owned())]),
             transcripts: BTreeMap::from([("worker".to_owned(), "/case/t.jsonl".to_owned())]),
         };
@@ -135,7 +159,13 @@ mod tests {
         assert_eq!(captures["pane.worker"], Value::from("%1"));
         assert_eq!(captures["transcript.worker"], Value::from("/case/t.jsonl"));
         assert_eq!(captures["run_dir"], Value::from("/case/run"));
+        assert_eq!(captures["runtime_dir"], Value::from("/case/run/herd"));
+        assert_eq!(
+            captures["device_store"],
+            Value::from("/case/config/herd/devices.toml")
+        );
         assert_eq!(captures["host_name"], Value::from("studio"));
+        assert_eq!(captures["host_tool"], Value::from("herd"));
         // sha256("/tmp/tmux-1/s") = 686eb2f4d2dc31c8…
         assert_eq!(captures["server_key"], Value::from("686eb2f4d2dc31c8"));
         assert_eq!(captures.len(), NAMES.len() + 2);

@@ -191,18 +191,20 @@ impl Binaries {
                 let mut found = search
                     .find_all(&ours, path.as_deref(), remedy)
                     .map_err(anyhow::Error::msg)?;
+                let own = options.host.is_none() && options.profile.is_corral();
                 let host = match &options.host {
                     Some(host) => host.clone(),
-                    None => host_of(&corral),
+                    None if own => host_of(&corral),
+                    None => profile_serve(options)?,
                 };
-                (
-                    host,
-                    options.host.is_none().then_some(corral),
-                    found.remove(0),
-                )
+                (host, own.then_some(corral), found.remove(0))
             }
             Launcher::Installed => {
-                let Some(host) = &options.host else {
+                let from_profile = match &options.host {
+                    None if !options.profile.is_corral() => Some(profile_serve(options)?),
+                    _ => None,
+                };
+                let Some(host) = options.host.as_ref().or(from_profile.as_ref()) else {
                     bail!(
                         "give the host to test: --host '<command that serves one connection on \
                          stdio, with {{device}} for the device id>', e.g. --host 'corral serve \
@@ -231,6 +233,21 @@ impl Binaries {
             sim_bin: found,
         })
     }
+}
+
+/// The host command of a profile's `serve`, `{cli}` filled with `--host-cli` (`{device}` is
+/// filled per connection).
+fn profile_serve(options: &Options) -> anyhow::Result<String> {
+    let Some(cli) = &options.host_cli else {
+        bail!(
+            "the host profile's `serve` starts the host with its command line: give it with \
+             --host-cli PATH (or the whole command with --host)"
+        );
+    };
+    Ok(golden::profile::fill(
+        &options.profile.serve,
+        &[("cli", &cli.display().to_string())],
+    ))
 }
 
 /// Fails in one line when a system program is not on `PATH`.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, FromArgMatches, Parser};
-use golden::{Backend, Suite};
+use golden::{Backend, HostProfile, Suite};
 
 use super::Launcher;
 
@@ -45,6 +45,11 @@ struct Args {
     /// checkout's.
     #[arg(long, value_name = "DIR")]
     kit: Option<PathBuf>,
+    /// The host profile (TOML): the host's tool name, hello version key, serve command, the
+    /// environment names, paths and daemon it uses, its command lines for what sessions ask.
+    /// Default: corral's. `profile init FILE` writes a commented starting one.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// Only cases whose id matches this glob (`*`, `?`); repeatable.
     #[arg(long = "case", value_name = "GLOB")]
     cases: Vec<String>,
@@ -73,6 +78,10 @@ struct Args {
     /// Write the Markdown compliance table (every ledger requirement) here.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Write the HTML report here: one self-contained page (the suites, every case with its
+    /// failure and wire log, every ledger requirement), filtered in the browser.
+    #[arg(long, value_name = "FILE")]
+    report_html: Option<PathBuf>,
     /// Cases run at once (default: six times the available parallelism; cases mostly wait on
     /// host cycles and on times the spec fixes).
     #[arg(long)]
@@ -118,6 +127,10 @@ pub struct Options {
     pub host_cli: Option<PathBuf>,
     /// The kit on disk, when not the launcher's own.
     pub kit: Option<PathBuf>,
+    /// The host profile file, when not corral's.
+    pub profile_path: Option<PathBuf>,
+    /// The host profile: corral's unless `--profile` named another.
+    pub profile: HostProfile,
     /// Case id globs; every case when empty.
     pub cases: Vec<String>,
     /// Suites; every suite when empty.
@@ -134,6 +147,8 @@ pub struct Options {
     pub junit: Option<PathBuf>,
     /// Where the Markdown compliance table goes.
     pub markdown: Option<PathBuf>,
+    /// Where the HTML report goes.
+    pub report_html: Option<PathBuf>,
     /// Cases run at once.
     pub jobs: usize,
     /// The multiplier of every time limit.
@@ -209,6 +224,11 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
         host: args.host,
         host_cli: args.host_cli,
         kit: args.kit,
+        profile: match &args.profile {
+            Some(path) => HostProfile::load(path).map_err(anyhow::Error::msg)?,
+            None => HostProfile::corral(),
+        },
+        profile_path: args.profile,
         cases: args.cases,
         suites: args.suites,
         strict: args.strict,
@@ -217,6 +237,7 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
         report_json: args.report_json,
         junit: args.junit,
         markdown: args.markdown,
+        report_html: args.report_html,
         jobs,
         scale,
         keep: args.keep,

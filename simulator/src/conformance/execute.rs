@@ -62,6 +62,7 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
         work: work_path,
         bless: options.bless,
         strict: options.strict,
+        profile: options.profile.clone(),
         requests,
         responses,
         config,
@@ -187,6 +188,12 @@ fn rerun_prefix(options: &Options, launcher: &Launcher) -> String {
         rerun.push_str(&format!(
             " --kit {}",
             host::shell_quote(&kit.display().to_string())
+        ));
+    }
+    if let Some(profile) = &options.profile_path {
+        rerun.push_str(&format!(
+            " --profile {}",
+            host::shell_quote(&profile.display().to_string())
         ));
     }
     if let Some(host) = &options.host {
@@ -327,31 +334,32 @@ fn write_blessings(results: &[CaseResult], console: &Console) -> anyhow::Result<
     Ok(())
 }
 
-/// Writes the JSON, JUnit and Markdown reports that were asked for.
+/// Writes the JSON, JUnit, Markdown and HTML reports that were asked for, making only those (a
+/// whole run's HTML page, every case's wire log in it, is over a megabyte).
 fn write_reports(
     options: &Options,
     host_template: &str,
     ledger: &Ledger,
     results: &[CaseResult],
 ) -> anyhow::Result<()> {
-    let write = |path: &Option<PathBuf>, text: String| -> anyhow::Result<()> {
+    let write = |path: &Option<PathBuf>, text: &dyn Fn() -> String| -> anyhow::Result<()> {
         if let Some(path) = path {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(path, text()).with_context(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     };
-    write(
-        &options.report_json,
-        report::json_report(options.backend, host_template, ledger, results),
-    )?;
-    write(
-        &options.junit,
-        report::junit(options.backend, ledger, results),
-    )?;
-    write(
-        &options.markdown,
-        report::markdown(options.backend, host_template, ledger, results),
-    )
+    write(&options.report_json, &|| {
+        report::json_report(options.backend, host_template, ledger, results)
+    })?;
+    write(&options.junit, &|| {
+        report::junit(options.backend, ledger, results)
+    })?;
+    write(&options.markdown, &|| {
+        report::markdown(options.backend, host_template, ledger, results)
+    })?;
+    write(&options.report_html, &|| {
+        super::report_html::html(options.backend, host_template, ledger, results)
+    })
 }
 
 /// The verdict: no failure, or with a baseline, exactly its failures. Prints the summary.

@@ -17,6 +17,7 @@
     reason = "the conformance report is this command's stdout"
 )]
 
+mod adapter;
 mod assign;
 mod baseline;
 mod binaries;
@@ -29,6 +30,7 @@ mod ledger;
 mod outcome;
 mod process;
 mod report;
+mod report_html;
 mod runner;
 mod selftest;
 mod sim;
@@ -36,7 +38,7 @@ mod sim;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 
 pub use binaries::{build as build_binaries, target_dir};
 use cli::Invocation;
@@ -84,6 +86,9 @@ pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     if args.first().map(String::as_str) == Some(selftest::GROW) {
         return selftest::grow(&args[1..], launcher);
     }
+    if args.first().map(String::as_str) == Some("profile") {
+        return profile_command(&args[1..], launcher);
+    }
     match cli::parse(args, launcher)? {
         Invocation::Help(text) => {
             print!("{text}");
@@ -96,6 +101,48 @@ pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// `profile init [FILE]`: writes a commented starting host profile to FILE (never over an
+/// existing file), or to stdout.
+fn profile_command(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
+    let usage = || {
+        anyhow::anyhow!(
+            "usage: {} profile init [FILE]  (writes a commented starting host profile)",
+            launcher.command()
+        )
+    };
+    match args {
+        [init] if init == "init" => {
+            print!("{}", golden::profile::STARTER);
+            Ok(())
+        }
+        [init, file] if init == "init" => {
+            let path = Path::new(file);
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|err| match err.kind() {
+                    std::io::ErrorKind::AlreadyExists => anyhow::anyhow!(
+                        "{} exists; the starting profile is written only to a new file",
+                        path.display()
+                    ),
+                    _ => anyhow::anyhow!("writing {}: {err}", path.display()),
+                })?;
+            std::io::Write::write_all(&mut out, golden::profile::STARTER.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            println!(
+                "wrote {}: edit it for your host, then run {} --profile {} --host-cli <your \
+                 command line>",
+                path.display(),
+                launcher.command(),
+                path.display()
+            );
+            Ok(())
+        }
+        _ => Err(usage()),
     }
 }
 

@@ -444,12 +444,12 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The Markdown compliance table: every ledger requirement, its status, its cases and their
-/// results; untested ones with their reason.
-pub fn markdown(backend: Backend, host: &str, ledger: &Ledger, results: &[CaseResult]) -> String {
-    let summary = Summary::of(results);
-    let by_case: BTreeMap<&str, &CaseResult> =
-        results.iter().map(|r| (r.case.as_str(), r)).collect();
+/// Each requirement's cases: those the ledger lists, then any case of the run that names it
+/// and the ledger does not list (in run order).
+pub fn cases_by_requirement<'a>(
+    ledger: &'a Ledger,
+    results: &'a [CaseResult],
+) -> BTreeMap<&'a str, Vec<&'a str>> {
     let mut cases_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for requirement in &ledger.requirements {
         cases_of
@@ -465,6 +465,16 @@ pub fn markdown(backend: Backend, host: &str, ledger: &Ledger, results: &[CaseRe
             }
         }
     }
+    cases_of
+}
+
+/// The Markdown compliance table: every ledger requirement, its status, its cases and their
+/// results; untested ones with their reason.
+pub fn markdown(backend: Backend, host: &str, ledger: &Ledger, results: &[CaseResult]) -> String {
+    let summary = Summary::of(results);
+    let by_case: BTreeMap<&str, &CaseResult> =
+        results.iter().map(|r| (r.case.as_str(), r)).collect();
+    let cases_of = cases_by_requirement(ledger, results);
     let mut out = String::new();
     let _ = writeln!(out, "# corral conformance: {} backend\n", backend.as_str());
     let _ = writeln!(out, "Host command: `{}`\n", host.replace('`', "'"));

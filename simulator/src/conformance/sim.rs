@@ -73,24 +73,41 @@ impl Ran {
     }
 }
 
+/// The fleet a case brings up: its fixture, on a backend and tmux socket, for a host whose
+/// runtime dir is `runtime_dir`.
+#[derive(Debug)]
+pub struct Fleet<'a> {
+    pub fixture: &'a Path,
+    pub backend: Backend,
+    pub socket: &'a str,
+    pub runtime_dir: &'a Path,
+}
+
 impl Sim {
-    /// Brings a fixture up on a backend and socket.
+    /// Sets a variable for every later `corral-sim` run (the host's names for the fleet's
+    /// tmux, known once the fleet is up).
+    pub fn set_env(&mut self, name: &str, value: &str) {
+        self.driver.env.retain(|(known, _)| known != name);
+        self.driver.env.push((name.to_owned(), value.to_owned()));
+    }
+
+    /// Brings a fleet up.
     pub fn up(
         bin: &Path,
-        fixture: &Path,
-        backend: Backend,
-        socket: &str,
+        fleet: &Fleet<'_>,
         env: Vec<(String, String)>,
         logs: &Path,
         timeout: Duration,
     ) -> Result<Sim, String> {
         let args = vec![
             "up".to_owned(),
-            fixture.display().to_string(),
+            fleet.fixture.display().to_string(),
             "--backend".to_owned(),
-            backend.as_str().to_owned(),
+            fleet.backend.as_str().to_owned(),
             "--socket".to_owned(),
-            socket.to_owned(),
+            fleet.socket.to_owned(),
+            "--runtime-dir".to_owned(),
+            fleet.runtime_dir.display().to_string(),
         ];
         // `down` runs on drop even when `up` fails half-way.
         let driver = Driver {

@@ -48,9 +48,9 @@ pub const SOCKET_PATH: &str = "/tmp/tmux-1000/corral-replay";
 pub const HOST_NAME: &str = "replay-host";
 
 /// The stand-ins of every prebound name, and the given fixture panes' ids: `${uid}` is `1000`,
-/// `${run_dir}`,
-/// `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config` and
-/// `/home/replay` (only host-side steps, `run` and `file`, use them, and those are not replayed),
+/// `${run_dir}`, `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config`
+/// and `/home/replay`, the host's files corral's places in them (only host-side steps, `run` and
+/// `file`, use them, and those are not replayed),
 /// and every pane's `${transcript.<name>}` is `<sim_dir>/transcripts/<name>.jsonl`.
 pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
     let transcripts = panes
@@ -58,6 +58,7 @@ pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
         .map(|name| (name.clone(), format!("{SIM_DIR}/transcripts/{name}.jsonl")))
         .collect();
     Prebound {
+        host_tool: "corral".to_owned(),
         transcripts,
         host_name: HOST_NAME.to_owned(),
         uid: "1000".to_owned(),
@@ -66,6 +67,9 @@ pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
         run_dir: "/run/user/1000".to_owned(),
         config_dir: "/home/replay/.config".to_owned(),
         home_dir: "/home/replay".to_owned(),
+        runtime_dir: "/run/user/1000/corral".to_owned(),
+        device_store: "/home/replay/.config/corral/devices.toml".to_owned(),
+        config_file: "/home/replay/.config/corral/config.toml".to_owned(),
         panes,
     }
 }

@@ -1,7 +1,9 @@
 //! `corral-sim hook`: a recorded hook payload replayed through the host's own producer,
-//! `corral event <agent> <event>`, run as the agent's hook would run it inside a pane: with
+//! `corral event <agent> <event>` (or, under the conformance kit, the host profile's hook command
+//! `$CORRAL_SIM_HOOK <agent> <event>`), run as the agent's hook would run it inside a pane: with
 //! `TMUX=<socket path>,<server pid>,<session>` and `TMUX_PANE=%N` (and `CORRAL_TMUX_BIN`, so the
-//! fake is the tmux it talks to), the host's runtime dir the fleet's, and the payload on stdin.
+//! fake is the tmux it talks to; a profile's own variables come from the kit's environment), the
+//! host's runtime dir the fleet's, and the payload on stdin.
 //!
 //! Each run is recorded under `$CORRAL_SIM_DIR/hooks/`: `<name>.payload` (what went to stdin),
 //! `<name>.out` and `<name>.err` (what `corral event` printed: for a permission request, the
@@ -102,6 +104,13 @@ pub fn reset(sim_dir: &Path, fixture: &Path) -> anyhow::Result<()> {
 
 fn file(sim_dir: &Path, name: &str, ext: &str) -> PathBuf {
     dir(sim_dir).join(format!("{name}.{ext}"))
+}
+
+/// The host's hook command, when the kit names one (`$CORRAL_SIM_HOOK`).
+fn hook_command() -> Option<String> {
+    std::env::var(crate::env::HOOK_VAR)
+        .ok()
+        .filter(|hook| !hook.trim().is_empty())
 }
 
 /// The `corral` binary: `$CORRAL_BIN`, else beside `corral-sim`, else `corral` on PATH.
@@ -324,8 +333,22 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
     // The lock is on the open file, which becomes the child's stdout: held while it lives.
     out.lock()?;
     let err = File::create(file(sim_dir, &run, "err"))?;
-    let mut command = crate::process::command(corral_bin());
-    command.args(["event", &args.agent, &args.event]);
+    let hook = hook_command();
+    let mut command = match &hook {
+        // The host profile's hook command, its words as the profile wrote them (through `sh`),
+        // the agent's name and the hook's after them.
+        Some(hook) => {
+            let mut command = crate::process::command("sh");
+            command.args(["-c", &format!("exec {hook} \"$@\""), "sh"]);
+            command
+        }
+        None => {
+            let mut command = crate::process::command(corral_bin());
+            command.arg("event");
+            command
+        }
+    };
+    command.args([&args.agent, &args.event]);
     if args.as_argument {
         command.arg(&payload).stdin(Stdio::null());
     } else {
@@ -336,19 +359,24 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
         .stderr(err)
         .env("TMUX", tmux_var(&sim, sim_dir, &pane)?)
         .env("TMUX_PANE", &pane)
-        .env("CORRAL_TMUX_BIN", &sim.tmux_bin)
         .env(crate::env::SIM_DIR_VAR, sim_dir)
         .envs(args.env.iter().map(|(name, value)| (name, value)));
-    for (key, value) in runtime_env(Path::new(&sim.runtime_dir), crate::env::uid(sim_dir))? {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
+    // A host profile's hook finds its tmux and its runtime dir as its host does, in the
+    // environment the kit gave the simulator; corral's are told by corral's own rules.
+    if hook.is_none() {
+        command.env("CORRAL_TMUX_BIN", &sim.tmux_bin);
+        for (key, value) in runtime_env(Path::new(&sim.runtime_dir), crate::env::uid(sim_dir))? {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
     }
     let before = parked_for(Path::new(&sim.runtime_dir), &pane);
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("starting {}", corral_bin().display()))?;
+    let mut child = command.spawn().with_context(|| match &hook {
+        Some(hook) => format!("starting the hook command {hook}"),
+        None => format!("starting {}", corral_bin().display()),
+    })?;
     drop(out);
     let record = json!({
         "name": run, "pane": pane, "agent": args.agent, "event": args.event, "pid": child.id(),

@@ -8,6 +8,17 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub const FAKE: &str = env!("CARGO_BIN_EXE_corral-fake-tmux");
 pub const SIM: &str = env!("CARGO_BIN_EXE_corral-sim");
 
+/// The reference host, built beside the simulator by `cargo test --workspace`.
+pub fn corral() -> PathBuf {
+    let built = Path::new(SIM).with_file_name("corral");
+    assert!(
+        built.is_file(),
+        "{} is not built: run `cargo test --workspace` (it builds the host) or `cargo build -p reference-host`",
+        built.display()
+    );
+    built
+}
+
 /// The brief's parity format.
 pub const PARITY_FORMAT: &str =
     "#{pane_id} #{@agent_name} #{@agent_state} #{session_name}:#{window_index}.#{pane_index}";

@@ -4,6 +4,9 @@
 mod api;
 mod common;
 mod demo;
+// It runs `corral-conformance`, built only with the kit embedded.
+#[cfg(feature = "embed")]
+mod disguise;
 mod fake_tmux;
 mod help;
 mod hooks;
@@ -13,5 +16,8 @@ mod installed;
 mod observe;
 mod parity;
 mod replay;
+// It runs `corral-conformance`, built only with the kit embedded.
+#[cfg(feature = "embed")]
+mod report_html;
 mod sim;
 mod transcripts;

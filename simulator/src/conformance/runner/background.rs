@@ -12,11 +12,11 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use golden::pattern;
-use golden::session::{SignalName, SignalStep, Started, WriteFile};
+use golden::session::{Program, SignalName, SignalStep, Started, WriteFile};
 
 use super::content::Judge;
 use super::{Case, StepError, StepResult};
-use crate::conformance::process;
+use crate::conformance::{adapter, process};
 
 /// How long a program still running at the end of a case gets to stop after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -79,14 +79,18 @@ impl Case<'_> {
             )));
         }
         let args = self.texts(&started.args)?;
-        let ready = started
-            .ready_file
-            .as_ref()
-            .map(|file| self.case_path(file))
-            .transpose()?;
-        let mut cmd = self.program_command(started.program, &started.env)?;
-        cmd.args(&args)
-            .current_dir(&self.dir)
+        // Another host's daemon is ready where its profile says, not where corral's is.
+        let ready_file = match (&self.ctx.profile.daemon, started.program) {
+            (Some(daemon), Program::Corral)
+                if !self.ctx.profile.is_corral() && adapter::is_daemon(&args) =>
+            {
+                Some(&daemon.ready)
+            }
+            _ => started.ready_file.as_ref(),
+        };
+        let ready = ready_file.map(|file| self.case_path(file)).transpose()?;
+        let mut cmd = self.program_command(started.program, &started.env, &args)?;
+        cmd.current_dir(&self.dir)
             .stdin(Stdio::null())
             .process_group(0);
         self.programs += 1;

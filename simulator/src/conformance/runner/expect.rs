@@ -48,7 +48,12 @@ impl Case<'_> {
                 )));
             }
         };
-        Ok(Some(check(bytes, &ctx.responses, &canaries)))
+        Ok(Some(check(
+            bytes,
+            &ctx.responses,
+            &canaries,
+            &ctx.profile.version_key,
+        )))
     }
 
     /// `expect` (and a barrier's answer): the next frame matches the pattern, binding its

@@ -26,15 +26,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use golden::session::StepLine;
+use golden::session::{Program, Step, StepLine};
 
-use golden::Backend;
 use golden::clock::Window;
 use golden::pattern::Captures;
 use golden::session::Session;
 use golden::validate::{DocumentSchema, FrameSchema};
+use golden::{Backend, HostProfile, Suite};
 use schema::DeviceStore;
 
+use super::adapter;
 use super::host::HostProcess;
 use super::outcome::{CaseResult, Grade};
 use super::sim::Sim;
@@ -57,6 +58,8 @@ pub struct RunContext {
     pub bless: bool,
     /// `--strict`: a strict-grade note fails its case.
     pub strict: bool,
+    /// What the kit knows of the host: its names, paths and command lines.
+    pub profile: HostProfile,
     pub requests: FrameSchema,
     pub responses: FrameSchema,
     pub config: DocumentSchema,
@@ -123,6 +126,11 @@ impl RunContext {
             );
             return result;
         }
+        if let Some(reason) = self.beyond_the_profile(session) {
+            result.grade = Grade::Skipped;
+            result.skip_reason = Some(reason);
+            return result;
+        }
         let mut case = Case::new(self, session, dir);
         let outcome = case.run(socket);
         result.blessed = std::mem::take(&mut case.blessed);
@@ -150,6 +158,35 @@ impl RunContext {
         case.teardown();
         result.duration = started.elapsed();
         result
+    }
+}
+
+impl RunContext {
+    /// Why the host profile cannot run a session, if it cannot: the `corral-cli` suite for
+    /// another host, a hook its agents run when the host has none, a line of corral's CLI the
+    /// profile has no command for.
+    fn beyond_the_profile(&self, session: &Session) -> Option<String> {
+        let profile = &self.profile;
+        if profile.is_corral() {
+            return None;
+        }
+        if session.header.suite == Suite::CorralCli {
+            return Some(format!(
+                "the corral-cli suite checks corral's own command line; the host is {}",
+                profile.tool
+            ));
+        }
+        if profile.hook.is_none() && session.runs_hook() {
+            return Some("the case's agents run a hook, and the host profile has no `hook`".into());
+        }
+        session.steps.iter().find_map(|located| {
+            let args = match &located.step.step {
+                Step::Run(run) if run.program == Program::Corral => &run.args,
+                Step::Background(started) if started.program == Program::Corral => &started.args,
+                _ => return None,
+            };
+            adapter::command(profile, "cli", args).err()
+        })
     }
 }
 

@@ -9,10 +9,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use golden::pattern::{self, Captures};
-use golden::session::{Program, Run};
+use golden::session::{Content, Program, Run};
 
 use super::content::Judge;
 use super::{Case, StepError, StepResult};
+use crate::conformance::adapter;
 use crate::conformance::process::{self, Finished};
 
 /// How long a `run` with `retry` waits between two runs.
@@ -81,8 +82,12 @@ impl Case<'_> {
             utf8(&finished.stdout, "stdout")?,
             utf8(&finished.stderr, "stderr")?,
         );
+        // Another host's command line is judged on what the protocol fixes: success or
+        // failure, and the documents it prints; corral's exit codes and prose are corral's.
+        let prose_and_codes = run.program != Program::Corral || self.ctx.profile.is_corral();
         match finished.status.code() {
             Some(code) if code == run.exit => {}
+            Some(code) if !prose_and_codes && (code == 0) == (run.exit == 0) => {}
             code => {
                 let how = code.map_or_else(
                     || format!("was killed ({})", finished.status),
@@ -106,22 +111,33 @@ impl Case<'_> {
             document,
             now,
         };
-        judge.judge(run.stdout.as_ref(), &stdout, captures)?;
+        // For another host, prose is not judged at all (not even as "nothing printed").
+        let judged =
+            |content: Option<&Content>| prose_and_codes || content.is_some_and(Content::parses);
+        if judged(run.stdout.as_ref()) {
+            judge.judge(run.stdout.as_ref(), &stdout, captures)?;
+        }
         let err = format!("the stderr of {shown}");
         let judge = Judge {
             what: &err,
             document: None,
             now,
         };
+        if !judged(run.stderr.as_ref()) {
+            return Ok(());
+        }
         judge.judge(run.stderr.as_ref(), &stderr, captures)
     }
 
-    /// A program of the kit in its environment: `corral` in the host processes', `corral-sim`
-    /// in the simulator's; then a step's changes to it (`${name}` replaced, `null` removes).
+    /// A program of the kit with its arguments, in its environment: `corral` in the host
+    /// processes' (for another host, the host profile's command for what corral's line asks,
+    /// through `sh`), `corral-sim` in the simulator's; then a step's changes to it (`${name}`
+    /// replaced, `null` removes).
     pub(super) fn program_command(
         &self,
         program: Program,
         changes: &BTreeMap<String, Option<String>>,
+        args: &[String],
     ) -> Result<Command, StepError> {
         let mut cmd = match program {
             Program::Corral => {
@@ -129,7 +145,21 @@ impl Case<'_> {
                     self.ctx.host_cli.as_ref().expect(
                         "a case that runs `corral` is skipped without the host's command line",
                     );
-                let mut cmd = process::command(bin);
+                let cli = bin.display().to_string();
+                let mut cmd = match adapter::command(&self.ctx.profile, &cli, args)
+                    .map_err(StepError::new)?
+                {
+                    None => {
+                        let mut cmd = process::command(bin);
+                        cmd.args(args);
+                        cmd
+                    }
+                    Some(line) => {
+                        let mut cmd = process::command("sh");
+                        cmd.args(["-c", &format!("exec {line}")]);
+                        cmd
+                    }
+                };
                 for name in &self.remove {
                     cmd.env_remove(name);
                 }
@@ -141,6 +171,7 @@ impl Case<'_> {
             Program::CorralSim => {
                 let sim = self.sim.as_ref().expect("the simulator is up");
                 let mut cmd = process::command(&self.ctx.sim_bin);
+                cmd.args(args);
                 for (name, value) in sim.env() {
                     cmd.env(name, value);
                 }
@@ -172,8 +203,8 @@ impl Case<'_> {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Finished, StepError> {
-        let mut cmd = self.program_command(program, changes)?;
-        cmd.args(args).current_dir(&self.dir);
+        let mut cmd = self.program_command(program, changes, args)?;
+        cmd.current_dir(&self.dir);
         self.programs += 1;
         let logs = self.dir.join("logs");
         process::run_to_end(

@@ -46,11 +46,18 @@ impl Received {
 }
 
 /// Checks one line (without its `\n`) against the kit's rules for every received line.
-pub(super) fn check(bytes: Vec<u8>, responses: &FrameSchema, canaries: &[String]) -> Received {
+/// `version_key` is the host profile's name for `hello`'s host-version key: a hello carrying it
+/// is read as carrying `tool_version`, the wire types' name.
+pub(super) fn check(
+    bytes: Vec<u8>,
+    responses: &FrameSchema,
+    canaries: &[String],
+    version_key: &str,
+) -> Received {
     let mut problems = Vec::new();
     let mut notes = Vec::new();
     let mut unknown_keys = Vec::new();
-    let text = match String::from_utf8(bytes) {
+    let mut text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
             problems.push("the line is not UTF-8".to_owned());
@@ -62,13 +69,19 @@ pub(super) fn check(bytes: Vec<u8>, responses: &FrameSchema, canaries: &[String]
             problems.push(format!("a pane title canary `{canary}` rode the wire"));
         }
     }
-    let frame = match serde_json::from_str::<Value>(&text) {
+    let mut frame = match serde_json::from_str::<Value>(&text) {
         Ok(frame) => Some(frame),
         Err(err) => {
             problems.push(format!("the line is not JSON ({err})"));
             None
         }
     };
+    if let Some(renamed) = frame
+        .as_mut()
+        .and_then(|frame| own_version_key(frame, version_key, &mut problems))
+    {
+        text = renamed;
+    }
     if let Some(frame) = &frame {
         if let Err(err) = responses.validate(frame) {
             problems.push(format!("the frame {err}"));
@@ -100,6 +113,39 @@ pub(super) fn check(bytes: Vec<u8>, responses: &FrameSchema, canaries: &[String]
         notes,
         unknown_keys,
     }
+}
+
+/// A `hello` answer with the profile's own version key (`herd_version`): renamed in `frame` to
+/// the wire types' `tool_version`, and the frame's new text returned. A hello with
+/// `tool_version` where the profile names another key is a problem: the host does not do what
+/// its profile says.
+fn own_version_key(frame: &mut Value, key: &str, problems: &mut Vec<String>) -> Option<String> {
+    const WIRE: &str = golden::profile::DEFAULT_VERSION_KEY;
+    if key == WIRE {
+        return None;
+    }
+    let members = frame.as_object_mut()?;
+    if members.get("t").and_then(Value::as_str) != Some("hello") {
+        return None;
+    }
+    if members.contains_key(WIRE) {
+        problems.push(format!(
+            "the host profile names hello's version key `{key}`, and the hello carries `{WIRE}`"
+        ));
+        return None;
+    }
+    let renamed: serde_json::Map<String, Value> = std::mem::take(members)
+        .into_iter()
+        .map(|(name, value)| {
+            if name == key {
+                (WIRE.to_owned(), value)
+            } else {
+                (name, value)
+            }
+        })
+        .collect();
+    *members = renamed;
+    Some(frame.to_string())
 }
 
 /// A frame whose bytes are not corral's: its unknown keys and another key order or spacing are
@@ -184,7 +230,12 @@ mod tests {
 
     fn checked(line: &[u8]) -> Received {
         let responses = FrameSchema::generated("responses.schema.json").unwrap();
-        check(line.to_vec(), &responses, &["TITLE-CANARY".to_owned()])
+        check(
+            line.to_vec(),
+            &responses,
+            &["TITLE-CANARY".to_owned()],
+            "tool_version",
+        )
     }
 
     #[test]
@@ -220,6 +271,31 @@ mod tests {
             invalid.problems
         );
         assert!(checked(b"{").frame.is_none());
+    }
+
+    /// A host whose profile names its own version key: its hello reads as `tool_version`, and a
+    /// hello with `tool_version` instead is a problem.
+    #[test]
+    fn a_profiles_own_version_key_reads_as_tool_version() {
+        let responses = FrameSchema::generated("responses.schema.json").unwrap();
+        let hello = |line: &str| check(line.as_bytes().to_vec(), &responses, &[], "herd_version");
+        let own = hello(
+            r#"{"schema":1,"id":"1","t":"hello","host":"h","herd_version":"2.0","reconcile_interval_ms":200,"scopes":["read"]}"#,
+        );
+        assert!(own.problems.is_empty(), "{:?}", own.problems);
+        assert!(own.notes.is_empty(), "{:?}", own.notes);
+        assert_eq!(own.frame.unwrap()["tool_version"], "2.0");
+        let neutral = hello(
+            r#"{"schema":1,"id":"1","t":"hello","host":"h","tool_version":"2.0","reconcile_interval_ms":200,"scopes":["read"]}"#,
+        );
+        assert!(
+            neutral.problems[0].contains("names hello's version key `herd_version`"),
+            "{:?}",
+            neutral.problems
+        );
+        // Other frames are left as they are.
+        let ack = hello(r#"{"schema":1,"id":"1","t":"ack","herd_version":"x"}"#);
+        assert_eq!(ack.unknown_keys, ["/herd_version"]);
     }
 
     /// A key the protocol does not name, another key order and other spacing are notes, never

@@ -1,13 +1,13 @@
-//! A case's setting up and tearing down: its environment (every other `CORRAL_*`, `TMUX` and
-//! `TMUX_PANE` removed; `PATH` led by the case's `bin`, which holds the kit's `corral-sim`; the
-//! simulator's also names the host's own command line as `CORRAL_BIN`), its
-//! work dir, the header's config (checked against
-//! `config.schema.json`) and device store written private, the fleet brought up with the pinned
-//! clock and the prebound captures taken from its answer; at the end every host killed and the
-//! fleet brought down, however the case ended.
+//! A case's setting up and tearing down: its environment (the host profile's variables set, every
+//! other `CORRAL_*`, `TMUX` and `TMUX_PANE` removed; `PATH` led by the case's `bin`, which holds
+//! the kit's `corral-sim`; the simulator's also names the host's hook command as
+//! `CORRAL_SIM_HOOK`), its work dir, the header's config (checked against `config.schema.json`)
+//! and device store written private where the profile says, the fleet brought up with the pinned
+//! clock and the host's runtime dir, and the prebound captures taken from its answer; at the end
+//! every host killed and the fleet brought down, however the case ended.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use golden::Backend;
@@ -17,7 +17,7 @@ use schema::DeviceStore;
 use serde_json::Value;
 
 use super::{Case, RunContext, StepError, StepResult};
-use crate::conformance::sim::Sim;
+use crate::conformance::sim::{Fleet, Sim};
 
 /// How long `corral-sim up` may take, in milliseconds before the run's multiplier.
 const UP_MS: u64 = 60_000;
@@ -26,21 +26,26 @@ impl<'a> Case<'a> {
     /// A case in `dir`: its environment and its device store, nothing made yet.
     pub(super) fn new(ctx: &'a RunContext, session: &'a Session, dir: &Path) -> Case<'a> {
         let path = |sub: &str| dir.join(sub).display().to_string();
-        let env = vec![
+        let profile = &ctx.profile;
+        let mut env = vec![
             ("CORRAL_SIM_DIR".to_owned(), path("sim")),
             ("XDG_CONFIG_HOME".to_owned(), path("config")),
-            (
-                "CORRAL_CONFIG".to_owned(),
-                path("config/corral/config.toml"),
-            ),
             ("XDG_RUNTIME_DIR".to_owned(), path("run")),
             ("HOME".to_owned(), path("home")),
             ("NO_COLOR".to_owned(), "1".to_owned()),
             ("PATH".to_owned(), search_path(&dir.join("bin"))),
         ];
+        if let Some(config) = &profile.env.config {
+            env.push((config.clone(), place(dir, &profile.paths.config_file)));
+        }
+        let named = [
+            Some(&profile.env.tmux_bin),
+            Some(&profile.env.tmux_socket),
+            profile.env.config.as_ref(),
+        ];
         let mut remove: Vec<String> = std::env::vars_os()
             .filter_map(|(name, _)| name.into_string().ok())
-            .filter(|name| name.starts_with("CORRAL_"))
+            .filter(|name| name.starts_with("CORRAL_") || named.contains(&Some(name)))
             .collect();
         remove.extend(["TMUX".to_owned(), "TMUX_PANE".to_owned()]);
         let canaries = match &session.header.canaries {
@@ -60,7 +65,7 @@ impl<'a> Case<'a> {
             devices: DeviceStore {
                 devices: session.header.devices.clone(),
             },
-            store_path: dir.join("config/corral/devices.toml"),
+            store_path: PathBuf::from(place(dir, &profile.paths.device_store)),
             canaries,
             sim: None,
             conns: BTreeMap::new(),
@@ -78,10 +83,13 @@ impl<'a> Case<'a> {
     /// binds the prebound captures from its answer.
     pub(super) fn prepare(&mut self, socket: &str) -> StepResult {
         use std::os::unix::fs::PermissionsExt;
-        for sub in ["sim", "config/corral", "run", "home", "logs", "bin"] {
+        for sub in ["sim", "config", "run", "home", "logs", "bin"] {
             std::fs::create_dir_all(self.dir.join(sub))
                 .map_err(|err| StepError::new(format!("making the case dir: {err}")))?;
         }
+        let profile = &self.ctx.profile;
+        let config_file = PathBuf::from(place(&self.dir, &profile.paths.config_file));
+        let runtime_dir = PathBuf::from(place(&self.dir, &profile.paths.runtime_dir));
         // A notification command of the case's config can name the kit's recorder
         // (`corral-sim record`) without knowing where the kit was built.
         std::os::unix::fs::symlink(&self.ctx.sim_bin, self.dir.join("bin/corral-sim"))
@@ -96,8 +104,7 @@ impl<'a> Case<'a> {
             .map_err(|err| StepError::new(format!("the header's config {err}")))?;
         let toml = toml::to_string(&header.config)
             .map_err(|err| StepError::new(format!("the header's config is not TOML: {err}")))?;
-        write_private(&self.dir.join("config/corral/config.toml"), &toml)
-            .map_err(StepError::new)?;
+        write_private(&config_file, &toml).map_err(StepError::new)?;
         if !self.devices.devices.is_empty() {
             self.write_store()?;
         }
@@ -107,15 +114,23 @@ impl<'a> Case<'a> {
             "CORRAL_SIM_NOW_MS".into(),
             golden::clock::NOW_MS.to_string(),
         ));
-        // `corral-sim hook` runs the host's `corral event`: this host's, wherever it lives.
-        if let Some(cli) = &self.ctx.host_cli {
-            sim_env.push(("CORRAL_BIN".into(), cli.display().to_string()));
+        // `corral-sim hook` runs the host's hook command: this host's, wherever it lives.
+        if let (Some(cli), Some(hook)) = (&self.ctx.host_cli, &profile.hook) {
+            let cli = cli.display().to_string();
+            sim_env.push((
+                crate::env::HOOK_VAR.into(),
+                golden::profile::fill(hook, &[("cli", &cli)]),
+            ));
         }
-        let sim = Sim::up(
-            &self.ctx.sim_bin,
-            &fixture,
-            self.ctx.backend,
+        let fleet = Fleet {
+            fixture: &fixture,
+            backend: self.ctx.backend,
             socket,
+            runtime_dir: &runtime_dir,
+        };
+        let mut sim = Sim::up(
+            &self.ctx.sim_bin,
+            &fleet,
             sim_env,
             &self.dir.join("logs"),
             self.ctx.scaled(UP_MS),
@@ -123,6 +138,7 @@ impl<'a> Case<'a> {
         .map_err(StepError::new)?;
         let place = |sub: &str| self.dir.join(sub).display().to_string();
         self.captures = Prebound {
+            host_tool: profile.tool.clone(),
             host_name: self.ctx.host_name.clone(),
             uid: rustix::process::getuid().as_raw().to_string(),
             socket_path: sim.up.socket_path.clone(),
@@ -130,6 +146,9 @@ impl<'a> Case<'a> {
             run_dir: place("run"),
             config_dir: place("config"),
             home_dir: place("home"),
+            runtime_dir: runtime_dir.display().to_string(),
+            device_store: self.store_path.display().to_string(),
+            config_file: config_file.display().to_string(),
             panes: sim.up.panes.clone(),
             transcripts: sim
                 .up
@@ -142,10 +161,15 @@ impl<'a> Case<'a> {
                 .collect(),
         }
         .captures();
-        self.env
-            .push(("CORRAL_TMUX_BIN".into(), sim.up.tmux_bin.clone()));
-        self.env
-            .push(("CORRAL_TMUX_SOCKET".into(), sim.up.socket.clone()));
+        // The host's own names for the fleet's tmux: for the host, its programs, and the hooks
+        // the simulator's agents run.
+        for (name, value) in [
+            (&profile.env.tmux_bin, sim.up.tmux_bin.clone()),
+            (&profile.env.tmux_socket, sim.up.socket.clone()),
+        ] {
+            sim.set_env(name, &value);
+            self.env.push((name.clone(), value));
+        }
         self.sim = Some(sim);
         Ok(())
     }
@@ -172,6 +196,16 @@ impl<'a> Case<'a> {
             }
         }
     }
+}
+
+/// A profile's path template in the case's dir `dir`: `${config_dir}`, `${run_dir}` and
+/// `${home_dir}` are its `config`, `run` and `home`.
+fn place(dir: &Path, template: &str) -> String {
+    let at = |sub: &str| dir.join(sub).display().to_string();
+    template
+        .replace("${config_dir}", &at("config"))
+        .replace("${run_dir}", &at("run"))
+        .replace("${home_dir}", &at("home"))
 }
 
 /// Literal strings of the fixture's pane titles, up to their first template brace.
