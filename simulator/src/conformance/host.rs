@@ -51,6 +51,15 @@ pub struct HostProcess {
     pub stderr: PathBuf,
 }
 
+/// How a process ended, as a failure says it: `exited with code 2`, `was killed by signal 9`.
+pub fn ended(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => format!("ended ({status})"),
+    }
+}
+
 /// Quotes a value for `sh`.
 pub fn shell_quote(value: &str) -> String {
     if !value.is_empty()

@@ -100,3 +100,27 @@ fn herds_extra_key_fails_strict_and_corrals_cli_is_not_herds() {
         "{stdout}"
     );
 }
+
+#[test]
+fn profile_init_writes_a_starting_profile_that_reads_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    let out = command(RUNNER)
+        .args(["profile", "init"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let profile = golden::HostProfile::load(&file).unwrap();
+    assert_eq!(profile.tool, "mytool");
+    let again = command(RUNNER)
+        .args(["profile", "init"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("exists") && err.lines().count() == 1, "{err}");
+    let printed = command(RUNNER).args(["profile", "init"]).output().unwrap();
+    assert_eq!(printed.stdout, std::fs::read(&file).unwrap());
+}

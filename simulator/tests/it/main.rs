@@ -7,6 +7,9 @@ mod demo;
 // It runs `corral-conformance`, built only with the kit embedded.
 #[cfg(feature = "embed")]
 mod disguise;
+// It runs `corral-conformance`, built only with the kit embedded.
+#[cfg(feature = "embed")]
+mod dying_host;
 mod fake_tmux;
 mod help;
 mod hooks;

@@ -8,7 +8,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use golden::pattern;
@@ -16,6 +16,7 @@ use golden::session::{Program, SignalName, SignalStep, Started, WriteFile};
 
 use super::content::Judge;
 use super::{Case, StepError, StepResult};
+use crate::conformance::host::ended;
 use crate::conformance::{adapter, process};
 
 /// How long a program still running at the end of a case gets to stop after SIGTERM.
@@ -242,14 +243,6 @@ fn wait_ready(running: &mut Running, ready: &Path, deadline: Instant) -> Result<
     }
 }
 
-/// How a program ended, for messages.
-fn ended(status: ExitStatus) -> String {
-    status.code().map_or_else(
-        || format!("was killed ({status})"),
-        |code| format!("exited with {code}"),
-    )
-}
-
 /// The signal a step names.
 fn os_signal(name: SignalName) -> process::Signal {
     match name {
@@ -344,7 +337,7 @@ mod tests {
             Instant::now() + Duration::from_secs(5),
         )
         .unwrap_err();
-        assert!(err.contains("exited with 1 before"), "{err}");
+        assert!(err.contains("exited with code 1 before"), "{err}");
         assert!(err.contains("broken config"), "{err}");
         let pid_file = dir.path().join("sleep.pid");
         let mut running = start(

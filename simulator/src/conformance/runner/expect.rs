@@ -39,13 +39,13 @@ impl Case<'_> {
             }
             Read::Eof => {
                 let status = process.wait(Instant::now() + Duration::from_millis(500));
-                let how = match status.and_then(|s| s.code()) {
-                    Some(code) => format!("exited with code {code}"),
-                    None => "closed its stdout".to_owned(),
+                let how = match status {
+                    Some(status) => host::ended(status),
+                    None => "closed its stdout and still runs".to_owned(),
                 };
-                return Err(StepError::new(format!(
-                    "the host {how} instead of sending a frame"
-                )));
+                return Err(
+                    StepError::new(format!("the host {how} instead of sending a frame")).on(conn),
+                );
             }
         };
         Ok(Some(check(
@@ -61,10 +61,19 @@ impl Case<'_> {
     pub(super) fn expect(&mut self, conn: &str, pattern: &Value, located: &Located) -> StepResult {
         let deadline = Instant::now() + self.timeout(&located.step, EXPECT_MS);
         let Some(received) = self.receive(conn, deadline)? else {
-            return Err(StepError::new(format!(
-                "no frame arrived within {} ms",
-                self.timeout(&located.step, EXPECT_MS).as_millis()
-            )));
+            let waited = self.timeout(&located.step, EXPECT_MS).as_millis();
+            // A host that died while something it started still holds its stdout: say how it
+            // ended, not only that nothing came (its stderr's tail follows in the failure).
+            let ended = self.conn(conn)?.wait(Instant::now());
+            return Err(StepError::new(match ended {
+                Some(status) => format!(
+                    "no frame arrived within {waited} ms: the host {} (a process it started \
+                     still holds its stdout)",
+                    host::ended(status)
+                ),
+                None => format!("no frame arrived within {waited} ms"),
+            })
+            .on(conn));
         };
         let now = self.window();
         let Some(frame) = &received.frame else {

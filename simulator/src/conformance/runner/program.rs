@@ -88,11 +88,8 @@ impl Case<'_> {
         match finished.status.code() {
             Some(code) if code == run.exit => {}
             Some(code) if !prose_and_codes && (code == 0) == (run.exit == 0) => {}
-            code => {
-                let how = code.map_or_else(
-                    || format!("was killed ({})", finished.status),
-                    |code| format!("exited with {code}"),
-                );
+            _ => {
+                let how = crate::conformance::host::ended(finished.status);
                 return Err(StepError::new(format!(
                     "{shown} {how}, expected {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
                     run.exit

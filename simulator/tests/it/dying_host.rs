@@ -1,0 +1,50 @@
+//! A host that dies before its first frame is said as such: how it ended (its exit code) and the
+//! last lines of its stderr, whether its stdout closed with it or something it started still
+//! holds it, never only "no frame arrived".
+
+use crate::common::{LOCATIONS, command};
+
+const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
+
+/// Runs one hello case against `host` (a command for `sh -c`); what the runner printed.
+fn run_against(host: &str) -> String {
+    let env = tempfile::tempdir().unwrap();
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let mut cmd = command(RUNNER);
+    for name in LOCATIONS {
+        let dir = env.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        cmd.env(name, dir);
+    }
+    let out = cmd
+        .arg("--kit")
+        .arg(checkout)
+        .args(["--host", host, "--case", "handshake.second-hello"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_host_that_exits_at_once_is_said_with_its_code_and_its_stderr() {
+    let stdout = run_against("sh -c 'echo cannot open the store >&2; exit 2' {device}");
+    assert!(
+        stdout.contains("the host exited with code 2 instead of sending a frame"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("cannot open the store"), "{stdout}");
+}
+
+#[test]
+fn a_host_that_exits_while_a_child_holds_its_stdout_is_said_with_its_code_and_its_stderr() {
+    let stdout = run_against("sh -c 'sleep 60 & echo gave up >&2; exit 2' {device}");
+    assert!(
+        stdout
+            .contains("the host exited with code 2 (a process it started still holds its stdout)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("gave up"), "{stdout}");
+}
