@@ -249,12 +249,13 @@ impl HostProcess {
         }
     }
 
-    /// Kills the host's whole process group and reaps it.
+    /// Kills the host's whole process group and reaps the host. The group is killed even when
+    /// the host itself has ended: what it started may still run in it (and hold its stdout).
     pub fn kill(&mut self) {
+        process::signal(self.child.id(), process::Signal::KILL, true);
         if self.status.is_some() {
             return;
         }
-        process::signal(self.child.id(), process::Signal::KILL, true);
         let _ = self.child.kill();
         self.status = self.child.wait().ok();
     }
