@@ -68,6 +68,7 @@ pub(super) fn satisfies(kind: Kind, actual: &Value, now: Window) -> Result<(), S
             Kind::Now => {
                 format!("expected an epoch-ms time within the case's run, received {actual}")
             }
+            Kind::String => format!("expected a non-empty string, received {actual}"),
             _ => format!("expected any {}, received {actual}", kind.name()),
         });
     }
@@ -285,6 +286,9 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.reason, "expected any int, received 1.5");
+        let err = check_match(json!({"message": "$string"}), json!({"message": ""})).unwrap_err();
+        assert_eq!(err.reason, "expected a non-empty string, received \"\"");
+        assert!(check_match(json!({"m": "$string:m"}), json!({"m": ""})).is_err());
     }
 
     #[test]

@@ -70,7 +70,9 @@ impl Kind {
             Kind::Any => true,
             Kind::Int => value.is_i64() || value.is_u64(),
             Kind::Number => value.is_number(),
-            Kind::String => value.is_string(),
+            // A string a pattern leaves open is still something: an empty `message` or
+            // `tool_version` says nothing.
+            Kind::String => value.as_str().is_some_and(|text| !text.is_empty()),
             Kind::Bool => value.is_boolean(),
             Kind::Array => value.is_array(),
             Kind::Object => value.is_object(),
