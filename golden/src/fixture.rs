@@ -246,6 +246,13 @@ pub struct TranscriptSpec {
     /// End on a tool call with no result yet (what a pane blocked on a permission looks like).
     #[serde(default, skip_serializing_if = "is_false")]
     pub pending_call: bool,
+    /// A sparse region this big (`256G`: bytes, or K, M, G, powers of 1024) before the records:
+    /// the file is that much larger, but only its records take disk. A reader that pages from
+    /// the end reads as little as for a small file; one that scans from the head reads it all
+    /// (`window.cost-proportional-to-page`). The region is zeros ending in a newline, so the
+    /// records start a line: read from the head, it is one line no store wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hole: Option<String>,
     /// Stamp `@agent_transcript` with the file's path (default true).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub stamp: bool,
@@ -299,6 +306,29 @@ impl Fixture {
     }
 }
 
+/// A size: bytes, or a number with K, M or G (powers of 1024; `KiB`, `kb` and a space before the
+/// unit read the same).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let digits: String = lower.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let unit = lower[digits.len()..]
+        .trim()
+        .trim_end_matches("ib")
+        .trim_end_matches('b');
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("size {text:?}: a number of bytes, or one with K, M or G"))?;
+    let scale = match unit {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return Err(format!("size {text:?}: unit must be K, M or G")),
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("size {text:?} is too large"))
+}
+
 impl TranscriptSpec {
     /// A `sample` is a plain file name, and is written as it is: a field that generates records
     /// beside it is an error saying which. A Gemini CLI transcript is only ever a sample.
@@ -318,6 +348,14 @@ impl TranscriptSpec {
                     "a gemini transcript needs a `sample`: the simulator generates no \
                      Gemini CLI record"
                         .to_owned(),
+                );
+            }
+        }
+        if let Some(hole) = &self.hole {
+            parse_size(hole)?;
+            if self.sample.is_some() {
+                return Err(
+                    "a transcript sample is written byte for byte: it takes no `hole`".to_owned(),
                 );
             }
         }
@@ -504,6 +542,23 @@ mod tests {
         }
         let err = load_transcript("{ format = 'gemini' }").unwrap_err();
         assert!(err.contains("needs a `sample`"), "{err}");
+    }
+
+    #[test]
+    fn a_hole_is_a_size_and_never_beside_a_sample() {
+        let fixture = load_transcript("{ format = 'claude', events = 3, hole = '1024G' }").unwrap();
+        let spec = fixture.sessions[0].windows[0].panes[0]
+            .transcript
+            .clone()
+            .unwrap();
+        assert_eq!(spec.hole.as_deref().map(parse_size), Some(Ok(1u64 << 40)));
+        let err = load_transcript("{ format = 'claude', hole = 'a lot' }").unwrap_err();
+        assert!(err.contains("size \"a lot\""), "{err}");
+        let err =
+            load_transcript("{ format = 'claude', sample = 'g.jsonl', hole = '1G' }").unwrap_err();
+        assert!(err.contains("takes no `hole`"), "{err}");
+        assert_eq!(parse_size("2 KiB"), Ok(2048));
+        assert!(parse_size("1T").is_err());
     }
 
     #[test]

@@ -554,25 +554,10 @@ fn parse_format(text: &str) -> Result<TranscriptFormat, String> {
 }
 
 /// A size: bytes, or a number with K, M or G (powers of 1024; `KiB`, `kb` and a space before the
-/// unit read the same). `corral-sim transcript --size` and `cargo xtask bench --transcript` read
-/// sizes with it.
+/// unit read the same; [`golden::fixture::parse_size`]). `corral-sim transcript --size` and
+/// `cargo xtask bench --transcript` read sizes with it.
 pub fn parse_size(text: &str) -> anyhow::Result<u64> {
-    let lower = text.trim().to_ascii_lowercase();
-    let digits: String = lower.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let unit = lower[digits.len()..]
-        .trim()
-        .trim_end_matches("ib")
-        .trim_end_matches('b');
-    let n: u64 = digits.parse().with_context(|| format!("size {text:?}"))?;
-    let scale = match unit {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        _ => bail!("size {text:?}: unit must be K, M or G"),
-    };
-    n.checked_mul(scale)
-        .with_context(|| format!("size {text:?} is too large"))
+    golden::fixture::parse_size(text).map_err(anyhow::Error::msg)
 }
 
 fn resolve(sim_dir: &Path, which: &Which) -> anyhow::Result<(PathBuf, Option<TranscriptFormat>)> {
@@ -818,6 +803,7 @@ fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Resul
                         events: events.unwrap_or(if corpus { 0 } else { 40 }),
                         unknown_every,
                         pending_call,
+                        hole: 0,
                     };
                     transcript::write(&path, format, &session, (&cwd, &branch), now, &recipe)?;
                 }

@@ -211,6 +211,11 @@ fn write_transcript(
                 events: u64::from(spec.events),
                 unknown_every: spec.unknown_every.unwrap_or(0),
                 pending_call: spec.pending_call,
+                hole: spec
+                    .hole
+                    .as_deref()
+                    .map_or(Ok(0), golden::fixture::parse_size)
+                    .map_err(anyhow::Error::msg)?,
             },
         )?,
     }

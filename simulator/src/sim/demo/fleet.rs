@@ -86,6 +86,7 @@ fn pane(story: &Story, index: usize, api: &str) -> Pane {
             events: 24,
             unknown_every: None,
             pending_call: false,
+            hole: None,
             stamp: true,
         }),
         options: Default::default(),

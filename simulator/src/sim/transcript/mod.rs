@@ -42,6 +42,8 @@ pub struct Recipe {
     pub unknown_every: u32,
     /// End on a tool call with no result.
     pub pending_call: bool,
+    /// A sparse region of this many bytes before the records (0: none).
+    pub hole: u64,
 }
 
 /// Writes a new transcript at `path` (replacing a file there) whose last record is one second
@@ -63,6 +65,9 @@ pub fn write(
     };
     let start = now_ms.saturating_sub((corpus + recipe.events) * 1000);
     remove(path)?;
+    if recipe.hole > 0 {
+        write_hole(path, recipe.hole)?;
+    }
     let mut generator = Generator::new(format, session, cwd, branch, start);
     if recipe.corpus {
         generator.append_corpus(path)?;
@@ -73,6 +78,21 @@ pub fn write(
         recipe.unknown_every,
         recipe.pending_call,
     )
+}
+
+/// Makes `path` a sparse file of `bytes` zeros ending in a newline (its directory made): no
+/// block is written but the last, so a file of hundreds of gigabytes takes a few kilobytes of
+/// disk.
+fn write_hole(path: &Path, bytes: u64) -> anyhow::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    }
+    let mut file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    file.seek(SeekFrom::Start(bytes - 1))
+        .and_then(|_| file.write_all(b"\n"))
+        .with_context(|| format!("writing a {bytes}-byte hole into {}", path.display()))
 }
 
 /// Refuses a store whose records the simulator does not generate: Gemini CLI's, whose
@@ -453,6 +473,44 @@ fn write_record(out: &mut impl Write, record: &Value) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hole makes the file a terabyte larger and takes no disk: the records follow it, the
+    /// first of them on a line of its own.
+    #[test]
+    fn a_hole_is_sparse_and_the_records_follow_it_on_their_own_lines() {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep/t.jsonl");
+        let hole = 1u64 << 40;
+        let recipe = Recipe {
+            events: 3,
+            hole,
+            ..Recipe::default()
+        };
+        write(
+            &path,
+            TranscriptFormat::Claude,
+            "s",
+            ("/w", "main"),
+            1_700_000_000_000,
+            &recipe,
+        )
+        .unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert!(meta.len() > hole, "{}", meta.len());
+        assert!(meta.blocks() * 512 < 1 << 20, "{} blocks", meta.blocks());
+        let mut file = std::fs::File::open(&path).unwrap();
+        file.seek(SeekFrom::Start(hole - 1)).unwrap();
+        let mut tail = String::new();
+        file.read_to_string(&mut tail).unwrap();
+        let records: Vec<Value> = tail[1..]
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(tail.starts_with('\n'));
+        assert_eq!(records.len(), 3);
+    }
 
     fn lines(path: &Path) -> Vec<Value> {
         std::fs::read_to_string(path)
