@@ -49,6 +49,15 @@ pub struct Requirement {
     /// requirement lists it here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frames: Vec<String>,
+    /// The kit observes it only for corral: every case that tests it is of the `corral-cli`
+    /// suite (corral's own command line), so a run for another host leaves it not run. The
+    /// ledger check keeps it true exactly for those.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub corral_only: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// RFC 2119 strength of a requirement.

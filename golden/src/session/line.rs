@@ -150,6 +150,76 @@ pub enum Step {
     /// Writes a file of the case whole (a config a reload reads, an action manifest, a config
     /// file no header could hold because it is broken on purpose).
     Write(WriteFile),
+    /// Sends a frame and expects its answer, again and again, a counter replaced in both: many
+    /// requests at the host's own pace (4097 dispatches that fill the ledger past its cap).
+    Repeat(Repeat),
+    /// Judges what the connection's host has written to stderr so far: its text, and how many
+    /// of its lines hold given data (a log line written once).
+    Stderr(StderrCheck),
+    /// Closes the runner's end of the connection's stdout (a client that went away): what the
+    /// host writes then meets a closed pipe. Frames received and not yet expected are dropped.
+    CloseStdout(Empty),
+    /// Stops reading the connection's stdout: what the host writes from then on waits unread,
+    /// in the pipe and then in the host, until a `resume_reading` step (a client that stopped
+    /// reading).
+    PauseReading(Empty),
+    /// Reads the connection's stdout again after a `pause_reading` step: what waited arrives in
+    /// order, for the next steps to expect.
+    ResumeReading(Empty),
+}
+
+/// A `repeat` step: `send` then `expect` (when given) for each value of a counter, `from`,
+/// `from + 1`, ..., `times` values in all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    /// How many times; at least 1.
+    pub times: u64,
+    /// The counter's first value; 1 when absent.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub from: u64,
+    /// The counter's name: `${<counter>}` is its value (an integer; inside a longer string, its
+    /// digits), bound inside each iteration only.
+    pub counter: String,
+    /// The frame sent in each iteration, as a `send` step's.
+    pub send: Value,
+    /// The pattern the iteration's answer matches, as an `expect` step's; the captures it binds
+    /// hold within the iteration only. Absent, nothing is read (requests whose answers later
+    /// steps read, or none do: a client that stopped reading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Value>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(value: &u64) -> bool {
+    *value == 1
+}
+
+/// A `stderr` step: what the connection's host wrote to stderr so far, checked at once (or,
+/// with the step's `timeout_ms`, again and again until it holds). At least one key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StderrCheck {
+    /// What the whole text holds, as a `run` step's `stderr`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Content>,
+    /// How many lines hold given data: each count must be exact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineCount>,
+}
+
+/// Lines of a text that hold every one of some texts, counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LineCount {
+    /// The texts a counted line holds, each somewhere, in any order (`${name}` replaced, `$$` a
+    /// literal `$`): data such as a fingerprint or a socket, never a host's wording.
+    pub with: Vec<String>,
+    /// How many lines hold them all.
+    pub count: u64,
 }
 
 /// A program a `run` step may start.
@@ -463,6 +533,34 @@ mod tests {
             let parsed: StepLine = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
         }
+    }
+
+    #[test]
+    fn repeat_stderr_and_stdout_steps_round_trip() {
+        for line in [
+            r#"{"repeat":{"times":3,"counter":"n","send":{"schema":1,"id":"r${n}","t":"receipts"},"expect":{"schema":1,"id":"r${n}","t":"receipts","receipts":[]}}}"#,
+            r#"{"repeat":{"times":2,"from":7,"counter":"i","send":{"schema":1,"id":"x${i}","t":"receipts"}},"conn":"b"}"#,
+            r#"{"stderr":{"content":{"contains":"SHA256:kit-phone"}}}"#,
+            r#"{"stderr":{"lines":[{"with":["${socket_path}"],"count":1}]},"timeout_ms":900}"#,
+            r#"{"close_stdout":{}}"#,
+            r#"{"pause_reading":{},"conn":"b"}"#,
+            r#"{"resume_reading":{}}"#,
+        ] {
+            let parsed: StepLine = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
+        }
+        let parsed: StepLine =
+            serde_json::from_str(r#"{"repeat":{"times":2,"from":1,"counter":"n","send":{}}}"#)
+                .unwrap();
+        let Step::Repeat(repeat) = &parsed.step else {
+            panic!("a repeat step");
+        };
+        assert_eq!((repeat.from, repeat.expect.as_ref()), (1, None));
+        assert_eq!(
+            serde_json::to_string(&parsed).unwrap(),
+            r#"{"repeat":{"times":2,"counter":"n","send":{}}}"#,
+            "`from` 1 is the default and is left out"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! every `send_raw` is decoded into its bytes, and every `run` and `file` step asks for something
 //! that can be checked. Every error names the file and the line.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::MAIN_CONN;
 use super::line::{
-    Content, Entry, FileCheck, Program, Run, SessionHeader, SignalName, SignalStep, Started, Step,
-    StepLine, WriteFile,
+    Content, Entry, FileCheck, Program, Repeat, Run, SessionHeader, SignalName, SignalStep,
+    Started, StderrCheck, Step, StepLine, WriteFile,
 };
 use super::names::{is_prebound, names_fixture_pane};
 use crate::backend::Backend;
@@ -222,7 +222,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
                 ),
             ));
         }
-        check_step(&step.step, &mut names).map_err(|err| at(line, err))?;
+        let conn = step.conn.as_deref().unwrap_or(MAIN_CONN);
+        check_step(&step.step, conn, &mut names).map_err(|err| at(line, err))?;
         steps.push(Located { line, step });
     }
     Ok(Session {
@@ -254,13 +255,24 @@ fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
 }
 
 /// The names bound so far, in session order, whether a fixture pane's id was used, the paths
-/// `file` steps have checked, and the `background` programs running.
+/// `file` steps have checked, the `background` programs running, and the connections whose
+/// stdout the runner does not read.
 #[derive(Debug, Default)]
 struct Names {
     bound: BTreeSet<String>,
     panes: bool,
     paths: BTreeSet<String>,
     running: BTreeSet<String>,
+    unread: BTreeMap<String, Unread>,
+}
+
+/// Why the runner reads nothing from a connection's stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unread {
+    /// A `pause_reading` step; `resume_reading` reads again.
+    Paused,
+    /// A `close_stdout` step; only a `spawn` starts a connection that can be read.
+    Closed,
 }
 
 impl Names {
@@ -298,7 +310,8 @@ impl Names {
     }
 }
 
-fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
+fn check_step(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> {
+    check_reading(step, conn, names)?;
     match step {
         Step::Send(frame) => {
             names.send(frame)?;
@@ -324,6 +337,8 @@ fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
         Step::Background(started) => check_background(started, names)?,
         Step::Signal(signal) => check_signal(signal, names)?,
         Step::Write(write) => check_write(write, names)?,
+        Step::Repeat(repeat) => check_repeat(repeat, names)?,
+        Step::Stderr(stderr) => check_stderr(stderr, names)?,
         // Decoded into its bytes when the line was read.
         Step::SendRaw(_)
         | Step::Comment(_)
@@ -333,7 +348,115 @@ fn check_step(step: &Step, names: &mut Names) -> Result<(), String> {
         | Step::Close(_)
         | Step::Terminate(_)
         | Step::Kill(_)
-        | Step::Exit(_) => {}
+        | Step::Exit(_)
+        | Step::CloseStdout(_)
+        | Step::PauseReading(_)
+        | Step::ResumeReading(_) => {}
+    }
+    Ok(())
+}
+
+/// A step that reads the connection's stdout needs the runner to be reading it: not paused, not
+/// closed. `pause_reading`, `resume_reading`, `close_stdout` and `spawn` change that.
+fn check_reading(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> {
+    let unread = names.unread.get(conn).copied();
+    let reads = match step {
+        Step::Expect(_)
+        | Step::ExpectUnordered(_)
+        | Step::ExpectSilence(_)
+        | Step::Barrier(_)
+        | Step::PauseReading(_) => true,
+        Step::Repeat(repeat) => repeat.expect.is_some(),
+        _ => false,
+    };
+    match (step, unread) {
+        (Step::Spawn(_), _) => {
+            names.unread.remove(conn);
+        }
+        (_, Some(Unread::Closed)) if reads || matches!(step, Step::ResumeReading(_)) => {
+            return Err(format!(
+                "the runner closed its end of `{conn}`'s stdout: nothing can be read from it"
+            ));
+        }
+        (_, Some(Unread::Paused)) if reads => {
+            return Err(format!(
+                "the runner is not reading `{conn}`'s stdout here: `resume_reading` first"
+            ));
+        }
+        (Step::ResumeReading(_), None) => {
+            return Err(format!(
+                "`resume_reading` follows a `pause_reading` on `{conn}`, and there is none"
+            ));
+        }
+        (Step::PauseReading(_), None) => {
+            names.unread.insert(conn.to_owned(), Unread::Paused);
+        }
+        (Step::ResumeReading(_), Some(Unread::Paused)) => {
+            names.unread.remove(conn);
+        }
+        (Step::CloseStdout(_), _) => {
+            names.unread.insert(conn.to_owned(), Unread::Closed);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A counter that names nothing else, a first value and a count that stay within `u64`, a frame
+/// to send that may use the counter, and an expectation whose captures (and the counter) hold
+/// within the iteration only.
+fn check_repeat(repeat: &Repeat, names: &mut Names) -> Result<(), String> {
+    if repeat.times == 0 {
+        return Err("`times` is 1 or more".into());
+    }
+    if repeat.from.checked_add(repeat.times - 1).is_none() {
+        return Err("the counter's last value is past 2^64 - 1".into());
+    }
+    let counter = &repeat.counter;
+    let named = !counter.is_empty()
+        && counter
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !named {
+        return Err(format!(
+            "`counter` is a name (letters, digits, `_`, `-`), not {counter:?}"
+        ));
+    }
+    if names.bound.contains(counter) || is_prebound(counter) {
+        return Err(format!(
+            "`counter` `{counter}` is already bound; give the counter a name of its own"
+        ));
+    }
+    let before = names.bound.clone();
+    names.bound.insert(counter.clone());
+    let checked = names
+        .send(&repeat.send)
+        .and_then(|()| match &repeat.expect {
+            Some(expect) => check_expect(expect, names),
+            None => Ok(()),
+        });
+    names.bound = before;
+    checked
+}
+
+/// Something to judge, and lines counted by data a `with` names.
+fn check_stderr(stderr: &StderrCheck, names: &mut Names) -> Result<(), String> {
+    if stderr.content.is_none() && stderr.lines.is_empty() {
+        return Err("a `stderr` step judges a `content`, `lines`, or both".into());
+    }
+    if let Some(content) = &stderr.content {
+        check_content(content, names).map_err(|err| format!("`content`: {err}"))?;
+    }
+    for count in &stderr.lines {
+        if count.with.is_empty() {
+            return Err("`lines`: `with` takes one text or more".into());
+        }
+        for text in &count.with {
+            if text.is_empty() {
+                return Err("`lines`: a `with` text is never empty".into());
+            }
+            names.text(text, "`lines`")?;
+        }
     }
     Ok(())
 }
@@ -356,10 +479,7 @@ fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), Stri
     Ok(())
 }
 
-fn check_env(
-    env: &std::collections::BTreeMap<String, Option<String>>,
-    names: &mut Names,
-) -> Result<(), String> {
+fn check_env(env: &BTreeMap<String, Option<String>>, names: &mut Names) -> Result<(), String> {
     for (variable, value) in env {
         if variable.is_empty() || variable.contains('=') {
             return Err(format!("`{variable}` cannot be an environment variable"));
@@ -897,6 +1017,128 @@ mod tests {
             let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
             assert!(err.contains(wanted), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn a_repeat_binds_its_counter_and_its_captures_inside_each_iteration_only() {
+        let repeat = r#"{"repeat":{"times":3,"counter":"n","send":{"schema":1,"id":"r${n}","t":"receipts","slot":"s${n}"},"expect":{"schema":1,"id":"r${n}","t":"receipts","receipts":"$array:got"}}}"#;
+        parse_text(&format!("{HEADER}\n{repeat}\n{repeat}\n")).unwrap();
+        for (text, wanted) in [
+            (
+                format!(
+                    "{repeat}\n{}\n",
+                    r#"{"send":{"schema":1,"id":"${n}","t":"receipts"}}"#
+                ),
+                "`${n}` is used before",
+            ),
+            (
+                format!(
+                    "{repeat}\n{}\n",
+                    r#"{"send":{"schema":1,"id":"x","t":"receipts","slot":"${got}"}}"#
+                ),
+                "`${got}` is used before",
+            ),
+            (
+                repeat.replace(r#""times":3"#, r#""times":0"#) + "\n",
+                "`times` is 1 or more",
+            ),
+            (
+                repeat.replace(r#""counter":"n""#, r#""counter":"uid""#) + "\n",
+                "already bound",
+            ),
+            (
+                repeat.replace(r#""counter":"n""#, r#""counter":"a b""#) + "\n",
+                "`counter` is a name",
+            ),
+            (
+                repeat.replace(r#""times":3"#, r#""times":3,"from":18446744073709551615"#) + "\n",
+                "past 2^64 - 1",
+            ),
+        ] {
+            let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
+            assert!(err.contains(wanted), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_stderr_step_judges_something_with_data_bound_before() {
+        parse_text(&format!(
+            "{HEADER}\n{}\n",
+            r#"{"stderr":{"content":{"contains":"x"},"lines":[{"with":["${socket_path}","y"],"count":1}]}}"#
+        ))
+        .unwrap();
+        for (step, wanted) in [
+            (r#"{"stderr":{}}"#, "judges a `content`, `lines`, or both"),
+            (
+                r#"{"stderr":{"lines":[{"with":[],"count":1}]}}"#,
+                "takes one text or more",
+            ),
+            (
+                r#"{"stderr":{"lines":[{"with":[""],"count":0}]}}"#,
+                "never empty",
+            ),
+            (
+                r#"{"stderr":{"lines":[{"with":["${nobody}"],"count":1}]}}"#,
+                "`${nobody}` is used before",
+            ),
+            (
+                r#"{"stderr":{"content":{"json_lines":[]}}}"#,
+                "`content`: `json_lines` takes one pattern per line",
+            ),
+        ] {
+            let err = parse_text(&format!("{HEADER}\n{step}\n")).unwrap_err();
+            assert!(err.contains(wanted), "{step}: {err}");
+        }
+    }
+
+    #[test]
+    fn nothing_is_read_from_a_stdout_the_runner_paused_or_closed() {
+        let spawn = r#"{"spawn":{"device":"d"}}"#;
+        let pause = r#"{"pause_reading":{}}"#;
+        let resume = r#"{"resume_reading":{}}"#;
+        let close = r#"{"close_stdout":{}}"#;
+        let send = r#"{"send":{"schema":1,"id":"1","t":"receipts"}}"#;
+        let expect = r#"{"expect":{"schema":1,"id":"1","t":"receipts","receipts":[]}}"#;
+        for good in [
+            format!("{spawn}\n{pause}\n{send}\n{resume}\n{expect}\n"),
+            format!("{spawn}\n{pause}\n{send}\n{}\n", r#"{"exit":0}"#),
+            format!(
+                "{spawn}\n{close}\n{}\n{spawn}\n{send}\n{expect}\n",
+                r#"{"exit":0}"#
+            ),
+            format!(
+                "{spawn}\n{pause}\n{}\n",
+                r#"{"barrier":"b","conn":"other"}"#
+            ),
+        ] {
+            parse_text(&format!("{HEADER}\n{good}")).unwrap_or_else(|err| panic!("{err}"));
+        }
+        for (text, wanted) in [
+            (format!("{pause}\n{expect}\n"), "`resume_reading` first"),
+            (format!("{pause}\n{pause}\n"), "`resume_reading` first"),
+            (
+                format!("{pause}\n{}\n", r#"{"barrier":"b"}"#),
+                "not reading `main`",
+            ),
+            (format!("{resume}\n"), "and there is none"),
+            (format!("{close}\n{expect}\n"), "nothing can be read"),
+            (format!("{close}\n{resume}\n"), "nothing can be read"),
+            (
+                format!(
+                    "{pause}\n{}\n",
+                    r#"{"repeat":{"times":2,"counter":"n","send":{"schema":1,"id":"r${n}","t":"receipts"},"expect":{"schema":1,"id":"r${n}","t":"receipts","receipts":[]}}}"#
+                ),
+                "`resume_reading` first",
+            ),
+        ] {
+            let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
+            assert!(err.contains(wanted), "{text}: {err}");
+        }
+        let unread = format!(
+            "{HEADER}\n{pause}\n{}\n",
+            r#"{"repeat":{"times":2,"counter":"n","send":{"schema":1,"id":"r${n}","t":"receipts"}}}"#
+        );
+        parse_text(&unread).unwrap();
     }
 
     #[test]

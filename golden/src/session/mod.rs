@@ -21,8 +21,8 @@ pub mod raw;
 
 pub use barrier::{BARRIER_SESSION, barrier_answer, barrier_request};
 pub use line::{
-    Background, Content, Empty, Entry, FileCheck, GoldenLine, Program, Run, SessionHeader,
-    SignalName, SignalStep, Spawn, Started, Step, StepLine, WriteFile,
+    Background, Content, Empty, Entry, FileCheck, GoldenLine, LineCount, Program, Repeat, Run,
+    SessionHeader, SignalName, SignalStep, Spawn, Started, StderrCheck, Step, StepLine, WriteFile,
 };
 pub use load::{LoadError, Located, Session, canonical, files, load, parse};
 pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX, server_key};

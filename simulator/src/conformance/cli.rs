@@ -61,6 +61,10 @@ struct Args {
     /// never change the exit code.
     #[arg(long)]
     strict: bool,
+    /// Run the long cases too: those that wait out more than 20 s the protocol fixes (a client
+    /// that stops reading is let go after 30 s). Without it they are skipped, saying so.
+    #[arg(long)]
+    long: bool,
     /// Rewrite the literal expectations of failing `expect` steps from what was received,
     /// keeping wildcards and captures.
     #[arg(long)]
@@ -137,6 +141,8 @@ pub struct Options {
     pub suites: Vec<Suite>,
     /// Strict-grade notes fail their case.
     pub strict: bool,
+    /// Run the long cases too.
+    pub long: bool,
     /// Rewrite failing expectations from what was received.
     pub bless: bool,
     /// The file of known-failing cases.
@@ -232,6 +238,7 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
         cases: args.cases,
         suites: args.suites,
         strict: args.strict,
+        long: args.long,
         bless: args.bless,
         baseline: args.baseline,
         report_json: args.report_json,

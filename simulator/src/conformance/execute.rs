@@ -62,6 +62,7 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
         work: work_path,
         bless: options.bless,
         strict: options.strict,
+        long: options.long,
         profile: options.profile.clone(),
         requests,
         responses,
@@ -210,6 +211,9 @@ fn rerun_prefix(options: &Options, launcher: &Launcher) -> String {
     }
     if options.strict {
         rerun.push_str(" --strict");
+    }
+    if options.long {
+        rerun.push_str(" --long");
     }
     rerun
 }

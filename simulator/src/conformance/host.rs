@@ -1,13 +1,18 @@
 //! The process driver: one host process per connection, started from the command template
-//! through `sh -c`, its stdout read line by line on a thread, its stderr kept in a file, and a
-//! transcript of every line in both directions for failure reports.
+//! through `sh -c`, its stdout read line by line on a thread (which a session may pause, or make
+//! close the runner's end of the pipe), its stderr kept in a file, and a transcript of every line
+//! in both directions for failure reports.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{ErrorKind, Read as _, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Instant;
+use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use super::process;
 
@@ -18,6 +23,27 @@ enum Event {
     /// Bytes after the last `\n` at end of file.
     Fragment(Vec<u8>),
     Eof,
+    /// The thread closed the runner's end of the pipe, as asked; nothing follows.
+    Closed,
+}
+
+/// What the reader thread is asked to do: read, stop reading, or close the pipe and end.
+const READING: u8 = 0;
+const PAUSED: u8 = 1;
+const CLOSING: u8 = 2;
+
+/// How long the reader thread waits for bytes before it looks at what it is asked again.
+const POLL: Timespec = Timespec {
+    tv_sec: 0,
+    tv_nsec: 10_000_000,
+};
+
+/// The reader thread's orders, and whether it has stopped reading.
+#[derive(Debug, Default)]
+struct Control {
+    asked: AtomicU8,
+    /// Set by the thread once it has seen `PAUSED` and reads nothing more.
+    parked: AtomicBool,
 }
 
 /// One line of a connection's transcript.
@@ -43,6 +69,7 @@ pub struct HostProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Event>,
+    control: Arc<Control>,
     eof: bool,
     status: Option<ExitStatus>,
     /// Every line sent and received, in order.
@@ -114,31 +141,14 @@ impl HostProcess {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = Vec::new();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => {
-                        let _ = tx.send(Event::Eof);
-                        return;
-                    }
-                    Ok(_) => {
-                        let event = match line.strip_suffix(b"\n") {
-                            Some(body) => Event::Line(body.to_vec()),
-                            None => Event::Fragment(line),
-                        };
-                        if tx.send(event).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
+        let control = Arc::new(Control::default());
+        let orders = Arc::clone(&control);
+        std::thread::spawn(move || read_lines(stdout, &orders, &tx));
         Ok(HostProcess {
             child,
             stdin,
             lines,
+            control,
             eof: false,
             status: None,
             transcript: Vec::new(),
@@ -157,6 +167,23 @@ impl HostProcess {
         };
         stdin
             .write_all(bytes)
+            .and_then(|()| stdin.flush())
+            .map_err(|err| format!("writing to the host's stdin: {err} (has it exited?)"))
+    }
+
+    /// Writes lines (each with its `\n`) to the host's stdin in one write, logging each.
+    pub fn send_lines(&mut self, lines: &[Vec<u8>]) -> Result<(), String> {
+        for line in lines {
+            self.transcript.push(Logged {
+                sent: true,
+                text: show(line.strip_suffix(b"\n").unwrap_or(line)),
+            });
+        }
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err("the connection's stdin is already closed".into());
+        };
+        stdin
+            .write_all(&lines.concat())
             .and_then(|()| stdin.flush())
             .map_err(|err| format!("writing to the host's stdin: {err} (has it exited?)"))
     }
@@ -187,12 +214,58 @@ impl HostProcess {
                 });
                 Read::Fragment(bytes)
             }
-            Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
+            Ok(Event::Eof | Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
                 self.eof = true;
                 Read::Eof
             }
             Err(RecvTimeoutError::Timeout) => Read::Timeout,
         }
+    }
+
+    /// Stops reading the host's stdout: once this returns, the runner takes no more bytes from
+    /// the pipe (what it had taken stays queued for later reads), so what the host writes waits.
+    pub fn pause(&mut self) {
+        self.control.asked.store(PAUSED, Ordering::SeqCst);
+        // The thread parks within one poll; it has ended when the host's stdout has.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.control.parked.load(Ordering::SeqCst)
+            && Arc::strong_count(&self.control) > 1
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Reads the host's stdout again after [`HostProcess::pause`].
+    pub fn resume(&mut self) {
+        self.control.asked.store(READING, Ordering::SeqCst);
+    }
+
+    /// Whether the runner has stopped reading the host's stdout (paused, not closed).
+    pub fn paused(&self) -> bool {
+        self.control.asked.load(Ordering::SeqCst) == PAUSED && !self.eof
+    }
+
+    /// Closes the runner's end of the host's stdout, as a client that went away: the host's
+    /// next write meets a closed pipe. What was received and not read yet is dropped; their
+    /// count is returned. Reads give end of file from then on.
+    pub fn close_stdout(&mut self) -> Result<usize, String> {
+        self.control.asked.store(CLOSING, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut dropped = 0;
+        while !self.eof {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(wait) {
+                Ok(Event::Line(_) | Event::Fragment(_)) => dropped += 1,
+                Ok(Event::Eof | Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    self.eof = true;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err("the runner's end of the host's stdout did not close".into());
+                }
+            }
+        }
+        Ok(dropped)
     }
 
     /// Waits for the process to exit until the deadline.
@@ -228,6 +301,10 @@ impl HostProcess {
         }
         process::signal(self.child.id(), process::Signal::KILL, true);
         let _ = self.child.kill();
+        if self.paused() {
+            // What it wrote meanwhile was never read, as the session said: dropped.
+            self.close_stdout()?;
+        }
         match self.next(deadline) {
             Read::Eof => {}
             Read::Timeout => {
@@ -260,11 +337,68 @@ impl HostProcess {
         self.status = self.child.wait().ok();
     }
 
+    /// Everything the host has written to stderr so far.
+    pub fn stderr_text(&self) -> Result<String, String> {
+        std::fs::read(&self.stderr)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|err| format!("reading {}: {err}", self.stderr.display()))
+    }
+
     /// The last lines of the host's stderr.
     pub fn stderr_tail(&self, lines: usize) -> String {
         let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
         let all: Vec<&str> = text.lines().collect();
         all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+/// The reader thread: lines from the host's stdout to the channel, reading only while asked to,
+/// closing the pipe when asked to. It waits for bytes a poll at a time, so an order is seen
+/// within [`POLL`] even when the host writes nothing.
+fn read_lines(mut stdout: ChildStdout, control: &Control, tx: &Sender<Event>) {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        match control.asked.load(Ordering::SeqCst) {
+            CLOSING => {
+                drop(stdout);
+                let _ = tx.send(Event::Closed);
+                return;
+            }
+            PAUSED => {
+                control.parked.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            }
+            _ => control.parked.store(false, Ordering::SeqCst),
+        }
+        let mut fds = [PollFd::new(&stdout, PollFlags::IN)];
+        match poll(&mut fds, Some(&POLL)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) | Err(_) => {}
+        }
+        match stdout.read(&mut chunk) {
+            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+            Ok(0) | Err(_) => {
+                if !pending.is_empty() {
+                    let _ = tx.send(Event::Fragment(std::mem::take(&mut pending)));
+                }
+                let _ = tx.send(Event::Eof);
+                return;
+            }
+            Ok(read) => {
+                pending.extend_from_slice(&chunk[..read]);
+                let mut start = 0;
+                while let Some(end) = pending[start..].iter().position(|&b| b == b'\n') {
+                    let line = pending[start..start + end].to_vec();
+                    start += end + 1;
+                    if tx.send(Event::Line(line)).is_err() {
+                        return;
+                    }
+                }
+                pending.drain(..start);
+            }
+        }
     }
 }
 
@@ -295,7 +429,7 @@ mod tests {
     }
 
     fn soon() -> Instant {
-        Instant::now() + std::time::Duration::from_secs(10)
+        Instant::now() + Duration::from_secs(10)
     }
 
     #[test]
@@ -335,7 +469,7 @@ mod tests {
     #[test]
     fn a_silent_host_times_out_and_is_killed() {
         let (_dir, mut host) = scripted("sleep 30");
-        let quick = Instant::now() + std::time::Duration::from_millis(50);
+        let quick = Instant::now() + Duration::from_millis(50);
         assert!(matches!(host.next(quick), Read::Timeout));
         host.kill();
         assert!(host.wait(soon()).is_some_and(|s| !s.success()));
@@ -349,7 +483,7 @@ mod tests {
         host.send(b"x\n").unwrap();
         assert!(matches!(host.next(soon()), Read::Line(line) if line == b"ready"));
         host.terminate();
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(100));
         assert!(host.wait(Instant::now()).is_none(), "SIGTERM is ignored");
         host.kill_now(soon()).unwrap();
         assert!(host.finished());
@@ -361,12 +495,50 @@ mod tests {
         assert!(err.contains("already ended"), "{err}");
         // A line it wrote that no step read is unexpected.
         let (_dir, mut host) = scripted(r#"sh -c 'echo "{\"late\":1}"; exec sleep 30'"#);
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(300));
         let err = host.kill_now(soon()).unwrap_err();
         assert!(
             err.contains(r#"no step expected before it was killed: {"late":1}"#),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_paused_reader_takes_nothing_until_it_resumes_and_lines_keep_their_order() {
+        // A host that writes a line per input line: paused, its lines wait in the pipe.
+        let (_dir, mut host) = scripted("sh -c 'while read line; do echo \"$line\"; done'");
+        host.pause();
+        assert!(host.paused());
+        host.send_lines(&[b"a\n".to_vec(), b"b\n".to_vec()])
+            .unwrap();
+        let quick = Instant::now() + Duration::from_millis(200);
+        assert!(matches!(host.next(quick), Read::Timeout), "nothing is read");
+        host.resume();
+        assert!(!host.paused());
+        for want in [&b"a"[..], b"b"] {
+            assert!(matches!(host.next(soon()), Read::Line(line) if line == want));
+        }
+        let sent: Vec<_> = host.transcript.iter().filter(|l| l.sent).collect();
+        assert_eq!(sent.len(), 2, "each line of a batch is logged");
+    }
+
+    #[test]
+    fn a_closed_read_end_drops_what_was_unread_and_the_writer_meets_a_closed_pipe() {
+        // A host that writes until its stdout is closed, then says so on stderr and exits 0.
+        let (_dir, mut host) = scripted(
+            "sh -c 'trap \"\" PIPE; while echo tick 2>/dev/null; do sleep 0.01; done; echo gone >&2'",
+        );
+        assert!(matches!(host.next(soon()), Read::Line(line) if line == b"tick"));
+        host.close_stdout().unwrap();
+        assert!(matches!(host.next(soon()), Read::Eof));
+        assert_eq!(host.wait(soon()).and_then(|s| s.code()), Some(0));
+        assert_eq!(host.stderr_text().unwrap(), "gone\n");
+        // A paused reader closes as well, and a killed host's unread lines are dropped.
+        let (_dir, mut host) = scripted("sh -c 'echo one; exec sleep 30'");
+        std::thread::sleep(Duration::from_millis(200));
+        host.pause();
+        host.kill_now(soon()).unwrap();
+        assert!(host.finished());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use golden::session::Session;
 use golden::validate::FrameSchema;
-use golden::{Ledger, Level, Status, Step};
+use golden::{Ledger, Level, Status, Step, Suite};
 use serde_json::Value;
 
 /// Ids a session names that the ledger does not have. The runner refuses such a session.
@@ -72,6 +72,22 @@ pub fn check(ledger: &Ledger, sessions: &[Session], variants: &[String]) -> Vec<
             if !variants.contains(frame) {
                 problems.push(format!("`{id}` lists `{frame}`, which is no frame variant"));
             }
+        }
+        let only_cli = requirement.status == Status::Tested
+            && requirement.cases.iter().all(|case| {
+                by_case
+                    .get(case.as_str())
+                    .is_some_and(|session| session.header.suite == Suite::CorralCli)
+            });
+        if only_cli != requirement.corral_only {
+            problems.push(if only_cli {
+                format!(
+                    "`{id}` is tested only by corral-cli cases: mark it `corral_only = true`, or \
+                     test it in a suite any host runs"
+                )
+            } else {
+                format!("`{id}` says `corral_only` but a suite any host runs tests it")
+            });
         }
         for case in &requirement.cases {
             match by_case.get(case.as_str()) {
@@ -195,6 +211,7 @@ mod tests {
             cases: Vec::new(),
             refines: None,
             frames: Vec::new(),
+            corral_only: false,
         }
     }
 

@@ -32,7 +32,7 @@ mod process;
 mod report;
 mod report_html;
 mod runner;
-mod selftest;
+pub mod selftest;
 mod sim;
 
 use std::path::{Path, PathBuf};

@@ -626,6 +626,7 @@ mod tests {
             cases: cases.iter().map(|s| (*s).to_owned()).collect(),
             refines: None,
             frames: Vec::new(),
+            corral_only: false,
         }
     }
 

@@ -10,8 +10,10 @@
 //! The wrappers are the running program again: `corral-conformance drop-id|grow <host
 //! command...>`, `cargo xtask conformance drop-id ...` in a checkout.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
@@ -97,12 +99,26 @@ fn wrap(
     name: &str,
     rewrite: fn(&str) -> String,
 ) -> anyhow::Result<()> {
-    let Some((program, args)) = command.split_first() else {
+    if command.is_empty() {
         bail!("usage: {} {name} <host command...>", launcher.command());
+    }
+    std::process::exit(forward(command, rewrite)?)
+}
+
+/// How long a wrapper waits, once the host has ended, for the lines it still has to pass on.
+const LAST_LINES: Duration = Duration::from_secs(2);
+
+/// Runs a host command as a filter between the runner and the host, as a host built from a
+/// wrapper and a filter must behave: stdin and stderr passed through, every stdout line
+/// rewritten; the host's exit code (128 + a signal's number) returned once it has ended and its
+/// last lines are passed on, or after [`LAST_LINES`] when nobody reads them. A reader that went
+/// away (a write fails) closes the host's stdout, so the host sees it too. SIGTERM reaches the
+/// host through its process group; the wrapper outlives it to pass on its end.
+pub fn forward(command: &[String], rewrite: fn(&str) -> String) -> anyhow::Result<i32> {
+    let Some((program, args)) = command.split_first() else {
+        bail!("no host command to run");
     };
-    // The runner signals the host's process group, so the host gets a SIGTERM itself; the
-    // wrapper outlives it to pass on its last lines and its exit code. A registered handler
-    // replaces SIGTERM's default action for as long as the runtime lives.
+    // A registered handler replaces SIGTERM's default action for as long as the runtime lives.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -119,19 +135,72 @@ fn wrap(
         .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("starting {program}"))?;
-    let reader = BufReader::new(child.stdout.take().expect("stdout is piped"));
-    let mut out = std::io::stdout().lock();
-    for line in reader.lines() {
-        let Ok(line) = line else { break };
-        if writeln!(out, "{}", rewrite(&line))
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            break;
+    let from_host = child.stdout.take().expect("stdout is piped");
+    let (passed, all_passed) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        pass_on(from_host, rewrite);
+        // The host's stdout closes here, whether it ended or the reader went away.
+        let _ = passed.send(());
+    });
+    let status = child.wait().context("waiting for the host")?;
+    let _ = all_passed.recv_timeout(LAST_LINES);
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    })
+}
+
+/// Passes the host's lines on, rewritten, until the host's stdout ends or the wrapper's reader
+/// goes away (a write fails, or its end of the pipe is closed while nothing is written: poll
+/// reports that without a write).
+fn pass_on(mut from_host: std::process::ChildStdout, rewrite: fn(&str) -> String) {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 100_000_000,
+    };
+    let stdout = std::io::stdout();
+    let to_runner = stdout.as_fd();
+    let mut out = stdout.lock();
+    let mut pending = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let mut fds = [
+            PollFd::new(&from_host, PollFlags::IN),
+            PollFd::new(&to_runner, PollFlags::empty()),
+        ];
+        match poll(&mut fds, Some(&tick)) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return,
+            Ok(_) => {}
+        }
+        if fds[1].revents().intersects(PollFlags::ERR | PollFlags::HUP) {
+            return;
+        }
+        if fds[0].revents().is_empty() {
+            continue;
+        }
+        let read = match from_host.read(&mut chunk) {
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        pending.extend_from_slice(&chunk[..read]);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line[..end]);
+            if writeln!(out, "{}", rewrite(&text))
+                .and_then(|()| out.flush())
+                .is_err()
+            {
+                return;
+            }
         }
     }
-    let status = child.wait().context("waiting for the host")?;
-    std::process::exit(status.code().unwrap_or(1));
 }
 
 /// The proof: fails unless every case run against the broken host fails readably.

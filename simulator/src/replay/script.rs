@@ -18,6 +18,10 @@
 //! | `run`, `file`, `write`, `background`, `signal` | nothing: host-side commands, programs and files, which no app sees |
 //! | `close` | the app closes its end (end of input) |
 //! | `exit`, `kill` | the replayer stops: its stdout ends, as the host's would |
+//! | `repeat` | each iteration, its counter bound: the app sends the frame (judged), and the answer is written when the step has an `expect` |
+//! | `stderr` | nothing: the host's log, which no app sees |
+//! | `pause_reading`, `resume_reading` | nothing: when the app reads is not judged |
+//! | `close_stdout` | not replayable: the app closing its read end on cue is a fault a session scripts, not an app's flow |
 //!
 //! Steps of other connections are not played; their `expect` patterns are still sampled in order,
 //! so a capture one of them binds (`$string:name`) has the same value on every connection.
@@ -275,6 +279,26 @@ pub fn script(
                 actions.push(Action::Write { line, frames });
             }
             Step::ExpectSilence(ms) => actions.push(Action::Silence { line, ms: *ms }),
+            Step::Repeat(repeat) => {
+                for n in repeat.from..=repeat.from + (repeat.times - 1) {
+                    let mut scoped = captures.clone();
+                    scoped.insert(repeat.counter.clone(), Value::from(n));
+                    let frame = pattern::instantiate(&repeat.send, &scoped).map_err(at)?;
+                    let receive = received(&frame, wait_ms, line, requests).map_err(at)?;
+                    actions.push(Action::Receive(receive));
+                    if let Some(expect) = &repeat.expect {
+                        let frame = pattern::sample(expect, &mut scoped).map_err(at)?;
+                        let frames = vec![written(&frame, responses).map_err(at)?];
+                        actions.push(Action::Write { line, frames });
+                    }
+                }
+            }
+            Step::CloseStdout(_) => {
+                return Err(refuse(
+                    "close_stdout closes the app's read end on cue, a fault a session scripts, \
+                     not an app's flow",
+                ));
+            }
             Step::Close(_) => actions.push(Action::Close { line, wait_ms }),
             // A killed host's stdout ends as an exiting one's does.
             Step::Exit(_) | Step::Kill(_) => {
@@ -290,7 +314,10 @@ pub fn script(
             | Step::File(_)
             | Step::Background(_)
             | Step::Signal(_)
-            | Step::Write(_) => {}
+            | Step::Write(_)
+            | Step::Stderr(_)
+            | Step::PauseReading(_)
+            | Step::ResumeReading(_) => {}
         }
     }
     Ok(Script {
@@ -498,6 +525,46 @@ mod tests {
         assert_eq!(
             written_text(&script.actions[1]),
             [r#"{"schema":1,"id":"9","t":"snapshot","agents":[]}"#]
+        );
+    }
+
+    #[test]
+    fn a_repeat_is_each_iteration_played_and_a_closed_read_end_is_not_replayable() {
+        let repeat = r#"{"repeat":{"times":2,"from":4,"counter":"n","send":{"schema":1,"id":"r${n}","t":"receipts","slot":"s${n}"},"expect":{"schema":1,"id":"r${n}","t":"receipts","receipts":[]}}}"#;
+        let played = script(
+            &[
+                r#"{"spawn":{"device":"d"}}"#,
+                repeat,
+                r#"{"stderr":{"content":{"contains":"x"}}}"#,
+                r#"{"pause_reading":{}}"#,
+                r#"{"resume_reading":{}}"#,
+            ],
+            "main",
+        )
+        .unwrap();
+        let [
+            Action::Receive(first),
+            Action::Write { .. },
+            Action::Receive(second),
+            Action::Write { .. },
+        ] = played.actions.as_slice()
+        else {
+            panic!("two sends and two answers: {:?}", played.actions);
+        };
+        assert_eq!((first.session_id.as_str(), first.line), ("r4", 3));
+        assert_eq!(second.pattern["slot"], json!("s5"));
+        assert_eq!(
+            written_text(&played.actions[3]),
+            [r#"{"schema":1,"id":"r5","t":"receipts","receipts":[]}"#]
+        );
+        let err = script(
+            &[r#"{"spawn":{"device":"d"}}"#, r#"{"close_stdout":{}}"#],
+            "main",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, ScriptError::NotReplayable { line: 3, reason } if reason.contains("close_stdout")),
+            "{err}"
         );
     }
 
@@ -745,6 +812,12 @@ mod tests {
             for conn in session.conns() {
                 match super::script(&session, &conn, &requests, &responses) {
                     Ok(_) => {}
+                    Err(ScriptError::NotReplayable { reason, .. })
+                        if reason.starts_with("close_stdout closes") =>
+                    {
+                        let text = std::fs::read_to_string(file).unwrap();
+                        assert!(text.contains("\"close_stdout\""), "{}", file.display());
+                    }
                     Err(ScriptError::NotReplayable { reason, .. }) => {
                         assert!(reason.starts_with("send_raw sends bad input"), "{reason}");
                         refused.push(session.header.case.clone());
@@ -753,7 +826,8 @@ mod tests {
                 }
             }
         }
-        // Only sessions whose client sends raw bytes are refused, and not all of them: a raw line
+        // Only sessions whose client sends raw bytes (or closes its read end) are refused, and not
+        // all of the former: a raw line
         // an app may send (subscribe without `events`, hello with an unknown key) is replayed.
         for case in &refused {
             let text = std::fs::read_to_string(dir.join(format!("{case}.ndjson"))).unwrap();

@@ -16,6 +16,20 @@ fn herd_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/herd")
 }
 
+/// herd's frame filter, an example of this crate that `cargo test` builds.
+fn herd_filter() -> PathBuf {
+    let built = Path::new(RUNNER)
+        .parent()
+        .unwrap()
+        .join("examples/herd_filter");
+    assert!(
+        built.is_file(),
+        "{} is not built: `cargo test -p simulator` builds it",
+        built.display()
+    );
+    built
+}
+
 /// Runs the runner against herd with `args` after the profile's, every location it writes to
 /// in `env`; stdout, stderr and whether it succeeded.
 fn run_herd(env: &Path, args: &[&str]) -> (String, String, bool) {
@@ -37,7 +51,8 @@ fn run_herd(env: &Path, args: &[&str]) -> (String, String, bool) {
         .arg("--host-cli")
         .arg(herd_dir().join("herd"))
         .args(args)
-        .env("HERD_REAL", corral());
+        .env("HERD_REAL", corral())
+        .env("HERD_FILTER", herd_filter());
     let out = cmd.output().unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -58,6 +73,7 @@ fn a_host_that_is_not_corral_by_name_passes_wire_host_files_and_notify_through_i
             "host-files",
             "--suite",
             "notify",
+            "--long",
         ],
     );
     assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");

@@ -194,6 +194,29 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
                     frames.push(got);
                 }
             }
+            Step::Repeat(repeat) => {
+                // One iteration at a time, the counter bound for that iteration only.
+                for n in repeat.from..=repeat.from + (repeat.times - 1) {
+                    let saved = client.captures.clone();
+                    client.captures.insert(repeat.counter.clone(), n.into());
+                    let frame = pattern::instantiate(&repeat.send, &client.captures).unwrap();
+                    let line = client.own(frame);
+                    send(&mut stdin, line);
+                    if let Some(expect) = &repeat.expect {
+                        // The answer's id is this iteration's request id, which the client
+                        // sent as its own.
+                        let mut expect = expect.clone();
+                        if let Some(id) = expect.get("id").and_then(Value::as_str) {
+                            let id = pattern::instantiate_text(id, &client.captures).unwrap();
+                            expect["id"] = Value::String(id);
+                        }
+                        let got = read_frame(&mut stdout, &at);
+                        client.expect(&expect, &got, &at);
+                        frames.push(got);
+                    }
+                    client.captures = saved;
+                }
+            }
             Step::Close(_) => drop(stdin.take()),
             Step::Exit(_) | Step::Kill(_) => break,
             Step::Spawn(_)
@@ -207,7 +230,12 @@ fn play_perfectly(path: &Path, conn: &str) -> (Vec<String>, String, i32, usize) 
             | Step::File(_)
             | Step::Background(_)
             | Step::Signal(_)
-            | Step::Write(_) => {}
+            | Step::Write(_)
+            | Step::Stderr(_)
+            | Step::PauseReading(_)
+            | Step::ResumeReading(_)
+            // A session that closes stdout is never replayed.
+            | Step::CloseStdout(_) => {}
         }
     }
     drop(stdin);

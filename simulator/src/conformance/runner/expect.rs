@@ -11,7 +11,7 @@ use golden::session::{Located, Step, StepLine, canonical};
 use serde_json::Value;
 
 use super::diff::{diff, frame_diff, pretty};
-use super::received::{Received, check};
+use super::received::{Received, check, in_pattern_order};
 use super::{Case, StepError, StepResult};
 use crate::conformance::assign;
 use crate::conformance::host::{self, Read};
@@ -84,11 +84,13 @@ impl Case<'_> {
                 conn: None,
             });
         };
+        let mut notes = received.notes.clone();
+        let frame = &in_pattern_order(frame, pattern, &mut notes);
         let mut trial = self.captures.clone();
         match pattern::matches_tolerating(pattern, frame, &mut trial, now, &received.unknown_keys) {
             Ok(()) => {
                 self.captures = trial;
-                self.note(located, &received.notes);
+                self.note(located, &notes);
                 received.fail_on_problems()
             }
             Err(_) if self.ctx.bless && matches!(located.step.step, Step::Expect(_)) => {
@@ -218,6 +220,17 @@ impl Case<'_> {
     /// exit code.
     pub(super) fn exit(&mut self, conn: &str, code: i32, deadline: Instant) -> StepResult {
         let process = self.conn(conn)?;
+        if process.paused() {
+            // The session stopped reading: the host must end all the same, and what it wrote
+            // meanwhile stays unread (dropped with the runner's end of its stdout).
+            if process.wait(deadline).is_none() {
+                return Err(StepError::new(format!(
+                    "expected the host to exit with {code} while its stdout was not read; it is \
+                     still running"
+                )));
+            }
+            process.close_stdout().map_err(StepError::new)?;
+        }
         match process.next(deadline) {
             Read::Eof => {}
             Read::Timeout => {

@@ -5,7 +5,8 @@
 //!
 //! A case is a [`Case`], whose work is split by stage, in reading order: [`setup`] (the work dir,
 //! config, device store and fleet; the teardown), [`steps`] (the steps in order, each
-//! dispatched), [`expect`] (reading and judging what the host sends, and its exit),
+//! dispatched), [`expect`] (reading and judging what the host sends, and its exit), [`repeat`]
+//! (many requests and answers, pipelined), [`stderr`] (what a host logged),
 //! [`received`] (the checks every received line goes through), [`program`] (the `run` step),
 //! [`file`] (the `file` step), [`background`] (programs kept running: `background`, `signal`;
 //! and the `write` step), [`content`] (what their texts are judged against), [`failure`] (a
@@ -19,7 +20,9 @@ mod failure;
 mod file;
 mod program;
 mod received;
+mod repeat;
 mod setup;
+mod stderr;
 mod steps;
 
 use std::collections::BTreeMap;
@@ -40,6 +43,10 @@ use super::host::HostProcess;
 use super::outcome::{CaseResult, Grade};
 use super::sim::Sim;
 
+/// A case whose `floor_ms` (a time the protocol makes it wait out) is above this runs only with
+/// `--long`: the default run stays within a short wall time.
+pub const LONG_MS: u64 = 20_000;
+
 /// What every case of a run shares.
 #[derive(Debug)]
 pub struct RunContext {
@@ -58,6 +65,8 @@ pub struct RunContext {
     pub bless: bool,
     /// `--strict`: a strict-grade note fails its case.
     pub strict: bool,
+    /// `--long`: run the cases whose floor is above [`LONG_MS`] too.
+    pub long: bool,
     /// What the kit knows of the host: its names, paths and command lines.
     pub profile: HostProfile,
     pub requests: FrameSchema,
@@ -108,6 +117,18 @@ impl RunContext {
             failure: None,
             blessed: Vec::new(),
         };
+        if let Some(floor) = session
+            .header
+            .floor_ms
+            .filter(|ms| *ms > LONG_MS && !self.long)
+        {
+            result.grade = Grade::Skipped;
+            result.skip_reason = Some(format!(
+                "a long case: it waits out {} s the protocol fixes (--long runs it)",
+                floor / 1000
+            ));
+            return result;
+        }
         if !session.runs_on(self.backend) {
             result.grade = Grade::Skipped;
             result.skip_reason =

@@ -115,6 +115,44 @@ pub(super) fn check(
     }
 }
 
+/// Arrays whose order the protocol does not fix, by frame type and key: a `hello`'s `scopes`
+/// (the device's scopes, from the store, in no stated order).
+const UNORDERED: &[(&str, &str)] = &[("hello", "scopes")];
+
+/// `frame` with each of its [`UNORDERED`] arrays in the order `pattern` lists the same members,
+/// when it holds the same members in another order (a strict-grade note says so); else as it is.
+pub(super) fn in_pattern_order(frame: &Value, pattern: &Value, notes: &mut Vec<String>) -> Value {
+    let mut frame = frame.clone();
+    let t = frame
+        .get("t")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    for (kind, key) in UNORDERED {
+        if t != *kind {
+            continue;
+        }
+        let (Some(Value::Array(want)), Some(Value::Array(got))) =
+            (pattern.get(*key), frame.get(*key))
+        else {
+            continue;
+        };
+        let mut sorted_want = want.clone();
+        let mut sorted_got = got.clone();
+        let text = |v: &Value| v.to_string();
+        sorted_want.sort_by_key(text);
+        sorted_got.sort_by_key(text);
+        if want != got && sorted_want == sorted_got {
+            notes.push(format!(
+                "`{key}` in another order than corral's ({}); the protocol fixes none",
+                Value::Array(got.clone())
+            ));
+            frame[*key] = Value::Array(want.clone());
+        }
+    }
+    frame
+}
+
 /// A `hello` answer with the profile's own version key (`herd_version`): renamed in `frame` to
 /// the wire types' `tool_version`, and the frame's new text returned. A hello with
 /// `tool_version` where the profile names another key is a problem: the host does not do what
@@ -296,6 +334,27 @@ mod tests {
         // Other frames are left as they are.
         let ack = hello(r#"{"schema":1,"id":"1","t":"ack","herd_version":"x"}"#);
         assert_eq!(ack.unknown_keys, ["/herd_version"]);
+    }
+
+    /// A hello's scopes are a set: another order matches, with a note; other members do not.
+    #[test]
+    fn a_hellos_scopes_match_in_any_order() {
+        let pattern = serde_json::json!({"t": "hello", "scopes": ["read", "act:answer"]});
+        let mut notes = Vec::new();
+        let frame = serde_json::json!({"t": "hello", "scopes": ["act:answer", "read"]});
+        assert_eq!(
+            in_pattern_order(&frame, &pattern, &mut notes),
+            serde_json::json!({"t": "hello", "scopes": ["read", "act:answer"]})
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let other = serde_json::json!({"t": "hello", "scopes": ["act:steer", "read"]});
+        assert_eq!(in_pattern_order(&other, &pattern, &mut notes), other);
+        let not_hello = serde_json::json!({"t": "ack", "scopes": ["act:answer", "read"]});
+        assert_eq!(
+            in_pattern_order(&not_hello, &pattern, &mut notes),
+            not_hello
+        );
+        assert_eq!(notes.len(), 1);
     }
 
     /// A key the protocol does not name, another key order and other spacing are notes, never

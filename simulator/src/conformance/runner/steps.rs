@@ -1,7 +1,8 @@
 //! Playing a session's steps in order on a case: each step dispatched by kind (frames sent,
 //! expectations judged, the simulator stepped, the store rewritten, connections spawned, closed,
-//! terminated, killed, programs run, started and signalled, files checked and written), then the end of the session, where every connection still open is closed and
-//! must exit 0 without another frame.
+//! terminated, killed, read or not, programs run, started and signalled, files checked and
+//! written, stderr judged), then the end of the session, where every connection still open is
+//! closed and must exit 0 without another frame.
 
 use std::time::{Duration, Instant};
 
@@ -80,6 +81,23 @@ impl Case<'_> {
             }
             Step::Signal(signal) => self.signal(signal, self.timeout(line, SIGNAL_EXIT_MS)),
             Step::Write(write) => self.write_file(write),
+            Step::Repeat(repeat) => self.repeat(&conn, repeat, located),
+            Step::Stderr(check) => {
+                let timeout = line.timeout_ms.map(|ms| self.ctx.scaled(ms));
+                self.stderr(&conn, check, timeout)
+            }
+            Step::CloseStdout(_) => {
+                self.conn(&conn)?.close_stdout().map_err(StepError::new)?;
+                Ok(())
+            }
+            Step::PauseReading(_) => {
+                self.conn(&conn)?.pause();
+                Ok(())
+            }
+            Step::ResumeReading(_) => {
+                self.conn(&conn)?.resume();
+                Ok(())
+            }
         }
     }
 
