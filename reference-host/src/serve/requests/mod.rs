@@ -151,16 +151,7 @@ impl<S: FleetSource> Connection<S> {
     /// Reading frames need `read`; a device whose record lacks it is refused `scope-denied`
     /// (the connection lives; a revoked device was already refused by the device check).
     fn read_scope(&self, request: &Request) -> Result<(), ErrorFrame> {
-        let reads = matches!(
-            request,
-            Request::Snapshot(_)
-                | Request::Subscribe(_)
-                | Request::Card(_)
-                | Request::Window(_)
-                | Request::Event(_)
-                | Request::Receipts(_)
-        );
-        if reads && !self.scopes().contains(&Scope::Read) {
+        if needs_read(request) && !self.scopes().contains(&Scope::Read) {
             return Err(refusal(
                 ErrorCode::ScopeDenied,
                 format!("device {} does not hold the read scope", self.config.device),
@@ -188,5 +179,21 @@ impl<S: FleetSource> Connection<S> {
     fn ledger(&mut self) -> &mut Ledger {
         let runtime = self.services.runtime.path().to_owned();
         self.ledger.get_or_insert_with(|| Ledger::new(&runtime))
+    }
+}
+
+/// Whether a request reads the fleet or the host's files, and so needs the `read` scope
+/// (docs/protocol.md "Read access"). Exhaustive, so a new request kind is a compile error here
+/// until someone says whether it reads.
+fn needs_read(request: &Request) -> bool {
+    match request {
+        Request::Snapshot(_)
+        | Request::Subscribe(_)
+        | Request::Card(_)
+        | Request::Window(_)
+        | Request::Event(_)
+        | Request::Receipts(_) => true,
+        // `hello` needs no scope; `dispatch` needs its action's (the scope gate).
+        Request::Hello(_) | Request::Dispatch(_) => false,
     }
 }

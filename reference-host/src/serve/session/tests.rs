@@ -357,14 +357,36 @@ fn a_device_without_read_is_refused_reading_frames_and_lives() {
         })
         .unwrap();
     h.hello();
-    for line in [
-        r#"{"schema":1,"id":"x","t":"snapshot"}"#,
-        r#"{"schema":1,"id":"x","t":"subscribe","events":true}"#,
-        r#"{"schema":1,"id":"x","t":"card","pane":"%0"}"#,
-        r#"{"schema":1,"id":"x","t":"window","pane":"%0"}"#,
-        r#"{"schema":1,"id":"x","t":"event","pane":"%0","cursor":"c"}"#,
-        r#"{"schema":1,"id":"x","t":"receipts"}"#,
-    ] {
+    // Every request kind, with whether it reads: a kind added to the wire and not here fails
+    // below, so nobody adds one without saying whether it needs `read`.
+    let kinds: [(&str, Option<&str>); 8] = [
+        ("hello", None),
+        ("dispatch", None),
+        ("snapshot", Some(r#"{"schema":1,"id":"x","t":"snapshot"}"#)),
+        (
+            "subscribe",
+            Some(r#"{"schema":1,"id":"x","t":"subscribe","events":true}"#),
+        ),
+        (
+            "card",
+            Some(r#"{"schema":1,"id":"x","t":"card","pane":"%0"}"#),
+        ),
+        (
+            "window",
+            Some(r#"{"schema":1,"id":"x","t":"window","pane":"%0"}"#),
+        ),
+        (
+            "event",
+            Some(r#"{"schema":1,"id":"x","t":"event","pane":"%0","cursor":"c"}"#),
+        ),
+        ("receipts", Some(r#"{"schema":1,"id":"x","t":"receipts"}"#)),
+    ];
+    let mut named: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
+    let mut wire: Vec<&str> = <schema::Request as schema::Frames>::NAMES.to_vec();
+    named.sort_unstable();
+    wire.sort_unstable();
+    assert_eq!(named, wire, "every request kind says whether it reads");
+    for line in kinds.iter().filter_map(|(_, line)| *line) {
         h.line(line);
         assert!(error("x", "scope-denied")(&h.frames()[0]), "{line}");
     }
