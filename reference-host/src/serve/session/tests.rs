@@ -382,7 +382,7 @@ fn a_device_without_read_is_refused_reading_frames_and_lives() {
         ("receipts", Some(r#"{"schema":1,"id":"x","t":"receipts"}"#)),
     ];
     let mut named: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
-    let mut wire: Vec<&str> = <schema::Request as schema::Frames>::NAMES.to_vec();
+    let mut wire: Vec<&str> = <Request as schema::Frames>::NAMES.to_vec();
     named.sort_unstable();
     wire.sort_unstable();
     assert_eq!(named, wire, "every request kind says whether it reads");
