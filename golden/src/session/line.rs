@@ -88,6 +88,15 @@ pub struct StepLine {
     /// step kind's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Names the moment this step starts (the wall clock's), for a later `now_from`: the step
+    /// that makes the change a later frame reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark: Option<String>,
+    /// On an `expect` or `expect_unordered`: every `$now` in the frames falls between the moment
+    /// an earlier step's `mark` names and the frame's arrival, instead of from the case's start
+    /// (an edge reports the time its change was seen, not an older one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now_from: Option<String>,
 }
 
 /// What one step does. Each line holds exactly one of these keys.

@@ -223,6 +223,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
             ));
         }
         let conn = step.conn.as_deref().unwrap_or(MAIN_CONN);
+        check_marks(&step, &mut names).map_err(|err| at(line, err))?;
         check_step(&step.step, conn, &mut names).map_err(|err| at(line, err))?;
         steps.push(Located { line, step });
     }
@@ -233,6 +234,27 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
         lines,
         names_panes: names.panes,
     })
+}
+
+/// A `now_from` names a mark an earlier step made, and only on a step that expects frames; a
+/// `mark` is made once.
+fn check_marks(step: &StepLine, names: &mut Names) -> Result<(), String> {
+    if let Some(mark) = &step.now_from {
+        if !matches!(step.step, Step::Expect(_) | Step::ExpectUnordered(_)) {
+            return Err("`now_from` is for `expect` and `expect_unordered` steps".into());
+        }
+        if !names.marks.contains(mark) {
+            return Err(format!(
+                "`now_from` names `{mark}`, which no earlier step marks"
+            ));
+        }
+    }
+    if let Some(mark) = &step.mark
+        && !names.marks.insert(mark.clone())
+    {
+        return Err(format!("the mark `{mark}` is made twice"));
+    }
+    Ok(())
 }
 
 fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
@@ -260,6 +282,8 @@ fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
 #[derive(Debug, Default)]
 struct Names {
     bound: BTreeSet<String>,
+    /// The moments steps have marked.
+    marks: BTreeSet<String>,
     panes: bool,
     paths: BTreeSet<String>,
     running: BTreeSet<String>,
@@ -754,6 +778,25 @@ mod tests {
             Path::new("golden/sessions/../fixtures/small.toml")
         );
         assert!(!session.names_panes());
+    }
+
+    /// A `now_from` names a mark an earlier step made, on an expecting step only; a mark is
+    /// made once.
+    #[test]
+    fn now_from_names_an_earlier_mark_on_an_expect() {
+        let sim = r#"{"sim":["step","--pane","a","--state","idle"],"mark":"moved"}"#;
+        let edge = r#"{"expect":{"schema":1,"id":"2","t":"ack"},"now_from":"moved"}"#;
+        assert!(parse_text(&format!("{HEADER}\n{sim}\n{edge}\n")).is_ok());
+        let err = parse_text(&format!("{HEADER}\n{edge}\n{sim}\n")).unwrap_err();
+        assert!(
+            err.contains("`now_from` names `moved`, which no earlier step marks"),
+            "{err}"
+        );
+        let err = parse_text(&format!("{HEADER}\n{sim}\n{sim}\n")).unwrap_err();
+        assert!(err.contains("the mark `moved` is made twice"), "{err}");
+        let on_sim = r#"{"sim":["step","--pane","a","--state","idle"],"now_from":"moved"}"#;
+        let err = parse_text(&format!("{HEADER}\n{sim}\n{on_sim}\n")).unwrap_err();
+        assert!(err.contains("is for `expect`"), "{err}");
     }
 
     #[test]

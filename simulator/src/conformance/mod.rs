@@ -86,6 +86,9 @@ pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     if args.first().map(String::as_str) == Some(selftest::GROW) {
         return selftest::grow(&args[1..], launcher);
     }
+    if args.first().map(String::as_str) == Some(selftest::STALE) {
+        return selftest::stale_edges(&args[1..], launcher);
+    }
     if args.first().map(String::as_str) == Some("profile") {
         return profile_command(&args[1..], launcher);
     }

@@ -33,6 +33,44 @@ pub const GROW: &str = "grow";
 /// The key the growing wrapper adds to every object: no protocol name.
 pub const GROWN_KEY: &str = "x_kit_growth";
 
+/// The stale wrapper's subcommand name.
+pub const STALE: &str = "stale-edges";
+
+/// When the stale wrapper passed on its connection's first `ack` (a subscription's), epoch ms.
+static SUBSCRIBED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// One host line with an edge's `at_ms` set to when the subscription was acknowledged, as a
+/// host that stamps every edge with its subscription's time would: within the case's run, but
+/// before the change the edge reports. Anything else passes unchanged.
+pub fn with_stale_edges(line: &str) -> String {
+    use std::sync::atomic::Ordering;
+    let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(line) else {
+        return line.to_owned();
+    };
+    match members.get("t").and_then(Value::as_str) {
+        Some("ack") => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let _ = SUBSCRIBED_MS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
+            line.to_owned()
+        }
+        Some("edge") if SUBSCRIBED_MS.load(Ordering::SeqCst) > 0 => {
+            members.insert(
+                "at_ms".into(),
+                Value::from(SUBSCRIBED_MS.load(Ordering::SeqCst)),
+            );
+            Value::Object(members).to_string()
+        }
+        _ => line.to_owned(),
+    }
+}
+
+/// Runs a host command with every edge's `at_ms` made stale.
+pub fn stale_edges(command: &[String], launcher: &Launcher) -> anyhow::Result<()> {
+    wrap(command, launcher, STALE, with_stale_edges)
+}
+
 /// The cases the proof runs when `--case` is not given.
 const DEFAULT_CASES: &[&str] = &["handshake.*"];
 
@@ -291,6 +329,27 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
     println!(
         "self-test: a host that grows every frame passed {graded} case(s), each with strict-grade \
          notes, and failed every one of them under --strict"
+    );
+    let mut stale = broken.clone();
+    stale.host = Some(wrapped(STALE)?);
+    stale.build = false;
+    stale.cases = vec!["subscribe.edges".to_owned()];
+    let outcome = execute(&stale, launcher, false)?;
+    let caught = outcome.results.iter().all(|r| {
+        r.failure
+            .as_ref()
+            .is_some_and(|f| f.message.contains("at /at_ms"))
+    });
+    if outcome.ok || !caught {
+        bail!(
+            "self-test: the kit passed a host whose edges report a time before the change they \
+             report:\n{}",
+            outcome.console
+        );
+    }
+    println!(
+        "self-test: a host that stamps every edge with its subscription's time failed \
+         subscribe.edges at /at_ms"
     );
     Ok(())
 }

@@ -75,7 +75,7 @@ impl Case<'_> {
             })
             .on(conn));
         };
-        let now = self.window();
+        let now = self.frame_window(located);
         let Some(frame) = &received.frame else {
             let expected = pattern::render_expected(pattern, None, &self.captures, now);
             return Err(StepError {
@@ -125,8 +125,7 @@ impl Case<'_> {
     fn record_bless(&mut self, located: &Located, step: Step) {
         let line = StepLine {
             step,
-            conn: located.step.conn.clone(),
-            timeout_ms: located.step.timeout_ms,
+            ..located.step.clone()
         };
         self.blessed.push((located.line, canonical(&line)));
     }
@@ -160,7 +159,7 @@ impl Case<'_> {
                 }
             }
         }
-        let now = self.window();
+        let now = self.frame_window(located);
         let frames: Vec<Value> = received.iter().filter_map(|r| r.frame.clone()).collect();
         let tolerated: Vec<Vec<String>> = received.iter().map(|r| r.unknown_keys.clone()).collect();
         let mut trial = self.captures.clone();

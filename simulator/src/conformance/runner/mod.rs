@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use golden::session::{Program, Step, StepLine};
+use golden::session::{Located, Program, Step, StepLine};
 
 use golden::clock::Window;
 use golden::pattern::Captures;
@@ -225,6 +225,8 @@ struct Case<'a> {
     conns: BTreeMap<String, HostProcess>,
     /// Strict-grade notes, each with its golden line.
     notes: Vec<String>,
+    /// The moments steps marked (`mark`), by name.
+    marks: BTreeMap<String, SystemTime>,
     captures: Captures,
     blessed: Vec<(usize, String)>,
     /// When the case began, on the wall clock: where a `$now` window starts.
@@ -241,6 +243,20 @@ impl Case<'_> {
     /// The span a `$now` received at this moment must fall in: from the case's start to now.
     fn window(&self) -> Window {
         Window::since(self.started)
+    }
+
+    /// The window a `$now` of an expected frame falls in: from the moment its `now_from` mark
+    /// names (the step that made the change the frame reports), else from the case's start.
+    fn frame_window(&self, located: &Located) -> Window {
+        match located
+            .step
+            .now_from
+            .as_ref()
+            .and_then(|mark| self.marks.get(mark))
+        {
+            Some(at) => Window::since(*at),
+            None => self.window(),
+        }
     }
 
     /// A step's time limit: its own or its kind's default, times the run's multiplier.

@@ -70,6 +70,7 @@ impl<'a> Case<'a> {
             sim: None,
             conns: BTreeMap::new(),
             notes: Vec::new(),
+            marks: BTreeMap::new(),
             captures: Captures::new(),
             blessed: Vec::new(),
             started: SystemTime::now(),

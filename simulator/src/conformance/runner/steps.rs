@@ -38,6 +38,10 @@ impl Case<'_> {
     fn step(&mut self, located: &Located) -> StepResult {
         let line = &located.step;
         let conn = located.conn().to_owned();
+        if let Some(mark) = &line.mark {
+            self.marks
+                .insert(mark.clone(), std::time::SystemTime::now());
+        }
         match &line.step {
             Step::Comment(_) => Ok(()),
             Step::Spawn(spawn) => self.spawn(&conn, spawn),
