@@ -224,7 +224,13 @@ fn pass_on(mut from_host: std::process::ChildStdout, rewrite: fn(&str) -> String
         }
         let read = match from_host.read(&mut chunk) {
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => {
+                // A last line the host left unfinished goes on as it is: the runner judges it.
+                if !pending.is_empty() {
+                    let _ = out.write_all(&pending).and_then(|()| out.flush());
+                }
+                return;
+            }
             Ok(read) => read,
         };
         pending.extend_from_slice(&chunk[..read]);

@@ -48,3 +48,23 @@ fn a_host_that_exits_while_a_child_holds_its_stdout_is_said_with_its_code_and_it
     );
     assert!(stdout.contains("gave up"), "{stdout}");
 }
+
+/// The kit's wrappers pass on a host's end as it is: an unfinished last line (which the runner
+/// then judges) and the host's exit code.
+#[test]
+fn a_wrapper_passes_on_an_unfinished_last_line_and_the_exit_code() {
+    let out = command(RUNNER)
+        .args([
+            "grow",
+            "sh",
+            "-c",
+            r#"printf '{"t":"ack"}\n{"schema":1,'; exit 3"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"x_kit_growth\":true,\"t\":\"ack\"}\n{\"schema\":1,"
+    );
+}
