@@ -80,6 +80,49 @@ pub trait Frames: Sized + Serialize {
     fn name(&self) -> &'static str;
 }
 
+/// Implements [`Frames`] for a direction's enum from one table of frame names and variants, so
+/// each frame kind is written once: its name in [`Frames::NAMES`], its decoder and
+/// [`Frames::name`] all come from the same row. A row is `"name" => Variant(_)` for a frame with
+/// a body, `"name" => Variant` for one without.
+macro_rules! frame_kinds {
+    ($ty:ident, $what:literal, { $($name:literal => $variant:ident $(($body:tt))?),+ $(,)? }) => {
+        impl $crate::envelope::Frames for $ty {
+            const NAMES: &'static [&'static str] = &[$($name),+];
+
+            fn decode_body(t: &str, line: &str) -> Result<Self, serde_json::Error> {
+                Ok(match t {
+                    $($name => frame_kinds!(@decode $ty $variant line $($body)?),)+
+                    other => {
+                        return Err(serde::de::Error::custom(format!(
+                            concat!("unknown ", $what, " `{}`"),
+                            other
+                        )));
+                    }
+                })
+            }
+
+            fn name(&self) -> &'static str {
+                match self {
+                    $(frame_kinds!(@pattern $ty $variant $($body)?) => $name,)+
+                }
+            }
+        }
+    };
+    (@decode $ty:ident $variant:ident $line:ident _) => {
+        $ty::$variant(serde_json::from_str($line)?)
+    };
+    (@decode $ty:ident $variant:ident $line:ident) => {
+        $ty::$variant
+    };
+    (@pattern $ty:ident $variant:ident _) => {
+        $ty::$variant(_)
+    };
+    (@pattern $ty:ident $variant:ident) => {
+        $ty::$variant
+    };
+}
+pub(crate) use frame_kinds;
+
 /// Encodes one frame as a compact JSON line, `\n`-terminated.
 pub fn encode_line<B: Serialize>(frame: &Envelope<B>) -> String {
     // Wire types hold only string-keyed maps and finite numbers, so encoding cannot fail.

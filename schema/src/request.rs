@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dispatch::Binder;
-use crate::envelope::Frames;
+use crate::envelope::frame_kinds;
 use crate::transcript::Cursor;
 use crate::vocab::{Action, StateFilter};
 
@@ -31,50 +31,16 @@ pub enum Request {
     Receipts(ReceiptsRequest),
 }
 
-impl Frames for Request {
-    const NAMES: &'static [&'static str] = &[
-        "hello",
-        "snapshot",
-        "subscribe",
-        "card",
-        "window",
-        "event",
-        "dispatch",
-        "receipts",
-    ];
-
-    fn decode_body(t: &str, line: &str) -> Result<Self, serde_json::Error> {
-        use serde_json::from_str;
-        Ok(match t {
-            "hello" => Request::Hello(from_str(line)?),
-            "snapshot" => Request::Snapshot(from_str(line)?),
-            "subscribe" => Request::Subscribe(from_str(line)?),
-            "card" => Request::Card(from_str(line)?),
-            "window" => Request::Window(from_str(line)?),
-            "event" => Request::Event(from_str(line)?),
-            "dispatch" => Request::Dispatch(from_str(line)?),
-            "receipts" => Request::Receipts(from_str(line)?),
-            other => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown request `{other}`"
-                )));
-            }
-        })
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            Request::Hello(_) => "hello",
-            Request::Snapshot(_) => "snapshot",
-            Request::Subscribe(_) => "subscribe",
-            Request::Card(_) => "card",
-            Request::Window(_) => "window",
-            Request::Event(_) => "event",
-            Request::Dispatch(_) => "dispatch",
-            Request::Receipts(_) => "receipts",
-        }
-    }
-}
+frame_kinds!(Request, "request", {
+    "hello" => Hello(_),
+    "snapshot" => Snapshot(_),
+    "subscribe" => Subscribe(_),
+    "card" => Card(_),
+    "window" => Window(_),
+    "event" => Event(_),
+    "dispatch" => Dispatch(_),
+    "receipts" => Receipts(_),
+});
 
 /// `hello →`: who is calling. Only the `--device` argument the spawner passed identifies the
 /// device; `device` here is the client's own claim, used for a log line.

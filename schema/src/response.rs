@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::card::Card;
 use crate::dispatch::{Receipt, Receipts};
-use crate::envelope::Frames;
+use crate::envelope::frame_kinds;
 use crate::row::FleetRow;
 use crate::transcript::{EventReply, Window};
 use crate::vocab::{Detail, ErrorCode, Scope, State, open_end};
@@ -36,48 +36,18 @@ pub enum Response {
     Error(ErrorFrame),
 }
 
-impl Frames for Response {
-    const NAMES: &'static [&'static str] = &[
-        "hello", "snapshot", "edge", "card", "window", "event", "receipt", "receipts", "ack",
-        "error",
-    ];
-
-    fn decode_body(t: &str, line: &str) -> Result<Self, serde_json::Error> {
-        use serde_json::from_str;
-        Ok(match t {
-            "hello" => Response::Hello(from_str(line)?),
-            "snapshot" => Response::Snapshot(from_str(line)?),
-            "edge" => Response::Edge(from_str(line)?),
-            "card" => Response::Card(from_str(line)?),
-            "window" => Response::Window(from_str(line)?),
-            "event" => Response::Event(from_str(line)?),
-            "receipt" => Response::Receipt(from_str(line)?),
-            "receipts" => Response::Receipts(from_str(line)?),
-            "ack" => Response::Ack,
-            "error" => Response::Error(from_str(line)?),
-            other => {
-                return Err(serde::de::Error::custom(format!(
-                    "unknown response `{other}`"
-                )));
-            }
-        })
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            Response::Hello(_) => "hello",
-            Response::Snapshot(_) => "snapshot",
-            Response::Edge(_) => "edge",
-            Response::Card(_) => "card",
-            Response::Window(_) => "window",
-            Response::Event(_) => "event",
-            Response::Receipt(_) => "receipt",
-            Response::Receipts(_) => "receipts",
-            Response::Ack => "ack",
-            Response::Error(_) => "error",
-        }
-    }
-}
+frame_kinds!(Response, "response", {
+    "hello" => Hello(_),
+    "snapshot" => Snapshot(_),
+    "edge" => Edge(_),
+    "card" => Card(_),
+    "window" => Window(_),
+    "event" => Event(_),
+    "receipt" => Receipt(_),
+    "receipts" => Receipts(_),
+    "ack" => Ack,
+    "error" => Error(_),
+});
 
 impl Response {
     /// An error frame body.
