@@ -6,7 +6,7 @@
 //!
 //! Read in this order:
 //!
-//! - [`env`]: `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock; [`time`]: "now"
+//! - [`env`](mod@env): `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock; [`time`]: "now"
 //!   and moments relative to it.
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
 //! - [`plan`]: a fixture expanded into the fleet `up` creates, with the pane ids tmux will assign.

@@ -11,7 +11,7 @@
 //! - [`invoke`]: one invocation against a server directory (lock, faults, state, logs).
 //! - [`commands`]: the dispatcher and each command.
 //! - [`state`], [`target`]: the server's state and how a `-t` target finds a pane in it.
-//! - [`format`], [`vars`]: `-F` formats (tmux's format language) and the one table of tmux's
+//! - [`format`](mod@format), [`vars`]: `-F` formats (tmux's format language) and the one table of tmux's
 //!   variables, each modelled, constant, or refused.
 //! - [`escape`]: what tmux does to output for a client that is not UTF-8 capable.
 //! - [`faults`]: injected failures and hangs.

@@ -26,7 +26,7 @@
 //! Steps of other connections are not played; their `expect` patterns are still sampled in order,
 //! so a capture one of them binds (`$string:name`) has the same value on every connection.
 //!
-//! The session itself comes from the kit's one loader ([`golden::session::load`]), so a session
+//! The session itself comes from the kit's one loader ([`golden::session::load()`]), so a session
 //! the replayer reads is exactly one the host runner reads.
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@
 //! dispatched), [`expect`] (reading and judging what the host sends, and its exit), [`repeat`]
 //! (many requests and answers, pipelined), [`stderr`] (what a host logged),
 //! [`received`] (the checks every received line goes through), [`program`] (the `run` step),
-//! [`file`] (the `file` step), [`background`] (programs kept running: `background`, `signal`;
+//! [`file`](mod@file) (the `file` step), [`background`] (programs kept running: `background`, `signal`;
 //! and the `write` step), [`content`] (what their texts are judged against), [`failure`] (a
 //! failure as a reader sees it) and [`diff`].
 
