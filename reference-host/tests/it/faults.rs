@@ -132,12 +132,22 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
             threads == threads_first && fds <= fds_first + 6,
             "after {hung} hung reads: {threads} threads, {fds} fds (at first {threads_first}, {fds_first})"
         );
-        // The host, and at most one wrapper with its tmux.
+        // The host, one wrapper with its tmux, and on a loaded machine the read killed at its
+        // time-out, which the kernel may not have finished taking away when the next begins.
         assert!(
-            processes <= 3,
+            processes <= 5,
             "after {hung} hung reads: {processes} processes"
         );
     }
+    // Nothing piles up: reads past their time-out do not outlive the next ones, so most samples
+    // see at most the host, a wrapper and its tmux (a leak would raise every later sample).
+    let crowded = samples.iter().filter(|s| s.3 > 3).count();
+    assert!(
+        crowded * 4 <= samples.len(),
+        "{crowded} of {} samples saw more than one read's processes: {:?}",
+        samples.len(),
+        samples.iter().map(|s| s.3).collect::<Vec<_>>()
+    );
 
     drop(stopped);
     let idle = fleet.pane("idle");
