@@ -54,15 +54,15 @@ pub fn run(command: HooksCommand, paths: &Paths) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn report(path: &std::path::Path, changed: bool) -> anyhow::Result<()> {
-    if changed {
-        say!(
+fn report(path: &std::path::Path, written: install::Written) -> anyhow::Result<()> {
+    match written {
+        install::Written::Replaced => say!(
             "updated {} (the old file is kept as {}.corral-backup)",
             path.display(),
             path.display()
-        );
-    } else {
-        say!("{} already has corral's hooks", path.display());
+        ),
+        install::Written::Created => say!("created {}", path.display()),
+        install::Written::Unchanged => say!("{} already has corral's hooks", path.display()),
     }
     Ok(())
 }

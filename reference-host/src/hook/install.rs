@@ -258,9 +258,20 @@ pub fn settings_files(agent: &str, home: &Path) -> anyhow::Result<(PathBuf, Opti
     }
 }
 
+/// What [`replace_file`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The file already held the text.
+    Unchanged,
+    /// There was no file: it was made.
+    Created,
+    /// The file changed; the old one is kept as `<file>.corral-backup`.
+    Replaced,
+}
+
 /// Writes `text` to `path` when it differs from what is there, keeping a backup of the old file
-/// and its mode; true when something was written.
-pub fn replace_file(path: &Path, text: &str) -> anyhow::Result<bool> {
+/// (when there was one) and its mode.
+pub fn replace_file(path: &Path, text: &str) -> anyhow::Result<Written> {
     use std::os::unix::fs::PermissionsExt;
     let old = match std::fs::read_to_string(path) {
         Ok(old) => Some(old),
@@ -268,7 +279,7 @@ pub fn replace_file(path: &Path, text: &str) -> anyhow::Result<bool> {
         Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
     };
     if old.as_deref() == Some(text) {
-        return Ok(false);
+        return Ok(Written::Unchanged);
     }
     let mode = match std::fs::metadata(path) {
         Ok(meta) => meta.permissions().mode() & 0o777,
@@ -284,7 +295,10 @@ pub fn replace_file(path: &Path, text: &str) -> anyhow::Result<bool> {
     }
     crate::files::write_atomic(path, text.as_bytes(), mode)
         .with_context(|| format!("writing {}", path.display()))?;
-    Ok(true)
+    Ok(match old {
+        Some(_) => Written::Replaced,
+        None => Written::Created,
+    })
 }
 
 #[cfg(test)]
@@ -395,13 +409,13 @@ mod tests {
     fn a_file_is_replaced_with_a_backup_only_when_it_changes() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("settings.json");
-        assert!(replace_file(&path, "{}").unwrap());
+        assert_eq!(replace_file(&path, "{}").unwrap(), Written::Created);
         assert!(
             !tmp.path().join("settings.json.corral-backup").exists(),
             "nothing to back up"
         );
-        assert!(!replace_file(&path, "{}").unwrap());
-        assert!(replace_file(&path, "{\"a\":1}").unwrap());
+        assert_eq!(replace_file(&path, "{}").unwrap(), Written::Unchanged);
+        assert_eq!(replace_file(&path, "{\"a\":1}").unwrap(), Written::Replaced);
         assert_eq!(
             std::fs::read_to_string(tmp.path().join("settings.json.corral-backup")).unwrap(),
             "{}"

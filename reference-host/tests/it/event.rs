@@ -421,8 +421,14 @@ fn hooks_print_and_install_keep_the_users_settings() {
     let second = home.ok(&["hooks", "install", "claude"]);
     assert!(second.contains("already has corral's hooks"), "{second}");
 
+    // A file that was not there is made, and no backup is claimed.
     let codex = home.ok(&["hooks", "install", "codex"]);
     assert_eq!(codex.lines().count(), 2, "{codex}");
+    assert!(
+        codex.lines().all(|line| line.starts_with("created ")),
+        "{codex}"
+    );
+    assert!(!codex.contains("corral-backup"), "{codex}");
     let config = std::fs::read_to_string(home.dir.path().join(".codex/config.toml")).unwrap();
     assert!(config.starts_with("notify = ["), "{config}");
     assert!(
