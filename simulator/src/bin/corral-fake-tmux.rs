@@ -13,6 +13,11 @@ fn main() -> ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", simulator::fake::HELP);
         return ExitCode::SUCCESS;
     }
+    // `tmux -V` needs no server, and a host may ask it first: the version the fake stands in for.
+    if matches!(args.as_slice(), [flag] if flag == "-V") {
+        let _ = writeln!(std::io::stdout(), "{}", simulator::fake::VERSION);
+        return ExitCode::SUCCESS;
+    }
     let sim_dir = match simulator::env::sim_dir() {
         Ok(dir) => dir,
         Err(message) => {

@@ -25,6 +25,7 @@ pub const SCALE_VAR: &str = "CORRAL_CONFORMANCE_TIMEOUT_SCALE";
 
 /// Runs the golden sessions against a host.
 #[derive(Debug, Clone, Parser)]
+#[command(version)]
 struct Args {
     /// The simulator backend the fleets run on.
     #[arg(long, default_value = "fake", value_parser = backend_parser())]

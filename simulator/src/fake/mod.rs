@@ -57,6 +57,9 @@ impl Output {
     }
 }
 
+/// What `-V` prints: the tmux version the fake stands in for.
+pub const VERSION: &str = "tmux 3.3a";
+
 /// The fake's own prefix on errors about what it does not implement.
 pub const PREFIX: &str = "corral-fake-tmux";
 
@@ -110,7 +113,7 @@ pub fn run(args: &[String], sim_dir: &Path, utf8_env: bool) -> Output {
     };
     if global.version {
         return Output {
-            stdout: b"tmux 3.3a\n".to_vec(),
+            stdout: format!("{VERSION}\n").into_bytes(),
             ..Output::default()
         };
     }

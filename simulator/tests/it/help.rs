@@ -37,3 +37,29 @@ fn help_exits_0_with_an_example_on_stdout() {
         assert!(out.contains("Example"), "{program} {args:?}: {out}");
     }
 }
+
+/// Each of the kit's binaries says its version, and the fake tmux says the tmux it stands in for
+/// as tmux does (`tmux -V`, which a host may ask before anything else), with no state dir set.
+#[test]
+fn every_binary_says_its_version() {
+    let runner = std::path::Path::new(SIM).with_file_name("corral-conformance");
+    let mut binaries = vec![
+        (SIM, "--version", "corral-sim "),
+        (FAKE, "-V", "tmux 3.3a\n"),
+    ];
+    // `corral-conformance` is built only with the kit embedded (the default).
+    if cfg!(feature = "embed") {
+        binaries.push((runner.to_str().unwrap(), "--version", "corral-conformance "));
+    }
+    for (program, args, says) in binaries {
+        let (out, err, code) = split(
+            command(program)
+                .arg(args)
+                .env_remove("CORRAL_SIM_DIR")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!((code, err.as_str()), (0, ""), "{program} {args}");
+        assert!(out.starts_with(says), "{program} {args}: {out}");
+    }
+}
