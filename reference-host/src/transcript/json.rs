@@ -88,15 +88,7 @@ const KEY_CAP: usize = 256;
 
 /// Parses one JSON value from `input`, which must hold nothing else but whitespace.
 pub fn parse<R: Read>(input: R, limits: Limits) -> Result<Node, ParseError> {
-    let mut parser = Parser {
-        input,
-        buf: vec![0; 16 * 1024].into_boxed_slice(),
-        pos: 0,
-        end: 0,
-        consumed: 0,
-        limits,
-        kept: 0,
-    };
+    let mut parser = Parser::new(input, limits);
     let node = parser.value(0)?;
     parser.skip_whitespace()?;
     match parser.peek()? {
@@ -108,6 +100,31 @@ pub fn parse<R: Read>(input: R, limits: Limits) -> Result<Node, ParseError> {
 /// Parses a record held in memory.
 pub fn parse_slice(bytes: &[u8], limits: Limits) -> Result<Node, ParseError> {
     parse(bytes, limits)
+}
+
+/// The decoded start of a JSON string, from the text after its opening quote, which may be cut
+/// before the string ends (a kept prefix): up to `cap` bytes, to the closing quote, or to where
+/// the text (or an escape cut with it) ends.
+pub fn string_start(after_quote: &[u8], cap: usize) -> String {
+    let limits = Limits {
+        string: cap,
+        total: cap,
+        depth: 1,
+    };
+    let mut parser = Parser::new(after_quote, limits);
+    parser
+        .string_to(cap, AtEnd::Stop)
+        .map(|text| text.text)
+        .unwrap_or_default()
+}
+
+/// What a string that runs to the end of the input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AtEnd {
+    /// A syntax error: a record's strings are whole.
+    Error,
+    /// The string so far: a prefix cut from a longer text.
+    Stop,
 }
 
 struct Parser<R> {
@@ -123,6 +140,18 @@ struct Parser<R> {
 }
 
 impl<R: Read> Parser<R> {
+    fn new(input: R, limits: Limits) -> Parser<R> {
+        Parser {
+            input,
+            buf: vec![0; 16 * 1024].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+            consumed: 0,
+            limits,
+            kept: 0,
+        }
+    }
+
     fn offset(&self) -> u64 {
         self.consumed + self.pos as u64
     }
@@ -293,6 +322,11 @@ impl<R: Read> Parser<R> {
 
     /// Reads a string after its opening quote, keeping at most `cap` bytes of it.
     fn string(&mut self, cap: usize) -> Result<Text, ParseError> {
+        self.string_to(cap, AtEnd::Error)
+    }
+
+    /// [`Parser::string`], with what the end of the input inside the string is.
+    fn string_to(&mut self, cap: usize, at_end: AtEnd) -> Result<Text, ParseError> {
         let mut kept: Vec<u8> = Vec::new();
         let mut len: u64 = 0;
         // The bytes past the cap, of which only the last `TAIL` are kept.
@@ -312,6 +346,9 @@ impl<R: Read> Parser<R> {
         };
         loop {
             if !self.fill()? {
+                if at_end == AtEnd::Stop {
+                    break;
+                }
                 return Err(self.syntax("unterminated string"));
             }
             let window = &self.buf[self.pos..self.end];
@@ -328,8 +365,14 @@ impl<R: Read> Parser<R> {
                     if special == b'"' {
                         break;
                     }
+                    let escaped = match self.escape() {
+                        Ok(escaped) => escaped,
+                        // An escape cut with the text that holds it ends the prefix there.
+                        Err(_) if at_end == AtEnd::Stop && !self.fill()? => break,
+                        Err(err) => return Err(err),
+                    };
                     let mut utf8 = [0u8; 4];
-                    let decoded = self.escape()?.encode_utf8(&mut utf8);
+                    let decoded = escaped.encode_utf8(&mut utf8);
                     keep(decoded.as_bytes(), &mut kept, &mut len, &mut tail);
                 }
             }
@@ -568,6 +611,20 @@ mod tests {
             node.to_value(),
             serde_json::json!({"a":[1,-2500.0,true,false,null],"b":"x\ny","c":{}})
         );
+    }
+
+    /// A string's start decodes to its closing quote, to the end of a cut text, or to an escape
+    /// cut with it, and no further than its cap.
+    #[test]
+    fn a_strings_start_decodes_from_a_cut_text() {
+        assert_eq!(string_start(br#"a\nb" tail"#, 64), "a\nb");
+        assert_eq!(
+            string_start(br#"say \"hi\" \ud83d\ude00 \ud83d x"#, 64),
+            "say \"hi\" \u{1F600} \u{FFFD} x"
+        );
+        assert_eq!(string_start(br#"cut here \u00"#, 64), "cut here ");
+        assert_eq!(string_start(br#"cut \"#, 64), "cut ");
+        assert_eq!(string_start(b"0123456789", 4), "0123");
     }
 
     #[test]

@@ -36,7 +36,7 @@ use super::{
     Body, Part, bookkeeping, content_size, content_text, keys, starts_with_ignoring_case, string,
     unknown,
 };
-use crate::transcript::json::{Limits, Node, Text, parse_slice};
+use crate::transcript::json::{self, Limits, Node, Text, parse_slice};
 
 /// Response item types a bare (pre-envelope) rollout line can be.
 const BARE_ITEMS: &[&str] = &[
@@ -365,7 +365,10 @@ fn text_status(text: &Text) -> ToolStatus {
 fn output_preview(text: &str) -> Option<Cow<'_, str>> {
     let head = text.trim_start();
     if let Some(rest) = head.strip_prefix(JSON_OUTPUT_KEY) {
-        return Some(Cow::Owned(json_string_start(rest, PREVIEW_SOURCE)));
+        return Some(Cow::Owned(json::string_start(
+            rest.as_bytes(),
+            PREVIEW_SOURCE,
+        )));
     }
     if head.starts_with("Chunk ID:") || head.starts_with("Wall time:") {
         let (header, output) = head.split_once("\nOutput:").unwrap_or((head, ""));
@@ -385,63 +388,9 @@ fn output_preview(text: &str) -> Option<Cow<'_, str>> {
 /// How the JSON text of an output begins.
 const JSON_OUTPUT_KEY: &str = "{\"output\":\"";
 
-/// Characters of a JSON-text output decoded for its preview: more than a preview's first line
-/// needs after blank lines.
+/// Bytes of a JSON-text output decoded for its preview: more than a preview's first line needs
+/// after blank lines.
 const PREVIEW_SOURCE: usize = 2048;
-
-/// The start of a JSON string's contents (`text` begins just after its opening quote), decoded,
-/// up to its closing quote, the end of `text` (a cut string) or `max` characters. An escape
-/// that does not decode (a lone surrogate, a cut `\u`) becomes U+FFFD.
-fn json_string_start(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    let mut count = 0;
-    while count < max {
-        let Some(c) = chars.next() else { break };
-        count += 1;
-        match c {
-            '"' => break,
-            '\\' => match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('b') => out.push('\u{8}'),
-                Some('f') => out.push('\u{c}'),
-                Some('u') => out.push(unicode_escape(&mut chars)),
-                Some(other) => out.push(other),
-                None => break,
-            },
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The character of a `\uXXXX` escape (the `\u` taken), joining a surrogate pair.
-fn unicode_escape(chars: &mut std::str::Chars<'_>) -> char {
-    fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
-        let digits: String = chars.by_ref().take(4).collect();
-        (digits.len() == 4)
-            .then(|| u32::from_str_radix(&digits, 16).ok())
-            .flatten()
-    }
-    let Some(first) = hex4(chars) else {
-        return char::REPLACEMENT_CHARACTER;
-    };
-    if (0xD800..0xDC00).contains(&first) {
-        let mut ahead = chars.clone();
-        if ahead.next() == Some('\\')
-            && ahead.next() == Some('u')
-            && let Some(low) = hex4(&mut ahead).filter(|low| (0xDC00..0xE000).contains(low))
-        {
-            *chars = ahead;
-            let code = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
-            return char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
-        }
-        return char::REPLACEMENT_CHARACTER;
-    }
-    char::from_u32(first).unwrap_or(char::REPLACEMENT_CHARACTER)
-}
 
 /// The integer at the start of `text` (`-1` included).
 fn leading_int(text: &str) -> Option<i64> {
