@@ -87,17 +87,8 @@ pub fn ended(status: ExitStatus) -> String {
     }
 }
 
-/// Quotes a value for `sh`.
-pub fn shell_quote(value: &str) -> String {
-    if !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "%+,-./:=@_".contains(c))
-    {
-        return value.to_owned();
-    }
-    format!("'{}'", value.replace('\'', r"'\''"))
-}
+/// Quotes a value for `sh`: the kit's one rule, which host profiles' templates use too.
+pub use golden::profile::shell_quote;
 
 /// Shows bytes as text, invalid UTF-8 escaped.
 pub fn show(bytes: &[u8]) -> String {
