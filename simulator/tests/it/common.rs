@@ -80,6 +80,16 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     command
 }
 
+/// Points every location a program writes to (HOME, the XDG dirs, TMPDIR, TMUX_TMPDIR) at a dir
+/// of its own under `env`, made here.
+pub fn locate_in(command: &mut Command, env: &Path) {
+    for name in LOCATIONS {
+        let dir = env.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        command.env(name, dir);
+    }
+}
+
 /// The value of a location variable that lets nothing be written: [`NOWHERE`]`/<name>`, but
 /// `/dev/null` itself for `TMUX_TMPDIR`: tmux passes over a `TMUX_TMPDIR` that does not exist
 /// and puts its socket in `/tmp/tmux-<uid>` instead, while under an existing file it fails

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{LOCATIONS, command, corral};
+use crate::common::{command, corral, locate_in};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 
@@ -35,11 +35,7 @@ fn herd_filter() -> PathBuf {
 fn run_herd(env: &Path, args: &[&str]) -> (String, String, bool) {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut cmd = command(RUNNER);
-    for name in LOCATIONS.iter().filter(|name| **name != "TMPDIR") {
-        let dir = env.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        cmd.env(name, dir);
-    }
+    locate_in(&mut cmd, env);
     // The run's work dir where an ordinary run makes it (in memory, without $TMPDIR): a
     // daemon's socket path lives under it and must be under SUN_LEN, and window.budget-frame's
     // count of events depends on how long the fleet's paths are.

@@ -2,7 +2,7 @@
 //! last lines of its stderr, whether its stdout closed with it or something it started still
 //! holds it, never only "no frame arrived".
 
-use crate::common::{LOCATIONS, command};
+use crate::common::{command, locate_in};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 
@@ -13,11 +13,7 @@ fn run_against(host: &str) -> String {
         .parent()
         .unwrap();
     let mut cmd = command(RUNNER);
-    for name in LOCATIONS {
-        let dir = env.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        cmd.env(name, dir);
-    }
+    locate_in(&mut cmd, env.path());
     let out = cmd
         .arg("--kit")
         .arg(checkout)

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{FAKE, LOCATIONS, SIM, command, corral};
+use crate::common::{FAKE, SIM, command, corral, locate_in};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 
@@ -27,11 +27,7 @@ const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 fn run(runner: &Path, env: &Path, cwd: &Path, path: &str, args: &[&str]) -> Output {
     let mut cmd = command(runner.to_str().unwrap());
     // Every location the runner and its children write to, in the test's own temp dir.
-    for name in LOCATIONS {
-        let dir = env.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        cmd.env(name, dir);
-    }
+    locate_in(&mut cmd, env);
     cmd.current_dir(cwd)
         .args(args)
         .env("PATH", path)

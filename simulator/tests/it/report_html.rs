@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
 
-use crate::common::{LOCATIONS, command, corral};
+use crate::common::{LOCATIONS, command, corral, locate_in};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 
@@ -44,11 +44,7 @@ impl Run {
 /// Runs the kit with `args` from `dir`, every location it writes to inside `dir`.
 fn run_kit(dir: &Path, args: &[&str]) -> Run {
     let mut cmd = command(RUNNER);
-    for name in LOCATIONS {
-        let location = dir.join("env").join(name);
-        std::fs::create_dir_all(&location).unwrap();
-        cmd.env(name, location);
-    }
+    locate_in(&mut cmd, &dir.join("env"));
     let out = cmd.current_dir(dir).args(args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
