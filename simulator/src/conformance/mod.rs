@@ -25,8 +25,9 @@ mod bless;
 mod cli;
 mod execute;
 mod host;
-mod kit;
+pub(crate) mod kit;
 mod ledger;
+pub mod mutants;
 mod outcome;
 mod process;
 mod report;
@@ -86,8 +87,8 @@ pub fn run(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
     if args.first().map(String::as_str) == Some(selftest::GROW) {
         return selftest::grow(&args[1..], launcher);
     }
-    if args.first().map(String::as_str) == Some(selftest::STALE) {
-        return selftest::stale_edges(&args[1..], launcher);
+    if args.first().map(String::as_str) == Some(selftest::MUTANT) {
+        return selftest::mutant(&args[1..], launcher);
     }
     if args.first().map(String::as_str) == Some("profile") {
         return profile_command(&args[1..], launcher);

@@ -1,14 +1,16 @@
-//! The broken-host proof (`--self-test`), in two halves, each against a wrapper around the host
+//! The broken-host proof (`--self-test`), in three parts, each against a wrapper around the host
 //! (the built `corral` in a checkout, else the `--host` given):
 //!
 //! - a host that drops `id` from every frame: every case fails with a diff of expected against
 //!   received and the command that reruns it;
 //! - a host that grows every frame as the protocol allows (a key it does not name on every
 //!   object, every object's keys in reverse order): every case passes, each with strict-grade
-//!   notes, and fails under `--strict`.
+//!   notes, and fails under `--strict`;
+//! - every single-rule break of [`mutants::CATALOGUE`]: one of the sessions its rule lists fails.
 //!
 //! The wrappers are the running program again: `corral-conformance drop-id|grow <host
-//! command...>`, `cargo xtask conformance drop-id ...` in a checkout.
+//! command...>` or `mutant <name> <host command...>`, `cargo xtask conformance drop-id ...` in a
+//! checkout.
 
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
@@ -21,6 +23,7 @@ use serde_json::Value;
 use super::binaries::{build, built_corral, host_of};
 use super::cli::Options;
 use super::execute::execute;
+use super::mutants::{self, Filter, Lines};
 use super::outcome::Grade;
 use super::{Launcher, host, process};
 
@@ -33,42 +36,27 @@ pub const GROW: &str = "grow";
 /// The key the growing wrapper adds to every object: no protocol name.
 pub const GROWN_KEY: &str = "x_kit_growth";
 
-/// The stale wrapper's subcommand name.
-pub const STALE: &str = "stale-edges";
+/// The single-rule wrapper's subcommand name: `mutant <name> <host command...>`.
+pub const MUTANT: &str = "mutant";
 
-/// When the stale wrapper passed on its connection's first `ack` (a subscription's), epoch ms.
-static SUBSCRIBED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// One host line with an edge's `at_ms` set to when the subscription was acknowledged, as a
-/// host that stamps every edge with its subscription's time would: within the case's run, but
-/// before the change the edge reports. Anything else passes unchanged.
-pub fn with_stale_edges(line: &str) -> String {
-    use std::sync::atomic::Ordering;
-    let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(line) else {
-        return line.to_owned();
+/// Runs a host command behind the catalogue's mutant named first in `args`.
+pub fn mutant(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
+    let Some((name, command)) = args.split_first() else {
+        bail!(
+            "usage: {} {MUTANT} <name> <host command...>",
+            launcher.command()
+        );
     };
-    match members.get("t").and_then(Value::as_str) {
-        Some("ack") => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64);
-            let _ = SUBSCRIBED_MS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
-            line.to_owned()
-        }
-        Some("edge") if SUBSCRIBED_MS.load(Ordering::SeqCst) > 0 => {
-            members.insert(
-                "at_ms".into(),
-                Value::from(SUBSCRIBED_MS.load(Ordering::SeqCst)),
-            );
-            Value::Object(members).to_string()
-        }
-        _ => line.to_owned(),
+    let Some(mutant) = mutants::find(name) else {
+        bail!("no mutant named `{name}`");
+    };
+    if command.is_empty() {
+        bail!(
+            "usage: {} {MUTANT} {name} <host command...>",
+            launcher.command()
+        );
     }
-}
-
-/// Runs a host command with every edge's `at_ms` made stale.
-pub fn stale_edges(command: &[String], launcher: &Launcher) -> anyhow::Result<()> {
-    wrap(command, launcher, STALE, with_stale_edges)
+    std::process::exit(forward_through(command, mutant.filter())?)
 }
 
 /// The cases the proof runs when `--case` is not given.
@@ -153,6 +141,13 @@ const LAST_LINES: Duration = Duration::from_secs(2);
 /// away (a write fails) closes the host's stdout, so the host sees it too. SIGTERM reaches the
 /// host through its process group; the wrapper outlives it to pass on its end.
 pub fn forward(command: &[String], rewrite: fn(&str) -> String) -> anyhow::Result<i32> {
+    forward_through(command, Box::new(Lines(rewrite)))
+}
+
+/// [`forward`] through any [`Filter`]: one that sees requests gets the runner's lines on their
+/// way to the host (passed on byte for byte); one that holds lines back is asked for them on
+/// every quiet tick and when the host's output ends.
+pub fn forward_through(command: &[String], filter: Box<dyn Filter>) -> anyhow::Result<i32> {
     let Some((program, args)) = command.split_first() else {
         bail!("no host command to run");
     };
@@ -166,17 +161,27 @@ pub fn forward(command: &[String], rewrite: fn(&str) -> String) -> anyhow::Resul
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         })
         .context("catching SIGTERM")?;
+    let sees_requests = filter.sees_requests();
+    let filter = std::sync::Arc::new(std::sync::Mutex::new(filter));
     let mut child = process::command(program)
         .args(args)
-        .stdin(Stdio::inherit())
+        .stdin(if sees_requests {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("starting {program}"))?;
     let from_host = child.stdout.take().expect("stdout is piped");
+    if let Some(to_host) = child.stdin.take() {
+        let filter = filter.clone();
+        std::thread::spawn(move || pass_requests(to_host, &filter));
+    }
     let (passed, all_passed) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
-        pass_on(from_host, rewrite);
+        pass_on(from_host, &filter);
         // The host's stdout closes here, whether it ended or the reader went away.
         let _ = passed.send(());
     });
@@ -192,7 +197,7 @@ pub fn forward(command: &[String], rewrite: fn(&str) -> String) -> anyhow::Resul
 /// Passes the host's lines on, rewritten, until the host's stdout ends or the wrapper's reader
 /// goes away (a write fails, or its end of the pipe is closed while nothing is written: poll
 /// reports that without a write).
-fn pass_on(mut from_host: std::process::ChildStdout, rewrite: fn(&str) -> String) {
+fn pass_on(mut from_host: std::process::ChildStdout, filter: &Shared) {
     use std::io::Read;
     use std::os::fd::AsFd;
 
@@ -219,13 +224,29 @@ fn pass_on(mut from_host: std::process::ChildStdout, rewrite: fn(&str) -> String
         if fds[1].revents().intersects(PollFlags::ERR | PollFlags::HUP) {
             return;
         }
+        let send = |out: &mut std::io::StdoutLock, lines: Vec<String>| {
+            lines
+                .iter()
+                .try_for_each(|line| writeln!(out, "{line}"))
+                .and_then(|()| out.flush())
+        };
         if fds[0].revents().is_empty() {
+            let held = lock(filter).idle();
+            if send(&mut out, held).is_err() {
+                return;
+            }
             continue;
         }
         let read = match from_host.read(&mut chunk) {
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => {
-                // A last line the host left unfinished goes on as it is: the runner judges it.
+                // Lines held back go on first, then a last line the host left unfinished as it
+                // is: the runner judges it.
+                let mut held = Vec::new();
+                for _ in 0..=mutants::HOLD_TICKS {
+                    held.extend(lock(filter).idle());
+                }
+                let _ = send(&mut out, held);
                 if !pending.is_empty() {
                     let _ = out.write_all(&pending).and_then(|()| out.flush());
                 }
@@ -237,12 +258,54 @@ fn pass_on(mut from_host: std::process::ChildStdout, rewrite: fn(&str) -> String
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
             let text = String::from_utf8_lossy(&line[..end]);
-            if writeln!(out, "{}", rewrite(&text))
-                .and_then(|()| out.flush())
-                .is_err()
-            {
+            let lines = lock(filter).line(&text);
+            // A line passed on unchanged goes as the host wrote it, bytes and all.
+            let written = if lines.len() == 1 && lines[0] == text {
+                out.write_all(&line).and_then(|()| out.flush())
+            } else {
+                send(&mut out, lines)
+            };
+            if written.is_err() {
                 return;
             }
+        }
+    }
+}
+
+/// The filter, shared by the thread passing the host's lines and the one passing the runner's.
+type Shared = std::sync::Arc<std::sync::Mutex<Box<dyn Filter>>>;
+
+/// The filter, whatever a panicking holder left behind.
+fn lock(filter: &Shared) -> std::sync::MutexGuard<'_, Box<dyn Filter>> {
+    filter
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Passes the runner's bytes on to the host unchanged, showing the filter each whole line;
+/// the host's stdin closes when the runner's does.
+fn pass_requests(mut to_host: std::process::ChildStdin, filter: &Shared) {
+    use std::io::Read;
+    let mut from_runner = std::io::stdin().lock();
+    let mut pending = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let read = match from_runner.read(&mut chunk) {
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        pending.extend_from_slice(&chunk[..read]);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            lock(filter).request(&String::from_utf8_lossy(&line[..end]));
+        }
+        if to_host
+            .write_all(&chunk[..read])
+            .and_then(|()| to_host.flush())
+            .is_err()
+        {
+            return;
         }
     }
 }
@@ -336,28 +399,71 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
         "self-test: a host that grows every frame passed {graded} case(s), each with strict-grade \
          notes, and failed every one of them under --strict"
     );
-    let mut stale = broken.clone();
-    stale.host = Some(wrapped(STALE)?);
-    stale.build = false;
-    stale.cases = vec!["subscribe.edges".to_owned()];
-    let outcome = execute(&stale, launcher, false)?;
-    let caught = outcome.results.iter().all(|r| {
-        r.failure
-            .as_ref()
-            .is_some_and(|f| f.message.contains("at /at_ms"))
-    });
-    if outcome.ok || !caught {
-        bail!(
-            "self-test: the kit passed a host whose edges report a time before the change they \
-             report:\n{}",
-            outcome.console
-        );
-    }
+    let caught = mutants_proof(&broken, launcher, &wrapped)?;
     println!(
-        "self-test: a host that stamps every edge with its subscription's time failed \
-         subscribe.edges at /at_ms"
+        "self-test: {caught} of {} single-rule breaks caught, each by a session its rule lists",
+        mutants::CATALOGUE.len()
     );
     Ok(())
+}
+
+/// The single-rule half: every mutant of the catalogue run against the sessions its rule lists;
+/// fails unless one of them fails for each. Returns how many were caught.
+fn mutants_proof(
+    options: &Options,
+    launcher: &Launcher,
+    wrapped: &dyn Fn(&str) -> anyhow::Result<String>,
+) -> anyhow::Result<usize> {
+    let work = tempfile::tempdir().context("making the self-test's kit dir")?;
+    let ledger = super::kit::Kit::load(&super::kit::place(options, launcher, work.path())?)?.ledger;
+    let by_id = ledger.by_id();
+    let mut missed = Vec::new();
+    let mut caught = 0;
+    for mutant in mutants::CATALOGUE {
+        let Some(requirement) = by_id.get(mutant.rule) else {
+            bail!(
+                "mutant `{}` breaks `{}`, which the ledger lacks",
+                mutant.name,
+                mutant.rule
+            );
+        };
+        let mut run = options.clone();
+        run.host = Some(wrapped(&format!("{MUTANT} {}", mutant.name))?);
+        run.build = false;
+        run.suites = Vec::new();
+        run.cases = requirement.cases.clone();
+        let outcome = execute(&run, launcher, false)?;
+        let failed: Vec<_> = outcome
+            .results
+            .iter()
+            .filter(|r| r.grade == Grade::Fail)
+            .map(|r| r.case.as_str())
+            .collect();
+        if failed.is_empty() {
+            missed.push(format!(
+                "`{}` ({}) passed every session of {}: {}",
+                mutant.name,
+                mutant.breaks,
+                mutant.rule,
+                requirement.cases.join(", ")
+            ));
+        } else {
+            caught += 1;
+            println!(
+                "  caught {:<34} {:<40} by {}",
+                mutant.name,
+                mutant.rule,
+                failed.join(", ")
+            );
+        }
+    }
+    if !missed.is_empty() {
+        bail!(
+            "self-test: the kit missed a host that breaks one rule:\n{}",
+            missed.join("\n")
+        );
+    }
+    Ok(caught)
 }
 
 /// The growing half: every case passes with notes naming the grown key, and fails under
