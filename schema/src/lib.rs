@@ -55,6 +55,6 @@ pub use response::{Edge, ErrorFrame, HelloReply, Response, Snapshot};
 pub use row::{FleetRow, Local, LsDocument, LsRow, Row, Wire};
 pub use transcript::{Cursor, EventBody, EventHeader, EventKind, EventReply, SessionMeta, Window};
 pub use vocab::{
-    Action, BodyKind, Boundary, Detail, ErrorCode, Extraction, Lane, OptionKind, OtherToken,
-    Outcome, Reason, Scope, State, StateFilter, ToolStatus, TransitionSource, Trigger,
+    Action, BodyKind, Boundary, Detail, ErrorCode, Extraction, Fills, Lane, OptionKind, OtherToken,
+    Outcome, PaneOption, Reason, Scope, State, StateFilter, ToolStatus, TransitionSource, Trigger,
 };

@@ -206,6 +206,118 @@ closed_vocab! {
 }
 
 closed_vocab! {
+    /// The pane user options of the contract (docs/protocol.md, "Pane options"): the one place
+    /// their names are spelled. Agents' hooks and the simulator stamp them; the host reads them
+    /// with every cycle, and the daemon writes its markers. [`PaneOption::fills`] says what each
+    /// fills.
+    PaneOption {
+        /// The agent's name; a pane without it is not an agent pane.
+        Name = "@agent_name",
+        /// `idle`, `working`, `blocked` or `unknown`.
+        State = "@agent_state",
+        /// Why a blocked pane is blocked (an open token).
+        Detail = "@agent_detail",
+        /// Epoch ms when the current state began.
+        Since = "@agent_since",
+        /// Epoch ms of the latest turn inside the state.
+        TurnAt = "@agent_turn_at",
+        /// Epoch ms of the latest stamp.
+        StampedAt = "@agent_stamped_at",
+        /// Set while a finished turn's output is unseen.
+        Attention = "@agent_attention",
+        /// The agent's own session id.
+        Session = "@agent_session",
+        /// The absolute path of the session's transcript.
+        Transcript = "@agent_transcript",
+        /// The pending permission request's id (a parked hook request's file name).
+        PermissionRequest = "@agent_permission_request",
+        /// A pending question's id, asked of the agent's HTTP API.
+        QuestionRequest = "@agent_question_request",
+        /// The base URL of the agent's own HTTP API.
+        ApiEndpoint = "@agent_api_endpoint",
+        /// The tool the agent is blocked on.
+        PendingTool = "@agent_pending_tool",
+        /// The call id the agent is blocked on.
+        PendingCall = "@agent_pending_call",
+        /// Context-window utilisation, percent.
+        Context = "@agent_context",
+        /// When the context gauge was read, epoch ms.
+        ContextAt = "@agent_context_at",
+        /// Muted while this epoch ms is in the future.
+        MuteUntil = "@agent_mute_until",
+        /// The episode a notification already fired for.
+        NotifiedAt = "@agent_notified_at",
+        /// The `context_high` trigger's arming marker.
+        ContextNotifiedAt = "@agent_context_notified_at",
+        /// The `stall` trigger's arming marker: the run it fired for.
+        StallNotifiedAt = "@agent_stall_notified_at",
+    }
+}
+
+/// What a pane option fills: the fleet row's fields it is read into, or, for an option no row
+/// field shows, what reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fills {
+    /// These fields of a fleet row ([`crate::FleetRow`]).
+    Row(&'static [&'static str]),
+    /// Read by the host for this purpose; no row field shows it.
+    Host(&'static str),
+}
+
+impl PaneOption {
+    /// The table from option to what it fills.
+    pub fn fills(self) -> Fills {
+        use Fills::{Host, Row};
+        match self {
+            Self::Name => Row(&["agent"]),
+            Self::State => Row(&["state", "done"]),
+            Self::Detail => Row(&["detail"]),
+            Self::Since => Row(&["since_ms", "episode_ms"]),
+            Self::TurnAt => Row(&["episode_ms"]),
+            Self::StampedAt => Row(&["stamped_at_ms"]),
+            Self::Attention => Row(&["attention", "done"]),
+            Self::Session => Host("transcript resolution: the agent's session id"),
+            Self::Transcript => Row(&["transcript"]),
+            Self::PermissionRequest => Row(&["permission_request"]),
+            Self::QuestionRequest => Host("question cards: the request id asked of the API"),
+            Self::ApiEndpoint => Host("the api lane: where the agent's HTTP API answers"),
+            Self::PendingTool => Row(&["pending_tool"]),
+            Self::PendingCall => Row(&["pending_call"]),
+            Self::Context => Row(&["context"]),
+            Self::ContextAt => Row(&["context_at_ms"]),
+            Self::MuteUntil => Row(&["muted"]),
+            Self::NotifiedAt => Host("the notifier's once-per-episode marker"),
+            Self::ContextNotifiedAt => Host("the context_high trigger's arming marker"),
+            Self::StallNotifiedAt => Host("the stall trigger's arming marker"),
+        }
+    }
+
+    /// The option's name without its `@`, as `corral-sim step --unset` and tmux's `show-options`
+    /// output spell it after the sigil: `agent_state`.
+    pub fn bare(self) -> &'static str {
+        &self.as_str()[1..]
+    }
+
+    /// The key after the `@agent_` prefix: `state` for `@agent_state`.
+    pub fn key(self) -> &'static str {
+        &self.as_str()[Self::PREFIX.len()..]
+    }
+
+    /// The option whose key after `@agent_` is `key`.
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|option| option.key() == key)
+    }
+
+    /// The prefix every contract option's name starts with.
+    pub const PREFIX: &'static str = "@agent_";
+
+    /// The tmux format that expands to the option's value: `#{@agent_state}`.
+    pub fn format(self) -> String {
+        format!("#{{{}}}", self.as_str())
+    }
+}
+
+closed_vocab! {
     /// How a permission card's reply travels: a parked agent hook, the agent's own HTTP API, or
     /// keys sent to the screen.
     Lane {
@@ -415,6 +527,35 @@ pub mod open_end {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pane_options_are_the_protocols_table_and_fill_real_row_fields() {
+        let doc = include_str!("../../docs/protocol.md");
+        let mut documented: Vec<&str> = doc
+            .lines()
+            .filter(|line| line.starts_with("| `@agent_"))
+            .flat_map(|line| line.split('|').nth(1).unwrap_or_default().split(','))
+            .map(|name| name.trim().trim_matches('`'))
+            .collect();
+        documented.sort_unstable();
+        documented.dedup();
+        let mut known = PaneOption::KNOWN.to_vec();
+        known.sort_unstable();
+        assert_eq!(known, documented, "docs/protocol.md's pane-option table");
+        let schema = serde_json::to_value(schemars::schema_for!(crate::FleetRow)).unwrap();
+        let row = &schema["properties"];
+        for option in PaneOption::ALL {
+            assert!(option.as_str().starts_with(PaneOption::PREFIX));
+            assert_eq!(PaneOption::from_key(option.key()), Some(*option));
+            assert_eq!(format!("@{}", option.bare()), option.as_str());
+            if let Fills::Row(fields) = option.fills() {
+                for field in fields {
+                    assert!(row.get(field).is_some(), "{option}: no row field `{field}`");
+                }
+            }
+        }
+        assert_eq!(PaneOption::State.format(), "#{@agent_state}");
+    }
 
     #[test]
     fn open_vocabulary_keeps_an_unknown_token_verbatim() {
