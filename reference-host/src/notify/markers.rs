@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::NotifyTmux;
+use super::fire::NotifyTmux;
 use super::trigger::Marker;
 use crate::files;
 use crate::runtime::RuntimeDir;

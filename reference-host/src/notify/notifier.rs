@@ -10,12 +10,14 @@ use schema::notify::Transition;
 use schema::{FleetRow, TransitionRing};
 
 use super::command::{Launch, Runner};
+use super::fire::{Fired, Notify, NotifyTmux, notify_pane};
 use super::progress::{ProgressWrite, Rollup};
 use super::ring::{self, Ring};
 use super::sinks::{self, Sinks};
+use super::terminal;
 use super::trigger::Triggers;
-use super::{Fired, Notify, NotifyTmux, notify_pane, terminal};
 use crate::fleet::Pane;
+use crate::git::GitCache;
 use crate::runtime::RuntimeDir;
 
 /// The daemon's notification state.
@@ -29,6 +31,8 @@ pub struct Notifier {
     previous: Option<Vec<FleetRow>>,
     ring: Ring,
     rollup: Rollup,
+    /// Repository facts of the panes that fire, kept across cycles and revalidated each one.
+    git: GitCache,
 }
 
 impl Notifier {
@@ -44,6 +48,7 @@ impl Notifier {
             previous: None,
             ring: Ring::default(),
             rollup: Rollup::default(),
+            git: GitCache::default(),
         }
     }
 
@@ -86,10 +91,12 @@ impl Notifier {
             clients,
         };
         let triggers = Triggers::of(&self.config);
-        panes
-            .iter()
-            .flat_map(|pane| notify_pane(&notify, pane, &triggers, now))
-            .collect()
+        self.git.next_read();
+        let mut fired = Vec::new();
+        for pane in panes {
+            fired.extend(notify_pane(&notify, &mut self.git, pane, &triggers, now));
+        }
+        fired
     }
 
     /// Takes a reloaded config; turning `osc_progress` off clears what it showed.

@@ -10,9 +10,10 @@ use schema::{Action, Detail, Outcome, State, TransitionSource, Trigger};
 use serde_json::Value;
 
 use super::command::{Launch, Runner};
+use super::fire::{Fired, Notify, fire_from_event};
 use super::notifier::Notifier;
 use super::sinks::Sinks;
-use super::{Fired, Notify, fire_from_event, terminal};
+use super::terminal;
 use crate::fleet::Pane;
 use crate::runtime::RuntimeDir;
 use crate::testing::{ScriptedTmux, row};
