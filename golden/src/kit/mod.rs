@@ -1,6 +1,6 @@
 //! The kit's data as one set of files, wherever it comes from: the copy embedded in this crate
 //! when it was built with the `embed` feature (`build.rs` writes the table), or a checkout read
-//! from disk by the same rule ([`files`]). A runner writes the embedded copy out ([`write`]) and
+//! from disk by the same rule (`files`). A runner writes the embedded copy out ([`write()`]) and
 //! loads it like a checkout, so there is one loader per format whichever copy it runs.
 
 mod files;
@@ -30,7 +30,7 @@ pub fn embedded() -> Option<&'static [File<'static>]> {
     None
 }
 
-/// The kit's files in a checkout (or a kit written out by [`write`]) at `root`, sorted by path.
+/// The kit's files in a checkout (or a kit written out by [`write()`]) at `root`, sorted by path.
 pub fn read(root: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
     list(root)?
         .into_iter()

@@ -36,7 +36,7 @@ pub fn matches(
     matches_tolerating(pattern, actual, captures, now, &[])
 }
 
-/// [`matches`], where an object's exact key set also admits the members at `tolerated` (paths
+/// [`matches()`], where an object's exact key set also admits the members at `tolerated` (paths
 /// as a mismatch names them, `/agents/0/x`): keys a host may add because the protocol lets a
 /// frame grow, which the caller grades on its own.
 pub fn matches_tolerating(

@@ -13,13 +13,13 @@
 //! order:
 //!
 //! - [`syntax`]: what a pattern string means.
-//! - [`check`]: a pattern checked before use, with the captures it binds and references.
+//! - [`mod@check`]: a pattern checked before use, with the captures it binds and references.
 //! - [`captures`]: bound values, whole or inside a string.
 //! - [`matching`]: a received value against a pattern, binding captures.
 //! - [`substitute`]: a frame to send, `${name}` replaced.
-//! - [`sample`]: an expectation as a concrete frame, each wildcard a sample of its type.
+//! - [`mod@sample`]: an expectation as a concrete frame, each wildcard a sample of its type.
 //! - [`render`]: the expected side of a diff.
-//! - [`bless`]: an expectation rewritten from what was received.
+//! - [`mod@bless`]: an expectation rewritten from what was received.
 
 pub mod bless;
 pub mod captures;

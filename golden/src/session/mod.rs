@@ -7,11 +7,11 @@
 //! and judges a client's frames. Frames inside `send` and `expect` steps are patterns
 //! ([`crate::pattern`]). Read in this order:
 //!
-//! - [`line`]: the lines as types, from which the JSON Schema of a line is generated.
+//! - [`mod@line`]: the lines as types, from which the JSON Schema of a line is generated.
 //! - [`raw`]: `send_raw`'s segments, decoded into bytes when a line is read.
 //! - [`barrier`]: the two frames of a `barrier` step.
 //! - [`names`]: the captures bound before the first step.
-//! - [`load`]: the loader, and everything it guarantees about a loaded session.
+//! - [`mod@load`]: the loader, and everything it guarantees about a loaded session.
 
 pub mod barrier;
 pub mod line;

@@ -157,7 +157,7 @@ fn first_line(text: &str) -> Option<&str> {
 }
 
 /// `text` without terminal escape sequences and control characters (a tab becomes a space;
-/// line breaks stay, for [`first_line`]).
+/// line breaks stay, for `first_line`).
 pub fn printable(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c.is_control() && c != '\n') {
         return Cow::Borrowed(text);

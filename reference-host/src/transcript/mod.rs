@@ -328,7 +328,7 @@ impl Reader {
     }
 
     /// The call a blocked agent is waiting on, from the last `headers` events that are not
-    /// bookkeeping (within the last [`TAIL_BYTES`]): the call the pane's stamps name
+    /// bookkeeping (within the last `TAIL_BYTES`): the call the pane's stamps name
     /// ([`Wanted`]), else the newest tool call with no result after it. `None` when there is none.
     pub fn pending_call(
         &mut self,

@@ -15,7 +15,7 @@ use super::Launcher;
 /// fake suite took 19 s with 4 cases at once, 14 s with 8, 12.5 s with 12, and no less with 16.
 const JOBS_PER_CPU: usize = 6;
 
-/// How many cases run at once without `--jobs`: [`JOBS_PER_CPU`] per available CPU.
+/// How many cases run at once without `--jobs`: `JOBS_PER_CPU` per available CPU.
 pub fn default_jobs() -> usize {
     JOBS_PER_CPU * std::thread::available_parallelism().map_or(1, |n| n.get())
 }

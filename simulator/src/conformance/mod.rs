@@ -2,15 +2,15 @@
 //! process and simulator state, in parallel; validates every frame against the generated
 //! schemas; prints one line per case and a closing line with the cases' and the requirements'
 //! counts; writes JSON, JUnit and Markdown reports; compares with a baseline; blesses
-//! expectations. Two programs launch it ([`Launcher`]): the installed `corral-conformance`, with
+//! expectations. Two programs launch it (`Launcher`): the installed `corral-conformance`, with
 //! the kit embedded, and `cargo xtask conformance` in a checkout, which builds the binaries first.
 //!
-//! Modules, in reading order: [`cli`] (the command line), [`execute`] (one run, step by step),
-//! [`kit`] (the ledger, sessions and schemas it reads), [`binaries`] (finding or building what it
-//! starts), [`runner`] (one case), [`assign`] (order-free matching), [`host`] (the host process
-//! driver), [`sim`] (the simulator driver), [`outcome`] (how a case ended), [`ledger`]
-//! (requirements, coverage), [`report`], [`baseline`], [`bless`], [`selftest`] (the broken-host
-//! proof), [`process`]. The sessions, their loader, their patterns, the schema checks of frames
+//! Modules, in reading order: `cli` (the command line), `execute` (one run, step by step),
+//! `kit` (the ledger, sessions and schemas it reads), `binaries` (finding or building what it
+//! starts), `runner` (one case), `assign` (order-free matching), `host` (the host process
+//! driver), `sim` (the simulator driver), `outcome` (how a case ended), `ledger`
+//! (requirements, coverage), `report`, `baseline`, `bless`, [`selftest`] (the broken-host
+//! proof), `process`. The sessions, their loader, their patterns, the schema checks of frames
 //! and the embedded data are the `golden` crate's, shared with `corral-sim replay`.
 #![allow(
     clippy::print_stdout,

@@ -78,7 +78,7 @@ pub fn without_id(line: &str) -> String {
 const OPAQUE: &[&str] = &["input"];
 
 /// One host line grown as the protocol allows: every object of the protocol's (the frame and
-/// every object inside it but the agent's own data, [`OPAQUE`]) gets [`GROWN_KEY`] and has its
+/// every object inside it but the agent's own data, `OPAQUE`) gets [`GROWN_KEY`] and has its
 /// keys in reverse order (a line that is not JSON passes unchanged).
 pub fn grown(line: &str) -> String {
     fn grow(value: Value) -> Value {
@@ -137,7 +137,7 @@ const LAST_LINES: Duration = Duration::from_secs(2);
 /// Runs a host command as a filter between the runner and the host, as a host built from a
 /// wrapper and a filter must behave: stdin and stderr passed through, every stdout line
 /// rewritten; the host's exit code (128 + a signal's number) returned once it has ended and its
-/// last lines are passed on, or after [`LAST_LINES`] when nobody reads them. A reader that went
+/// last lines are passed on, or after `LAST_LINES` when nobody reads them. A reader that went
 /// away (a write fails) closes the host's stdout, so the host sees it too. SIGTERM reaches the
 /// host through its process group; the wrapper outlives it to pass on its end.
 pub fn forward(command: &[String], rewrite: fn(&str) -> String) -> anyhow::Result<i32> {

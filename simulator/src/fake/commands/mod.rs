@@ -1,9 +1,9 @@
 //! The fake's commands: the dispatcher that sends each parsed command to its implementation, and
 //! the working set one invocation's commands share (the loaded server, the output, the log
-//! lines). The implementations are grouped by kind, in reading order: [`list`] (output through a
-//! format: `list-panes`, `list-clients`, `display-message`), [`options`] (`show-options`,
-//! `set-option`), [`create`] (`new-session`, `new-window`, `split-window`, `respawn-pane`),
-//! [`control`] (`has-session`, `kill-*`, `select-*`, `send-keys`) and [`flow`] (`if-shell -F`,
+//! lines). The implementations are grouped by kind, in reading order: `list` (output through a
+//! format: `list-panes`, `list-clients`, `display-message`), `options` (`show-options`,
+//! `set-option`), `create` (`new-session`, `new-window`, `split-window`, `respawn-pane`),
+//! `control` (`has-session`, `kill-*`, `select-*`, `send-keys`) and `flow` (`if-shell -F`,
 //! which runs a command string of its own).
 
 mod control;

@@ -10,9 +10,9 @@
 //! payload}`. Both can carry record types no reader knows. Content is deterministic: the same
 //! session id, working directory, branch, start time and record index always give the same bytes.
 //!
-//! Modules: [`cycle`] (the records of `write` and `grow`), [`corpus`] (every event kind of both
-//! stores, in a fixed order), [`big`] (benchmark files, streamed), [`resume`] (continuing a file),
-//! [`files`] (rewrite, truncate, replace, rotate). A transcript sample of the kit is no generated
+//! Modules: `cycle` (the records of `write` and `grow`), `corpus` (every event kind of both
+//! stores, in a fixed order), `big` (benchmark files, streamed), `resume` (continuing a file),
+//! `files` (rewrite, truncate, replace, rotate). A transcript sample of the kit is no generated
 //! record: [`write_sample`] copies it.
 
 mod big;
@@ -34,9 +34,9 @@ use serde_json::{Value, json};
 /// What a new transcript holds.
 #[derive(Debug, Clone, Default)]
 pub struct Recipe {
-    /// Start with the [`corpus`] of the store.
+    /// Start with the `corpus` of the store.
     pub corpus: bool,
-    /// Records of the [`cycle`] after it.
+    /// Records of the `cycle` after it.
     pub events: u64,
     /// One record of a type no reader knows every this many records of the cycle (0: none).
     pub unknown_every: u32,
@@ -439,7 +439,7 @@ impl Generator {
         Ok(())
     }
 
-    /// Appends the corpus of the generator's store ([`corpus`]) to `path`.
+    /// Appends the corpus of the generator's store (`corpus`) to `path`.
     pub fn append_corpus(&mut self, path: &Path) -> anyhow::Result<()> {
         let records = self.corpus()?;
         let mut out = open_append(path)?;
