@@ -315,7 +315,7 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
     ) -> Result<crate::tmux::write::Claimed, TmuxError> {
         use crate::tmux::write::{Claimed, Held};
         self.calls.borrow_mut().push("claim_marker");
-        let current = self.option(claim.pane, claim.option);
+        let current = self.option(claim.pane, claim.option.as_str());
         let held = match claim.held {
             Held::WhileEqual => current.as_deref() == Some(claim.value),
             Held::WhileSet => current.is_some_and(|c| !c.is_empty()),
@@ -325,7 +325,7 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
         }
         self.check(claim.pane)?;
         self.options.borrow_mut().insert(
-            (claim.pane.to_owned(), claim.option.to_owned()),
+            (claim.pane.to_owned(), claim.option.as_str().to_owned()),
             claim.value.to_owned(),
         );
         if let Some(message) = claim.message {
@@ -363,16 +363,16 @@ impl crate::notify::NotifyTmux for ScriptedTmux {
         let mut options = self.options.borrow_mut();
         for write in writes {
             match write {
-                OptionWrite::Set(name, value) => {
-                    options.insert((pane.to_owned(), (*name).to_owned()), (*value).to_owned());
+                OptionWrite::Set(option, value) => {
+                    options.insert((pane.to_owned(), option.to_string()), (*value).to_owned());
                 }
-                OptionWrite::Unset(name) => {
-                    options.remove(&(pane.to_owned(), (*name).to_owned()));
+                OptionWrite::Unset(option) => {
+                    options.remove(&(pane.to_owned(), option.to_string()));
                 }
-                OptionWrite::SetUnless(name, value, (option, held)) => {
-                    let now = options.get(&(pane.to_owned(), (*option).to_owned()));
+                OptionWrite::SetUnless(option, value, (tested, held)) => {
+                    let now = options.get(&(pane.to_owned(), tested.to_string()));
                     if now.map(String::as_str) != Some(*held) {
-                        options.insert((pane.to_owned(), (*name).to_owned()), (*value).to_owned());
+                        options.insert((pane.to_owned(), option.to_string()), (*value).to_owned());
                     }
                 }
             }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use golden::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
+use schema::PaneOption;
 
 use crate::time;
 
@@ -134,8 +135,9 @@ fn options(
             .transpose()
             .with_context(|| format!("pane {name}"))
     };
-    let mut push = |key: &str, value: String| out.push((format!("@agent_{key}"), value));
-    push("name", agent.clone());
+    let mut push =
+        |option: PaneOption, value: String| out.push((option.as_str().to_owned(), value));
+    push(PaneOption::Name, agent.clone());
     let since = match at(&pane.since)? {
         Some(ms) => Some(ms),
         None if pane.state.is_some() => Some(now),
@@ -144,51 +146,51 @@ fn options(
     let turn_at = at(&pane.turn_at)?;
     let stamped_at = at(&pane.stamped_at)?.unwrap_or(now);
     if let Some(state) = &pane.state {
-        push("state", state.as_str().to_owned());
+        push(PaneOption::State, state.as_str().to_owned());
     }
     if let Some(detail) = &pane.detail {
-        push("detail", detail.as_str().to_owned());
+        push(PaneOption::Detail, detail.as_str().to_owned());
     }
     if let Some(ms) = since {
-        push("since", ms.to_string());
+        push(PaneOption::Since, ms.to_string());
     }
     if let Some(ms) = turn_at {
-        push("turn_at", ms.to_string());
+        push(PaneOption::TurnAt, ms.to_string());
     }
-    push("stamped_at", stamped_at.to_string());
+    push(PaneOption::StampedAt, stamped_at.to_string());
     if pane.attention {
-        push("attention", "1".into());
+        push(PaneOption::Attention, "1".into());
     }
     if let Some(id) = session_id {
-        push("session", id.to_owned());
+        push(PaneOption::Session, id.to_owned());
     }
     if let Some(request) = &pane.permission_request {
-        push("permission_request", fill(&request.id, values));
+        push(PaneOption::PermissionRequest, fill(&request.id, values));
     }
     if let Some(question) = &pane.question {
-        push("question_request", fill(&question.id, values));
+        push(PaneOption::QuestionRequest, fill(&question.id, values));
     }
     if let Some(url) = &pane.api_endpoint {
-        push("api_endpoint", url.clone());
+        push(PaneOption::ApiEndpoint, url.clone());
     }
     if let Some(tool) = &pane.pending_tool {
-        push("pending_tool", tool.clone());
+        push(PaneOption::PendingTool, tool.clone());
     }
     if let Some(call) = &pane.pending_call {
-        push("pending_call", call.clone());
+        push(PaneOption::PendingCall, call.clone());
     }
     if let Some(context) = pane.context {
         if context > 100 {
             bail!("pane {name}: context {context} is over 100");
         }
-        push("context", context.to_string());
+        push(PaneOption::Context, context.to_string());
         push(
-            "context_at",
+            PaneOption::ContextAt,
             at(&pane.context_at)?.unwrap_or(now).to_string(),
         );
     }
     if let Some(ms) = at(&pane.mute_until)? {
-        push("mute_until", ms.to_string());
+        push(PaneOption::MuteUntil, ms.to_string());
     }
     for (key, value) in &pane.options {
         if !key.starts_with('@') {

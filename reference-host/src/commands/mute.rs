@@ -6,6 +6,7 @@ use super::output::say;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use schema::PaneOption;
 
 use crate::cli::MuteArgs;
 #[cfg(test)]
@@ -18,7 +19,7 @@ use crate::tmux::write::OptionWrite;
 /// `@agent_mute_until` for a mute that holds until cleared.
 pub const UNTIL_CLEARED: u64 = 99_999_999_999_999;
 
-const OPTION: &str = "@agent_mute_until";
+const OPTION: PaneOption = PaneOption::MuteUntil;
 
 pub fn run(args: MuteArgs, tmux: Tmux, host: String) -> anyhow::Result<u8> {
     let panes = match (&args.session, &args.pane) {

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use schema::PaneOption;
 use schema::hook::{Decision, Verdict};
 
 use crate::clock::now_ms;
@@ -72,9 +73,32 @@ fn whereabouts() -> Option<(String, Socket)> {
     Some((pane, Socket::Path(PathBuf::from(socket))))
 }
 
+/// What a hook run outside a tmux pane says, once, when its environment shows a person meant it
+/// to stamp one (`CORRAL_TMUX_SOCKET` set, or half of tmux's own variables); `None` for an agent
+/// simply started outside tmux, which is no mistake. `var` reads the environment.
+fn outside_tmux(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let set = |name| var(name).filter(|v| !v.is_empty());
+    let why = match (set("TMUX"), set("TMUX_PANE"), set("CORRAL_TMUX_SOCKET")) {
+        (Some(_), Some(_), _) => return None,
+        (None, Some(_), _) => "$TMUX_PANE is set but $TMUX is not",
+        (Some(_), None, _) => "$TMUX is set but $TMUX_PANE is not",
+        (None, None, Some(_)) => {
+            "CORRAL_TMUX_SOCKET names a server, but a hook stamps the pane it runs in, which \
+             $TMUX and $TMUX_PANE name"
+        }
+        (None, None, None) => return None,
+    };
+    Some(format!(
+        "outside a tmux pane: nothing stamped ({why}; run the agent inside tmux)"
+    ))
+}
+
 fn event(options: &EventOptions) -> anyhow::Result<()> {
     let Some((pane, socket)) = whereabouts() else {
-        tracing::debug!("not inside tmux: nothing to stamp");
+        match outside_tmux(|name| std::env::var(name).ok()) {
+            Some(line) => tracing::warn!("{line}"),
+            None => tracing::debug!("not inside tmux: nothing to stamp"),
+        }
         return Ok(());
     };
     let text = match &options.payload {
@@ -229,11 +253,11 @@ fn writes(stamps: &[Stamp]) -> Vec<OptionWrite<'_>> {
     stamps
         .iter()
         .map(|stamp| match (&stamp.value, stamp.unless_state) {
-            (Some(value), None) => OptionWrite::Set(stamp.name, value),
+            (Some(value), None) => OptionWrite::Set(stamp.option, value),
             (Some(value), Some(state)) => {
-                OptionWrite::SetUnless(stamp.name, value, ("@agent_state", state))
+                OptionWrite::SetUnless(stamp.option, value, (PaneOption::State, state))
             }
-            (None, _) => OptionWrite::Unset(stamp.name),
+            (None, _) => OptionWrite::Unset(stamp.option),
         })
         .collect()
 }
@@ -255,7 +279,7 @@ fn permission(
     let runtime = runtime_dir(options)?;
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
-    stamps.push(Stamp::set("@agent_permission_request", parked.id.clone()));
+    stamps.push(Stamp::set(PaneOption::PermissionRequest, parked.id.clone()));
     tmux.set_pane_options(pane, &writes(&stamps))
         .context("stamping the pane")?;
     // Announced before the wait: the person may be the one who answers.
@@ -270,21 +294,21 @@ fn permission(
         // The agent goes on with the answer: its turn is working again, from now.
         let now = now_ms().to_string();
         after.extend([
-            Stamp::set("@agent_state", "working"),
-            Stamp::set("@agent_since", now.clone()),
-            Stamp::set("@agent_stamped_at", now),
-            Stamp::unset("@agent_detail"),
+            Stamp::set(PaneOption::State, "working"),
+            Stamp::set(PaneOption::Since, now.clone()),
+            Stamp::set(PaneOption::StampedAt, now),
+            Stamp::unset(PaneOption::Detail),
         ]);
     }
     // The stamp is cleared only while it still names this request.
     if tmux
-        .pane_option(pane, "@agent_permission_request")
+        .pane_option(pane, PaneOption::PermissionRequest)
         .ok()
         .flatten()
         .as_deref()
         == Some(parked.id.as_str())
     {
-        after.push(Stamp::unset("@agent_permission_request"));
+        after.push(Stamp::unset(PaneOption::PermissionRequest));
     }
     if !after.is_empty()
         && let Err(err) = tmux.set_pane_options(pane, &writes(&after))
@@ -395,6 +419,37 @@ fn answers_object(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hook_outside_tmux_says_why_only_when_someone_meant_it_to_stamp() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        assert_eq!(
+            outside_tmux(env(&[])),
+            None,
+            "an agent started outside tmux"
+        );
+        assert_eq!(
+            outside_tmux(env(&[("TMUX", "/tmp/t,1,0"), ("TMUX_PANE", "%1")])),
+            None
+        );
+        let line = outside_tmux(env(&[("CORRAL_TMUX_SOCKET", "/tmp/t")])).unwrap();
+        assert!(
+            line.starts_with("outside a tmux pane: nothing stamped (CORRAL_TMUX_SOCKET"),
+            "{line}"
+        );
+        let line = outside_tmux(env(&[("TMUX_PANE", "%1"), ("TMUX", "")])).unwrap();
+        assert!(
+            line.contains("$TMUX_PANE is set but $TMUX is not"),
+            "{line}"
+        );
+    }
 
     fn verdict(decision: Decision, answers: Option<Vec<Vec<String>>>) -> Verdict {
         Verdict {

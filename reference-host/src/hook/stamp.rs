@@ -10,13 +10,15 @@
 //! in one turn is an episode of its own (its binder and its notification are new), and the
 //! notification that follows a `PermissionRequest` for the same dialog keeps its episode.
 
+use schema::PaneOption;
+
 use super::payload::{Hook, Kind};
 
 /// One option write: a value to set, or `None` to unset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
     /// The option.
-    pub name: &'static str,
+    pub option: PaneOption,
     /// Its value; `None` unsets it.
     pub value: Option<String>,
     /// Set only unless the pane's `@agent_state` already holds this state.
@@ -24,56 +26,60 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// Sets `name` to `value`.
-    pub fn set(name: &'static str, value: impl Into<String>) -> Stamp {
+    /// Sets `option` to `value`.
+    pub fn set(option: PaneOption, value: impl Into<String>) -> Stamp {
         Stamp {
-            name,
+            option,
             value: Some(value.into()),
             unless_state: None,
         }
     }
 
-    /// Unsets `name`.
-    pub fn unset(name: &'static str) -> Stamp {
+    /// Unsets `option`.
+    pub fn unset(option: PaneOption) -> Stamp {
         Stamp {
-            name,
+            option,
             value: None,
             unless_state: None,
         }
     }
 
-    /// Sets `name` to `value` unless the pane is already in `state`.
-    pub fn unless(name: &'static str, value: impl Into<String>, state: &'static str) -> Stamp {
+    /// Sets `option` to `value` unless the pane is already in `state`.
+    pub fn unless(option: PaneOption, value: impl Into<String>, state: &'static str) -> Stamp {
         Stamp {
-            name,
+            option,
             value: Some(value.into()),
             unless_state: Some(state),
         }
     }
 }
 
-/// Options cleared when a session ends (all but the person's own mute).
-const SESSION_OPTIONS: &[&str] = &[
-    "@agent_name",
-    "@agent_state",
-    "@agent_detail",
-    "@agent_since",
-    "@agent_turn_at",
-    "@agent_stamped_at",
-    "@agent_attention",
-    "@agent_session",
-    "@agent_transcript",
-    "@agent_permission_request",
-    "@agent_question_request",
-    "@agent_api_endpoint",
-    "@agent_pending_tool",
-    "@agent_pending_call",
-    "@agent_context",
-    "@agent_context_at",
-    "@agent_notified_at",
-    "@agent_context_notified_at",
-    "@agent_stall_notified_at",
-];
+/// Whether a session's end unsets `option`: every option but the person's own mute. Exhaustive,
+/// so an option added to the contract is decided on here.
+fn cleared_at_session_end(option: PaneOption) -> bool {
+    match option {
+        PaneOption::MuteUntil => false,
+        PaneOption::Name
+        | PaneOption::State
+        | PaneOption::Detail
+        | PaneOption::Since
+        | PaneOption::TurnAt
+        | PaneOption::StampedAt
+        | PaneOption::Attention
+        | PaneOption::Session
+        | PaneOption::Transcript
+        | PaneOption::PermissionRequest
+        | PaneOption::QuestionRequest
+        | PaneOption::ApiEndpoint
+        | PaneOption::PendingTool
+        | PaneOption::PendingCall
+        | PaneOption::Context
+        | PaneOption::ContextAt
+        | PaneOption::NotifiedAt
+        | PaneOption::ContextNotifiedAt
+        | PaneOption::StallNotifiedAt => true,
+    }
+}
 
 /// The detail a failed turn's pane is blocked with: `rate_limit` for a rate limit, `error` for
 /// every other API error.
@@ -87,70 +93,78 @@ fn failure_detail(error: &str) -> &'static str {
 /// The writes of `hook` from agent `agent` at `now` (epoch ms), in order.
 pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
     if hook.kind == Kind::SessionEnd {
-        return SESSION_OPTIONS
+        return PaneOption::ALL
             .iter()
-            .map(|name| Stamp::unset(name))
+            .copied()
+            .filter(|option| cleared_at_session_end(*option))
+            .map(Stamp::unset)
             .collect();
     }
     let now = now.to_string();
     let set = Stamp::set;
     let unset = Stamp::unset;
-    let mut out: Vec<Stamp> = vec![set("@agent_name", agent), set("@agent_stamped_at", &now)];
+    let mut out: Vec<Stamp> = vec![
+        set(PaneOption::Name, agent),
+        set(PaneOption::StampedAt, &now),
+    ];
     if let Some(session) = &hook.session_id {
-        out.push(set("@agent_session", session));
+        out.push(set(PaneOption::Session, session));
     }
     if let Some(path) = &hook.transcript_path {
-        out.push(set("@agent_transcript", path));
+        out.push(set(PaneOption::Transcript, path));
     }
     let clear_turn = || {
         [
-            unset("@agent_detail"),
-            unset("@agent_pending_tool"),
-            unset("@agent_pending_call"),
-            unset("@agent_permission_request"),
+            unset(PaneOption::Detail),
+            unset(PaneOption::PendingTool),
+            unset(PaneOption::PendingCall),
+            unset(PaneOption::PermissionRequest),
         ]
     };
     // Blocked from now, unless already blocked (the same dialog, signalled twice).
     let blocked = |out: &mut Vec<Stamp>, detail: &str| {
         out.extend([
-            Stamp::unless("@agent_since", &now, "blocked"),
-            Stamp::set("@agent_state", "blocked"),
-            Stamp::set("@agent_detail", detail),
+            Stamp::unless(PaneOption::Since, &now, "blocked"),
+            Stamp::set(PaneOption::State, "blocked"),
+            Stamp::set(PaneOption::Detail, detail),
         ]);
     };
     match &hook.kind {
         Kind::SessionStart => {
-            out.extend([set("@agent_state", "idle"), set("@agent_since", &now)]);
+            out.extend([set(PaneOption::State, "idle"), set(PaneOption::Since, &now)]);
             out.extend(clear_turn());
-            out.extend([unset("@agent_attention"), unset("@agent_turn_at")]);
+            out.extend([unset(PaneOption::Attention), unset(PaneOption::TurnAt)]);
         }
         Kind::PromptSubmit => {
-            out.extend([set("@agent_state", "working"), set("@agent_since", &now)]);
+            out.extend([
+                set(PaneOption::State, "working"),
+                set(PaneOption::Since, &now),
+            ]);
             out.extend(clear_turn());
-            out.push(unset("@agent_attention"));
+            out.push(unset(PaneOption::Attention));
         }
         Kind::PreTool => {
             out.extend([
-                Stamp::unless("@agent_since", &now, "working"),
-                set("@agent_state", "working"),
-                unset("@agent_detail"),
+                Stamp::unless(PaneOption::Since, &now, "working"),
+                set(PaneOption::State, "working"),
+                unset(PaneOption::Detail),
             ]);
             out.push(match &hook.tool_name {
-                Some(tool) => set("@agent_pending_tool", tool),
-                None => unset("@agent_pending_tool"),
+                Some(tool) => set(PaneOption::PendingTool, tool),
+                None => unset(PaneOption::PendingTool),
             });
             out.push(match &hook.tool_use_id {
-                Some(id) => set("@agent_pending_call", id),
-                None => unset("@agent_pending_call"),
+                Some(id) => set(PaneOption::PendingCall, id),
+                None => unset(PaneOption::PendingCall),
             });
         }
         Kind::PostTool => {
             out.extend([
-                Stamp::unless("@agent_since", &now, "working"),
-                set("@agent_state", "working"),
-                unset("@agent_detail"),
-                unset("@agent_pending_tool"),
-                unset("@agent_pending_call"),
+                Stamp::unless(PaneOption::Since, &now, "working"),
+                set(PaneOption::State, "working"),
+                unset(PaneOption::Detail),
+                unset(PaneOption::PendingTool),
+                unset(PaneOption::PendingCall),
             ]);
         }
         // A permission request is a dialog of its own: a new episode whatever came before.
@@ -161,12 +175,12 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
                 "permission"
             };
             out.extend([
-                set("@agent_state", "blocked"),
-                set("@agent_detail", detail),
-                set("@agent_since", &now),
+                set(PaneOption::State, "blocked"),
+                set(PaneOption::Detail, detail),
+                set(PaneOption::Since, &now),
             ]);
             if let Some(tool) = &hook.tool_name {
-                out.push(set("@agent_pending_tool", tool));
+                out.push(set(PaneOption::PendingTool, tool));
             }
         }
         Kind::Notification(kind) => match kind.as_str() {
@@ -179,10 +193,10 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
         },
         Kind::Stop => {
             out.extend([
-                set("@agent_state", "idle"),
-                set("@agent_since", &now),
-                set("@agent_turn_at", &now),
-                set("@agent_attention", "1"),
+                set(PaneOption::State, "idle"),
+                set(PaneOption::Since, &now),
+                set(PaneOption::TurnAt, &now),
+                set(PaneOption::Attention, "1"),
             ]);
             out.extend(clear_turn());
         }
@@ -191,23 +205,23 @@ pub fn stamps(hook: &Hook, agent: &str, now: u64) -> Vec<Stamp> {
         Kind::StopFailure(error) => {
             out.extend(clear_turn());
             out.extend([
-                set("@agent_state", "blocked"),
-                set("@agent_detail", failure_detail(error)),
-                set("@agent_since", &now),
+                set(PaneOption::State, "blocked"),
+                set(PaneOption::Detail, failure_detail(error)),
+                set(PaneOption::Since, &now),
             ]);
         }
         Kind::PreCompact => {
             out.extend([
-                set("@agent_state", "blocked"),
-                set("@agent_detail", "compacting"),
-                set("@agent_since", &now),
+                set(PaneOption::State, "blocked"),
+                set(PaneOption::Detail, "compacting"),
+                set(PaneOption::Since, &now),
             ]);
         }
         // After a compaction the agent waits for the next turn (a manual /compact) or goes on
         // at once (an automatic one: its next tool event says working again).
         Kind::PostCompact => {
-            out.extend([set("@agent_state", "idle"), set("@agent_since", &now)]);
-            out.push(unset("@agent_detail"));
+            out.extend([set(PaneOption::State, "idle"), set(PaneOption::Since, &now)]);
+            out.push(unset(PaneOption::Detail));
         }
         Kind::SubagentStop | Kind::Other(_) | Kind::SessionEnd => {}
     }
@@ -223,9 +237,9 @@ mod tests {
         stamps
             .iter()
             .map(|stamp| match (&stamp.value, stamp.unless_state) {
-                (Some(v), None) => format!("{}={v}", stamp.name),
-                (Some(v), Some(state)) => format!("{}={v} unless {state}", stamp.name),
-                (None, _) => format!("-{}", stamp.name),
+                (Some(v), None) => format!("{}={v}", stamp.option),
+                (Some(v), Some(state)) => format!("{}={v} unless {state}", stamp.option),
+                (None, _) => format!("-{}", stamp.option),
             })
             .collect()
     }
@@ -392,8 +406,9 @@ mod tests {
         let hook = parse(r#"{"hook_event_name":"SessionEnd"}"#, None);
         let got = stamps(&hook, "claude", 1);
         assert!(got.iter().all(|s| s.value.is_none()));
-        assert!(got.iter().any(|s| s.name == "@agent_name"));
-        assert!(!got.iter().any(|s| s.name == "@agent_mute_until"));
+        assert!(got.iter().any(|s| s.option.as_str() == "@agent_name"));
+        assert!(!got.iter().any(|s| s.option.as_str() == "@agent_mute_until"));
+        assert_eq!(got.len(), PaneOption::ALL.len() - 1, "{got:?}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::fire::NotifyTmux;
+use super::NotifyTmux;
 use super::trigger::Marker;
 use crate::files;
 use crate::runtime::RuntimeDir;
@@ -76,7 +76,7 @@ pub fn claim<T: NotifyTmux>(
 /// Unsets `pane`'s `marker`: its trigger is armed again.
 pub fn rearm<T: NotifyTmux>(tmux: &T, pane: &str, marker: Marker) {
     if let Err(err) = tmux.set_pane_options(pane, &[OptionWrite::Unset(marker.option())]) {
-        tracing::warn!(%pane, marker = marker.option(), %err, "rearming a trigger failed");
+        tracing::warn!(%pane, marker = marker.option().as_str(), %err, "rearming a trigger failed");
     }
 }
 

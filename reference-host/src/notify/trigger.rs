@@ -15,7 +15,7 @@
 //! a mute that expires mid-episode finds the episode already taken.
 
 use schema::config::NotifyConfig;
-use schema::{State, Trigger};
+use schema::{PaneOption, State, Trigger};
 
 use crate::fleet::Pane;
 use crate::tmux::write::Held;
@@ -74,12 +74,12 @@ pub enum Marker {
 }
 
 impl Marker {
-    /// The option's name.
-    pub fn option(self) -> &'static str {
+    /// The option.
+    pub fn option(self) -> PaneOption {
         match self {
-            Marker::Notified => "@agent_notified_at",
-            Marker::Context => "@agent_context_notified_at",
-            Marker::Stall => "@agent_stall_notified_at",
+            Marker::Notified => PaneOption::NotifiedAt,
+            Marker::Context => PaneOption::ContextNotifiedAt,
+            Marker::Stall => PaneOption::StallNotifiedAt,
         }
     }
 

@@ -6,7 +6,10 @@
 //! values are decoded lossily.
 
 use std::collections::hash_map::RandomState;
+use std::fmt;
 use std::hash::{BuildHasher, Hasher};
+
+use schema::PaneOption;
 
 use super::write::PanePlace;
 use super::{Answer, Tmux, TmuxError};
@@ -24,55 +27,35 @@ const PANE_VARIABLES: &[&str] = &[
     "pane_pid",
 ];
 
-/// The pane user options of the contract, in format order (see [`AgentOptions`]).
-const OPTIONS: &[&str] = &[
-    "@agent_name",
-    "@agent_state",
-    "@agent_detail",
-    "@agent_since",
-    "@agent_turn_at",
-    "@agent_stamped_at",
-    "@agent_attention",
-    "@agent_session",
-    "@agent_transcript",
-    "@agent_permission_request",
-    "@agent_question_request",
-    "@agent_api_endpoint",
-    "@agent_pending_tool",
-    "@agent_pending_call",
-    "@agent_context",
-    "@agent_context_at",
-    "@agent_mute_until",
-    "@agent_notified_at",
-    "@agent_context_notified_at",
-    "@agent_stall_notified_at",
-];
+/// The pane user options of the contract, in format order: every one, in the vocabulary's order
+/// (see [`AgentOptions`]).
+const OPTIONS: &[PaneOption] = PaneOption::ALL;
 
 /// The variables and options a wire row is made of (`fleet::row_of`; `pane_current_path` for its
 /// repository facts): the cheapest read a snapshot could do. The host reads more (a card, a
 /// dispatch and a notification need the rest); `cargo xtask bench` reads this beside the host's
 /// own format to show what the extra fields cost.
-const ROW_FIELDS: &[&str] = &[
-    "pane_id",
-    "session_name",
-    "window_index",
-    "pane_index",
-    "pane_current_path",
-    "socket_path",
-    "@agent_name",
-    "@agent_state",
-    "@agent_detail",
-    "@agent_since",
-    "@agent_turn_at",
-    "@agent_stamped_at",
-    "@agent_attention",
-    "@agent_transcript",
-    "@agent_permission_request",
-    "@agent_pending_tool",
-    "@agent_pending_call",
-    "@agent_context",
-    "@agent_context_at",
-    "@agent_mute_until",
+const ROW_FIELDS: &[Column] = &[
+    Column::Variable("pane_id"),
+    Column::Variable("session_name"),
+    Column::Variable("window_index"),
+    Column::Variable("pane_index"),
+    Column::Variable("pane_current_path"),
+    Column::Variable("socket_path"),
+    Column::Option(PaneOption::Name),
+    Column::Option(PaneOption::State),
+    Column::Option(PaneOption::Detail),
+    Column::Option(PaneOption::Since),
+    Column::Option(PaneOption::TurnAt),
+    Column::Option(PaneOption::StampedAt),
+    Column::Option(PaneOption::Attention),
+    Column::Option(PaneOption::Transcript),
+    Column::Option(PaneOption::PermissionRequest),
+    Column::Option(PaneOption::PendingTool),
+    Column::Option(PaneOption::PendingCall),
+    Column::Option(PaneOption::Context),
+    Column::Option(PaneOption::ContextAt),
+    Column::Option(PaneOption::MuteUntil),
 ];
 
 /// What the notification daemon reads every cycle: what its triggers, markers and status-line
@@ -81,22 +64,22 @@ const ROW_FIELDS: &[&str] = &[
 /// read that saw its transition. A fire's tty and directory come with its claim
 /// (`tmux::write::PanePlace`): `pane_current_path` alone costs tmux a lookup of each pane's
 /// foreground process, 7 ms on 1000 panes.
-const NOTIFY_FIELDS: &[&str] = &[
-    "pane_id",
-    "session_name",
-    "window_index",
-    "pane_index",
-    "@agent_name",
-    "@agent_state",
-    "@agent_detail",
-    "@agent_since",
-    "@agent_turn_at",
-    "@agent_attention",
-    "@agent_context",
-    "@agent_mute_until",
-    "@agent_notified_at",
-    "@agent_context_notified_at",
-    "@agent_stall_notified_at",
+const NOTIFY_FIELDS: &[Column] = &[
+    Column::Variable("pane_id"),
+    Column::Variable("session_name"),
+    Column::Variable("window_index"),
+    Column::Variable("pane_index"),
+    Column::Option(PaneOption::Name),
+    Column::Option(PaneOption::State),
+    Column::Option(PaneOption::Detail),
+    Column::Option(PaneOption::Since),
+    Column::Option(PaneOption::TurnAt),
+    Column::Option(PaneOption::Attention),
+    Column::Option(PaneOption::Context),
+    Column::Option(PaneOption::MuteUntil),
+    Column::Option(PaneOption::NotifiedAt),
+    Column::Option(PaneOption::ContextNotifiedAt),
+    Column::Option(PaneOption::StallNotifiedAt),
 ];
 
 /// What the daemon reads besides [`NOTIFY_FIELDS`] with `osc_progress` on: the rollup writes
@@ -124,26 +107,78 @@ pub enum Fields {
     Place,
 }
 
+/// One name a read asks tmux for: a variable tmux keeps for every pane, or a pane user option
+/// of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Column {
+    /// A pane variable: `pane_id`.
+    Variable(&'static str),
+    /// A pane user option of the contract: [`PaneOption::State`].
+    Option(PaneOption),
+}
+
+impl Column {
+    /// The name as tmux spells it: `pane_id`, `@agent_state`.
+    fn name(self) -> &'static str {
+        match self {
+            Column::Variable(name) => name,
+            Column::Option(option) => option.as_str(),
+        }
+    }
+
+    /// The format that expands to its value: `#{pane_id}`, `#{@agent_state}`.
+    fn format(self) -> String {
+        match self {
+            Column::Variable(name) => format!("#{{{name}}}"),
+            Column::Option(option) => option.format(),
+        }
+    }
+}
+
+impl fmt::Display for Column {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The names a read of `fields` asks for, in format order; `pane_title` last with
 /// [`Titles::Include`].
-fn names(fields: Fields, titles: Titles) -> Vec<&'static str> {
-    let set: &[&'static str] = match fields {
-        Fields::Host => &[PANE_VARIABLES, OPTIONS].concat(),
-        Fields::Notify { progress: false } => NOTIFY_FIELDS,
-        Fields::Notify { progress: true } => &[NOTIFY_FIELDS, PROGRESS_FIELDS].concat(),
-        Fields::Row => ROW_FIELDS,
-        Fields::Place => PLACE_FIELDS,
+fn names(fields: Fields, titles: Titles) -> Vec<Column> {
+    let variables = |names: &'static [&'static str]| names.iter().copied().map(Column::Variable);
+    let mut columns: Vec<Column> = match fields {
+        Fields::Host => variables(PANE_VARIABLES)
+            .chain(OPTIONS.iter().copied().map(Column::Option))
+            .collect(),
+        Fields::Notify { progress: false } => NOTIFY_FIELDS.to_vec(),
+        Fields::Notify { progress: true } => NOTIFY_FIELDS
+            .iter()
+            .copied()
+            .chain(variables(PROGRESS_FIELDS))
+            .collect(),
+        Fields::Row => ROW_FIELDS.to_vec(),
+        Fields::Place => variables(PLACE_FIELDS).collect(),
     };
-    let title = (titles == Titles::Include).then_some("pane_title");
-    set.iter().copied().chain(title).collect()
+    if titles == Titles::Include {
+        columns.push(Column::Variable("pane_title"));
+    }
+    columns
 }
 
 /// Where a read puts the value of one variable or option.
 type Slot = fn(&mut PaneRead) -> &mut String;
 
-/// The [`PaneRead`] field that variable or option `name` is read into; `None` for a name the
-/// host never reads.
-fn slot(name: &str) -> Option<Slot> {
+/// The [`PaneRead`] field that `column` is read into; `None` for a variable the host never
+/// reads. Every option of the contract has one.
+fn slot(column: Column) -> Option<Slot> {
+    match column {
+        Column::Variable(name) => variable_slot(name),
+        Column::Option(option) => Some(option_slot(option)),
+    }
+}
+
+/// The [`PaneRead`] field that variable `name` is read into; `None` for a variable the host
+/// never reads.
+fn variable_slot(name: &str) -> Option<Slot> {
     let slot: Slot = match name {
         "pane_id" => |p| &mut p.pane_id,
         "session_name" => |p| &mut p.session_name,
@@ -155,35 +190,42 @@ fn slot(name: &str) -> Option<Slot> {
         "socket_path" => |p| &mut p.socket_path,
         "pane_pid" => |p| &mut p.pane_pid,
         "pane_title" => |p| p.title.get_or_insert_with(String::new),
-        "@agent_name" => |p| &mut p.options.name,
-        "@agent_state" => |p| &mut p.options.state,
-        "@agent_detail" => |p| &mut p.options.detail,
-        "@agent_since" => |p| &mut p.options.since,
-        "@agent_turn_at" => |p| &mut p.options.turn_at,
-        "@agent_stamped_at" => |p| &mut p.options.stamped_at,
-        "@agent_attention" => |p| &mut p.options.attention,
-        "@agent_session" => |p| &mut p.options.session,
-        "@agent_transcript" => |p| &mut p.options.transcript,
-        "@agent_permission_request" => |p| &mut p.options.permission_request,
-        "@agent_question_request" => |p| &mut p.options.question_request,
-        "@agent_api_endpoint" => |p| &mut p.options.api_endpoint,
-        "@agent_pending_tool" => |p| &mut p.options.pending_tool,
-        "@agent_pending_call" => |p| &mut p.options.pending_call,
-        "@agent_context" => |p| &mut p.options.context,
-        "@agent_context_at" => |p| &mut p.options.context_at,
-        "@agent_mute_until" => |p| &mut p.options.mute_until,
-        "@agent_notified_at" => |p| &mut p.options.notified_at,
-        "@agent_context_notified_at" => |p| &mut p.options.context_notified_at,
-        "@agent_stall_notified_at" => |p| &mut p.options.stall_notified_at,
         _ => return None,
     };
     Some(slot)
 }
 
+/// The [`AgentOptions`] field that `option` is read into: exhaustive, so an option added to the
+/// contract cannot be left unread.
+fn option_slot(option: PaneOption) -> Slot {
+    match option {
+        PaneOption::Name => |p| &mut p.options.name,
+        PaneOption::State => |p| &mut p.options.state,
+        PaneOption::Detail => |p| &mut p.options.detail,
+        PaneOption::Since => |p| &mut p.options.since,
+        PaneOption::TurnAt => |p| &mut p.options.turn_at,
+        PaneOption::StampedAt => |p| &mut p.options.stamped_at,
+        PaneOption::Attention => |p| &mut p.options.attention,
+        PaneOption::Session => |p| &mut p.options.session,
+        PaneOption::Transcript => |p| &mut p.options.transcript,
+        PaneOption::PermissionRequest => |p| &mut p.options.permission_request,
+        PaneOption::QuestionRequest => |p| &mut p.options.question_request,
+        PaneOption::ApiEndpoint => |p| &mut p.options.api_endpoint,
+        PaneOption::PendingTool => |p| &mut p.options.pending_tool,
+        PaneOption::PendingCall => |p| &mut p.options.pending_call,
+        PaneOption::Context => |p| &mut p.options.context,
+        PaneOption::ContextAt => |p| &mut p.options.context_at,
+        PaneOption::MuteUntil => |p| &mut p.options.mute_until,
+        PaneOption::NotifiedAt => |p| &mut p.options.notified_at,
+        PaneOption::ContextNotifiedAt => |p| &mut p.options.context_notified_at,
+        PaneOption::StallNotifiedAt => |p| &mut p.options.stall_notified_at,
+    }
+}
+
 /// One read's format: the names asked for, in order, and the nonce that frames them.
 #[derive(Debug, Clone)]
 struct Format {
-    names: Vec<&'static str>,
+    names: Vec<Column>,
     nonce: String,
 }
 
@@ -403,9 +445,9 @@ impl Tmux {
 }
 
 impl Tmux {
-    /// The value of pane option `name` of `pane` (`show-options -p -q -v`), `None` when it is
+    /// The value of pane option `option` of `pane` (`show-options -p -q -v`), `None` when it is
     /// unset or empty. A pane tmux does not have is an error.
-    pub fn pane_option(&self, pane: &str, name: &str) -> Result<Option<String>, TmuxError> {
+    pub fn pane_option(&self, pane: &str, option: PaneOption) -> Result<Option<String>, TmuxError> {
         let out = self.run(&[
             "show-options".into(),
             "-p".into(),
@@ -413,7 +455,7 @@ impl Tmux {
             "-v".into(),
             "-t".into(),
             pane.into(),
-            name.into(),
+            option.as_str().into(),
         ])?;
         Ok(one_value(&out))
     }
@@ -493,9 +535,9 @@ fn split_clients<'a>(out: &'a [u8], nonce: &str) -> (&'a [u8], Vec<String>) {
 }
 
 /// A record marker, then `names` as `#{…}` joined by the separator.
-fn framed(nonce: &str, names: &[&str]) -> String {
+fn framed(nonce: &str, names: &[Column]) -> String {
     let (start, sep) = markers(nonce);
-    let fields: Vec<String> = names.iter().map(|v| format!("#{{{v}}}")).collect();
+    let fields: Vec<String> = names.iter().map(|column| column.format()).collect();
     format!("{start}{}", fields.join(&sep))
 }
 
@@ -503,7 +545,7 @@ fn framed(nonce: &str, names: &[&str]) -> String {
 /// not tmux's answer to the format asked for (a wrapper's message, another program's output): an
 /// error, never an empty fleet, which would report every pane gone. No output is no panes: a
 /// running server always has one, and a missing server prints nothing.
-fn panes_of(out: &[u8], nonce: &str, names: &[&str]) -> Result<Vec<PaneRead>, TmuxError> {
+fn panes_of(out: &[u8], nonce: &str, names: &[Column]) -> Result<Vec<PaneRead>, TmuxError> {
     let panes = parse_panes(out, nonce, names);
     if panes.is_empty() && !out.is_empty() {
         let text = String::from_utf8_lossy(out);
@@ -515,11 +557,11 @@ fn panes_of(out: &[u8], nonce: &str, names: &[&str]) -> Result<Vec<PaneRead>, Tm
 
 /// Splits `list-panes` output of `names` into panes; each value is decoded lossily on its own.
 /// A record with the wrong field count is skipped.
-fn parse_panes(out: &[u8], nonce: &str, names: &[&str]) -> Vec<PaneRead> {
+fn parse_panes(out: &[u8], nonce: &str, names: &[Column]) -> Vec<PaneRead> {
     let (start, sep) = markers(nonce);
     let slots: Vec<Slot> = names
         .iter()
-        .map(|name| slot(name).unwrap_or_else(|| panic!("no PaneRead field for {name}")))
+        .map(|&column| slot(column).unwrap_or_else(|| panic!("no PaneRead field for {column}")))
         .collect();
     let sep = memchr::memmem::Finder::new(sep.as_bytes());
     let mut panes = Vec::new();
@@ -607,15 +649,25 @@ mod tests {
         }
     }
 
+    /// Every variable and option the host reads, in format order, without the title.
+    fn every_column() -> Vec<Column> {
+        let variables = PANE_VARIABLES.iter().copied().map(Column::Variable);
+        let options = OPTIONS.iter().copied().map(Column::Option);
+        variables.chain(options).collect()
+    }
+
+    /// The column a name spelled as tmux spells it is: an option of the contract, or a variable.
+    fn column(name: &'static str) -> Column {
+        PaneOption::parse(name).map_or(Column::Variable(name), Column::Option)
+    }
+
     /// The fields tmux prints for `pane`, in format order.
     fn record(pane: &PaneRead, titles: Titles) -> Vec<String> {
-        let title = (titles == Titles::Include).then_some("pane_title");
-        PANE_VARIABLES
-            .iter()
-            .chain(OPTIONS)
-            .copied()
+        let title = (titles == Titles::Include).then_some(Column::Variable("pane_title"));
+        every_column()
+            .into_iter()
             .chain(title)
-            .map(|variable| value_of(pane, variable).to_owned())
+            .map(|column| value_of(pane, column.name()).to_owned())
             .collect()
     }
 
@@ -634,7 +686,7 @@ mod tests {
     #[test]
     fn the_format_names_every_variable_and_option_once() {
         let format = framed("n", &names(Fields::Host, Titles::Omit));
-        for name in PANE_VARIABLES.iter().chain(OPTIONS) {
+        for name in every_column() {
             assert_eq!(format.matches(&format!("#{{{name}}}")).count(), 1, "{name}");
         }
         assert!(
@@ -649,7 +701,9 @@ mod tests {
     fn every_variable_is_read_into_its_own_field() {
         for titles in [Titles::Omit, Titles::Include] {
             // Every value differs, so a swapped pair of fields shows.
-            let mut every = PANE_VARIABLES.iter().chain(OPTIONS).chain(&["pane_title"]);
+            let mut every = every_column()
+                .into_iter()
+                .chain([Column::Variable("pane_title")]);
             let mut next = || format!("value of {}", every.next().unwrap());
             let mut pane = PaneRead {
                 pane_id: next(),
@@ -694,7 +748,7 @@ mod tests {
     }
 
     /// Where tmux's value for `variable` lands in `pane`.
-    fn field_mut<'a>(pane: &'a mut PaneRead, variable: &str) -> &'a mut String {
+    fn field_mut(pane: &mut PaneRead, variable: Column) -> &mut String {
         slot(variable).unwrap_or_else(|| panic!("the host reads no {variable}"))(pane)
     }
 
@@ -711,12 +765,12 @@ mod tests {
         assert!(row.starts_with(&start));
         for name in ROW_FIELDS {
             assert!(
-                PANE_VARIABLES.contains(name) || OPTIONS.contains(name),
+                every_column().contains(name),
                 "{name} is not read by the host"
             );
             assert!(host.contains(&format!("#{{{name}}}")), "{name}");
         }
-        assert!(ROW_FIELDS.len() < PANE_VARIABLES.len() + OPTIONS.len());
+        assert!(ROW_FIELDS.len() < every_column().len());
         assert!(format_text(Fields::Host).contains("#{pane_pid}"));
         assert!(!format_text(Fields::Row).contains("#{pane_pid}"));
     }
@@ -737,7 +791,7 @@ mod tests {
         );
         assert_eq!(host.len(), 8);
         let format = host[7].to_str().unwrap();
-        for name in PANE_VARIABLES.iter().chain(OPTIONS) {
+        for name in every_column() {
             assert!(format.contains(&format!("#{{{name}}}")), "{name}");
         }
         assert!(!format.contains("#{pane_title}"));
@@ -774,7 +828,7 @@ mod tests {
             ("@agent_stall_notified_at", "1000"),
         ];
         for (variable, value) in values {
-            *field_mut(&mut pane, variable) = value.into();
+            *field_mut(&mut pane, column(variable)) = value.into();
         }
         pane
     }
@@ -800,13 +854,13 @@ mod tests {
                 let names = names(fields, titles);
                 let mut pane = PaneRead::default();
                 for name in &names {
-                    *field_mut(&mut pane, name) = format!("value of {name}");
+                    *field_mut(&mut pane, *name) = format!("value of {name}");
                 }
                 for name in &names {
-                    assert_eq!(value_of(&pane, name), format!("value of {name}"));
+                    assert_eq!(value_of(&pane, name.name()), format!("value of {name}"));
                 }
                 assert_eq!(
-                    names.contains(&"pane_title"),
+                    names.contains(&Column::Variable("pane_title")),
                     titles == Titles::Include,
                     "{fields:?}"
                 );
@@ -823,9 +877,9 @@ mod tests {
                 assert!(host.contains(name), "{name} is not read by the host");
             }
             assert!(notify.len() < host.len());
-            assert_eq!(notify.contains(&"pane_tty"), progress);
+            assert_eq!(notify.contains(&Column::Variable("pane_tty")), progress);
             assert!(
-                !notify.contains(&"pane_current_path"),
+                !notify.contains(&Column::Variable("pane_current_path")),
                 "the directory comes with the claim"
             );
         }
@@ -901,21 +955,21 @@ mod tests {
                 assert!(view.is_some());
                 let mut bare = full.clone();
                 for name in host.iter().filter(|n| !notify.contains(n)) {
-                    field_mut(&mut bare, name).clear();
+                    field_mut(&mut bare, *name).clear();
                 }
                 assert_ne!(bare, full, "the blanked fields carried values");
                 assert_eq!(notifier_view(&bare, progress), view, "{state}");
                 for name in &notify {
                     let mut without = full.clone();
-                    field_mut(&mut without, name).clear();
+                    field_mut(&mut without, *name).clear();
                     if notifier_view(&without, progress) != view {
-                        used.insert(*name);
+                        used.insert(name.name());
                     }
                 }
             }
             for name in &notify {
                 assert!(
-                    used.contains(name),
+                    used.contains(name.name()),
                     "{name} is read by the daemon but the notifier never uses it"
                 );
             }
@@ -928,18 +982,18 @@ mod tests {
     fn a_row_needs_nothing_outside_the_row_format() {
         let full = everything_stamped();
         let mut bare = full.clone();
-        for name in PANE_VARIABLES.iter().chain(OPTIONS) {
-            if !ROW_FIELDS.contains(name) {
+        for name in every_column() {
+            if !ROW_FIELDS.contains(&name) {
                 field_mut(&mut bare, name).clear();
             }
         }
         assert_ne!(bare, full, "the blanked fields carried values");
         assert_eq!(row(&bare), row(&full));
         // And the row does read the row format's options: blanking one changes the row.
-        for name in ROW_FIELDS.iter().filter(|n| n.starts_with('@')) {
+        for &name in ROW_FIELDS.iter().filter(|n| n.name().starts_with('@')) {
             let mut without = full.clone();
             field_mut(&mut without, name).clear();
-            if *name == "@agent_name" {
+            if name.name() == "@agent_name" {
                 assert!(crate::fleet::row_of(&without, Default::default(), "h", 1).is_none());
             } else {
                 assert_ne!(row(&without), row(&full), "{name} is not read by a row");

@@ -12,6 +12,8 @@
 //! in it is single-quoted by [`quoted`]) writes the marker, reads it back, prints the pane's tty
 //! and directory as they are at the claim, and shows the fire's status-line message.
 
+use schema::PaneOption;
+
 use super::{Tmux, TmuxError};
 
 /// tmux's command separator, as its own argument.
@@ -57,8 +59,8 @@ pub enum Held {
 pub struct MarkerClaim<'a> {
     /// The pane (`%N`).
     pub pane: &'a str,
-    /// The marker option (`@agent_notified_at`).
-    pub option: &'a str,
+    /// The marker option ([`PaneOption::NotifiedAt`], ...).
+    pub option: PaneOption,
     /// What the claim writes.
     pub value: &'a str,
     /// When the marker already announces it.
@@ -108,7 +110,7 @@ impl MarkerClaim<'_> {
     /// [`PanePlace`] line and shows the message to each client. A pane tmux does not have fails the write (tmux's may-fail `-t` expands as
     /// no pane, so the condition is false), and nothing after it runs.
     pub fn args(&self) -> Vec<String> {
-        let option = format_literal(self.option);
+        let option = format_literal(self.option.as_str());
         let condition = match self.held {
             Held::WhileEqual => format!("#{{==:#{{{option}}},{}}}", format_literal(self.value)),
             Held::WhileSet => format!("#{{!=:#{{{option}}},}}"),
@@ -117,10 +119,13 @@ impl MarkerClaim<'_> {
         let mut claim = vec![
             format!(
                 "set-option -p -t {pane} {} {}",
-                quoted(self.option),
+                quoted(self.option.as_str()),
                 quoted(self.value)
             ),
-            format!("show-options -p -v -t {pane} {}", quoted(self.option)),
+            format!(
+                "show-options -p -v -t {pane} {}",
+                quoted(self.option.as_str())
+            ),
             format!("display-message -p -t {pane} {}", quoted(PLACE_FORMAT)),
         ];
         if let Some(message) = self.message {
@@ -175,17 +180,17 @@ impl MarkerClaim<'_> {
     }
 }
 
-/// What one pane option write does.
+/// What one write of a contract option of a pane does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OptionWrite<'a> {
-    /// `set-option -p -t <pane> <name> <value>`.
-    Set(&'a str, &'a str),
-    /// `set-option -p -u -t <pane> <name>`.
-    Unset(&'a str),
+    /// `set-option -p -t <pane> <option> <value>`.
+    Set(PaneOption, &'a str),
+    /// `set-option -p -u -t <pane> <option>`.
+    Unset(PaneOption),
     /// [`OptionWrite::Set`] unless the pane's option `.2.0` holds `.2.1` when tmux comes to it:
     /// one `if-shell -F` that tests it as it writes (a hook's stamp moves `@agent_since` only
     /// when the state changes, which a blind write cannot know).
-    SetUnless(&'a str, &'a str, (&'a str, &'a str)),
+    SetUnless(PaneOption, &'a str, (PaneOption, &'a str)),
 }
 
 /// One piece of what a dispatch sends to a pane.
@@ -242,13 +247,13 @@ impl Tmux {
         self.run(&args).map(drop)
     }
 
-    /// Sets option `name` of `pane` to `value` and reads it back, in one invocation: true only
-    /// when tmux holds `value` afterwards. A server that went away answers nothing, so a
+    /// Sets option `option` of `pane` to `value` and reads it back, in one invocation: true
+    /// only when tmux holds `value` afterwards. A server that went away answers nothing, so a
     /// notification marker is never taken as written when it was not.
     pub fn set_pane_option_confirmed(
         &self,
         pane: &str,
-        name: &str,
+        option: PaneOption,
         value: &str,
     ) -> Result<bool, TmuxError> {
         let out = self.run(&[
@@ -256,7 +261,7 @@ impl Tmux {
             "-p".into(),
             "-t".into(),
             pane.into(),
-            name.into(),
+            option.as_str().into(),
             data(value),
             THEN.into(),
             "show-options".into(),
@@ -264,7 +269,7 @@ impl Tmux {
             "-v".into(),
             "-t".into(),
             pane.into(),
-            name.into(),
+            option.as_str().into(),
         ])?;
         let text = String::from_utf8_lossy(&out);
         Ok(text.strip_suffix('\n').unwrap_or(&text) == value)
@@ -321,36 +326,36 @@ fn option_args(pane: &str, writes: &[OptionWrite<'_>]) -> Vec<String> {
             args.push(THEN.into());
         }
         match write {
-            OptionWrite::Set(name, value) => args.extend([
+            OptionWrite::Set(option, value) => args.extend([
                 "set-option".into(),
                 "-p".into(),
                 "-t".into(),
                 pane.into(),
-                (*name).into(),
+                option.as_str().into(),
                 data(value),
             ]),
-            OptionWrite::Unset(name) => args.extend([
+            OptionWrite::Unset(option) => args.extend([
                 "set-option".into(),
                 "-p".into(),
                 "-u".into(),
                 "-t".into(),
                 pane.into(),
-                (*name).into(),
+                option.as_str().into(),
             ]),
-            OptionWrite::SetUnless(name, value, (option, held)) => args.extend([
+            OptionWrite::SetUnless(option, value, (tested, held)) => args.extend([
                 "if-shell".into(),
                 "-F".into(),
                 "-t".into(),
                 pane.into(),
                 data(&format!(
                     "#{{!=:#{{{}}},{}}}",
-                    format_literal(option),
+                    format_literal(tested.as_str()),
                     format_literal(held)
                 )),
                 data(&format!(
                     "set-option -p -t {} {} {}",
                     quoted(pane),
-                    quoted(name),
+                    quoted(option.as_str()),
                     quoted(value)
                 )),
             ]),
@@ -375,7 +380,7 @@ mod tests {
     fn claim<'a>(clients: &'a [String], message: Option<&'a str>) -> MarkerClaim<'a> {
         MarkerClaim {
             pane: "%4",
-            option: "@agent_notified_at",
+            option: PaneOption::NotifiedAt,
             value: "1763780412000",
             held: Held::WhileEqual,
             clients,
@@ -476,9 +481,9 @@ mod tests {
         let args = option_args(
             "%4",
             &[
-                OptionWrite::SetUnless("@agent_since", "7", ("@agent_state", "blocked")),
-                OptionWrite::Set("@agent_state", "blocked;"),
-                OptionWrite::Unset("@agent_detail"),
+                OptionWrite::SetUnless(PaneOption::Since, "7", (PaneOption::State, "blocked")),
+                OptionWrite::Set(PaneOption::State, "blocked;"),
+                OptionWrite::Unset(PaneOption::Detail),
             ],
         );
         assert_eq!(

@@ -11,6 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use golden::SimFile;
 use golden::fixture::Fixture;
+use schema::PaneOption;
 
 use super::cli::Options;
 use super::conn::Conn;
@@ -268,23 +269,28 @@ impl Fleet {
     }
 
     /// Sets pane options of `pane` in one tmux invocation.
-    pub fn set_options(&self, pane: &str, options: &[(&str, String)]) -> anyhow::Result<()> {
+    pub fn set_options(&self, pane: &str, options: &[(PaneOption, String)]) -> anyhow::Result<()> {
         let mut cmd = self.tmux();
-        for (i, (name, value)) in options.iter().enumerate() {
+        for (i, (option, value)) in options.iter().enumerate() {
             if i > 0 {
                 cmd.arg(";");
             }
-            cmd.args(["set-option", "-p", "-t", pane, name, value]);
+            cmd.args(["set-option", "-p", "-t", pane, option.as_str(), value]);
         }
         output(&mut cmd).map(drop)
     }
 
-    /// The value of pane option `name` of `pane` (empty when unset).
-    pub fn option(&self, pane: &str, name: &str) -> anyhow::Result<String> {
-        stdout(
-            self.tmux()
-                .args(["show-options", "-p", "-q", "-v", "-t", pane, name]),
-        )
+    /// The value of pane option `option` of `pane` (empty when unset).
+    pub fn option(&self, pane: &str, option: PaneOption) -> anyhow::Result<String> {
+        stdout(self.tmux().args([
+            "show-options",
+            "-p",
+            "-q",
+            "-v",
+            "-t",
+            pane,
+            option.as_str(),
+        ]))
     }
 
     /// `corral serve --stdio` as the bench's device, started (not greeted yet); its stderr goes

@@ -14,7 +14,7 @@ mod cli;
 mod conn;
 mod fleet;
 mod machine;
-mod process;
+pub(crate) mod process;
 mod report;
 mod rows;
 mod stats;

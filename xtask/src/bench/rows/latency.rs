@@ -17,6 +17,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
+use schema::PaneOption;
 
 use super::super::cli::Options;
 use super::super::conn::{ANSWER_LIMIT, Conn, expect_kind};
@@ -299,8 +300,8 @@ fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
         fleet.set_options(
             pane,
             &[
-                ("@agent_state", "blocked".to_owned()),
-                ("@agent_since", now_ms()),
+                (PaneOption::State, "blocked".to_owned()),
+                (PaneOption::Since, now_ms()),
             ],
         )?;
         let moved = Instant::now();
@@ -312,8 +313,8 @@ fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
         fleet.set_options(
             pane,
             &[
-                ("@agent_state", "working".to_owned()),
-                ("@agent_since", now_ms()),
+                (PaneOption::State, "working".to_owned()),
+                (PaneOption::Since, now_ms()),
             ],
         )?;
         edge_to(&mut conn, pane, "working")?;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use schema::PaneOption;
 use serde_json::Value;
 
 use super::super::cli::Options;
@@ -112,7 +113,7 @@ pub fn p6(
             let mut flips = 0;
             while !stop.load(Ordering::Relaxed) {
                 let state = if flips % 2 == 0 { "idle" } else { "working" };
-                fleet.set_options(flipped, &[("@agent_state", state.to_owned())])?;
+                fleet.set_options(flipped, &[(PaneOption::State, state.to_owned())])?;
                 flips += 1;
                 std::thread::sleep(interval);
             }

@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use schema::PaneOption;
 
 use super::super::cli::Options;
 use super::super::conn::{ANSWER_LIMIT, hello_line};
@@ -100,7 +101,8 @@ fn event_ms(fleet: &Fleet, pane: &str, hook: &str) -> anyhow::Result<f64> {
 /// One bare `tmux set-option` of `pane` (the stamp time), spawn to exit, in ms.
 fn bare_stamp_ms(fleet: &Fleet, pane: &str) -> anyhow::Result<f64> {
     let mut cmd = fleet.tmux();
-    cmd.args(["set-option", "-p", "-t", pane, "@agent_stamped_at", "1"])
+    let option = PaneOption::StampedAt.as_str();
+    cmd.args(["set-option", "-p", "-t", pane, option, "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let start = Instant::now();
@@ -182,7 +184,7 @@ fn stamps(fleet: &Fleet, options: &Options) -> anyhow::Result<Stamps> {
         let t = true_ms(fleet)?;
         let e = event_ms(fleet, pane, hook)?;
         let b = bare_stamp_ms(fleet, pane)?;
-        let stamped = fleet.option(pane, "@agent_state")?;
+        let stamped = fleet.option(pane, PaneOption::State)?;
         if stamped != state {
             bail!(
                 "after `corral event claude {hook}` the pane's state is {stamped:?}, not {state}"

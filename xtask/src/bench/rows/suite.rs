@@ -52,7 +52,7 @@ fn row(spec: &Spec, wall: f64, run: &conformance::Silent, about: &str) -> Row {
 /// P5 and P5b.
 pub fn p5(options: &Options, specs: &[Spec]) -> anyhow::Result<Vec<Row>> {
     if options.build {
-        conformance::build_binaries(true)?;
+        conformance::build_binaries()?;
     }
     let floors = conformance::floors()?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
