@@ -1,5 +1,15 @@
-//! `corral-sim`: the agent simulator's command line; everything is in [`simulator::sim`].
+//! `corral-sim`: the agent simulator. Parses the command line, runs the command, and maps its
+//! result to an exit code; everything else is in [`simulator::sim`].
 
-fn main() -> std::process::ExitCode {
-    simulator::sim::main()
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = simulator::sim::cli::Cli::parse_args();
+    match simulator::sim::run(cli.command) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("corral-sim: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

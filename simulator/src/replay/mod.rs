@@ -24,36 +24,31 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use golden::Error;
 use golden::session::MAIN_CONN;
 use golden::validate::FrameSchema;
 
 use self::script::ScriptError;
 
 /// `corral-sim replay`'s arguments.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone)]
 pub struct ReplayArgs {
     /// The golden session (`golden/sessions/<case>.ndjson`); with `--list` or `--app`, session
     /// files or directories of them.
-    #[arg(required = true, value_name = "SESSION")]
     pub sessions: Vec<PathBuf>,
     /// Print, for every connection of every session, whether it can be replayed, and why not.
-    #[arg(long, conflicts_with_all = ["conn", "report", "timeout_scale", "app"])]
     pub list: bool,
     /// Start the app to judge, a command for `sh -c`, once per connection of every session: the
     /// host's frames on its stdin, its frames read from its stdout; `CORRAL_REPLAY_CASE`,
     /// `CORRAL_REPLAY_CONN`, `CORRAL_REPLAY_SESSION` and `CORRAL_REPLAY_DEVICE` say which.
     /// Prints one line per case and `N passed, N failed, N skipped`.
-    #[arg(long, value_name = "COMMAND")]
     pub app: Option<String>,
     /// The connection whose host half is played (default `main`; with `--app`, every
     /// connection of every session).
-    #[arg(long)]
     pub conn: Option<String>,
     /// Also write the verdicts to this file as JSON (with `--app`, the whole report).
-    #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Multiplies every wait for the app and every silence.
-    #[arg(long, default_value_t = 1.0, value_name = "X")]
     pub timeout_scale: f64,
 }
 
@@ -65,7 +60,7 @@ fn refuse(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(LOAD_ERROR)
 }
 
-fn schemas() -> Result<(FrameSchema, FrameSchema), String> {
+fn schemas() -> Result<(FrameSchema, FrameSchema), Error> {
     Ok((
         FrameSchema::generated("requests.schema.json")?,
         FrameSchema::generated("responses.schema.json")?,
@@ -187,12 +182,12 @@ fn against_app(
 }
 
 /// Every `*.ndjson` under the given paths (a file as given), sorted per directory.
-fn session_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+fn session_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
             let entries =
-                std::fs::read_dir(path).map_err(|err| format!("{}: {err}", path.display()))?;
+                std::fs::read_dir(path).map_err(|err| Error::in_file(path, err.to_string()))?;
             let mut found: Vec<PathBuf> = entries
                 .flatten()
                 .map(|entry| entry.path())

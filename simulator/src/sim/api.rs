@@ -76,6 +76,14 @@ pub fn edit<T>(sim_dir: &Path, change: impl FnOnce(&mut ApiState) -> T) -> anyho
     Ok(result)
 }
 
+/// Adds a pending question request, replacing one with its id.
+pub fn pend(sim_dir: &Path, pending: Pending) -> anyhow::Result<()> {
+    edit(sim_dir, |s| {
+        s.questions.retain(|q| q.request_id != pending.request_id);
+        s.questions.push(pending);
+    })
+}
+
 fn load(sim_dir: &Path) -> anyhow::Result<ApiState> {
     match std::fs::read(state_path(sim_dir)) {
         Ok(bytes) => serde_json::from_slice(&bytes).context("parsing api-state.json"),

@@ -1,25 +1,18 @@
-//! `corral-sim`'s command line (clap), and the dispatch of each subcommand.
+//! `corral-sim`'s command line, parsed into plain data: clap lives here and nowhere else in the
+//! simulator. Each subcommand's arguments convert into the plain options of the module that does
+//! the work; [`super::commands`] runs them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, bail};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use golden::Backend;
 use golden::fixture::TranscriptFormat;
-use golden::{Backend, SimFile};
 
-use super::api;
-use super::hook::{self, HookArgs};
-use super::input;
-use super::observe;
-use super::simfile;
-use super::step::{self, AddArgs, StepArgs};
-use super::transcript::{self, Generator, Recipe};
-use super::up::{self, Up};
-use super::{print_bytes, print_line};
-use crate::fake::faults::{self, Effect, Fault};
-use crate::fake::state::{Client, ServerDir};
-use crate::time;
+use super::demo::DemoOptions;
+use super::hook::HookOptions;
+use super::record::RecordOptions;
+use super::step::{NewPane, StepOptions};
 
 /// The agent simulator: fleets of fake agents on a fake or a real scratch tmux.
 #[derive(Debug, Parser)]
@@ -149,7 +142,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  [notify]\n  command = \"corral-sim record fired\"      in the host's config.toml\n  corral-sim record slow --sleep-ms 5000 --exit 3 --stderr \"busy\""
     )]
-    Record(super::record::RecordArgs),
+    Record(RecordArgs),
     /// Watch what is written to a pane's tty (the bell, OSC sequences).
     #[command(after_help = "Example:\n  cat \"$(corral-sim tty watch --pane claude-perm)\"")]
     Tty {
@@ -191,7 +184,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  corral-sim replay --app './my-app --stdio' golden/sessions    every session, one report\n  corral-sim replay golden/sessions/handshake.hello-request.ndjson    the host's half on stdin/stdout\n  corral-sim replay --list golden/sessions"
     )]
-    Replay(crate::replay::ReplayArgs),
+    Replay(ReplayArgs),
     /// Bring up a lively fleet for a client app and print the command that connects it.
     ///
     /// A fleet on the fake tmux in a temp dir, a device enrolled, the agent API served; agents
@@ -201,7 +194,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
     )]
-    Demo(Box<super::demo::DemoArgs>),
+    Demo(Box<DemoArgs>),
 }
 
 /// `--backend`: golden's [`Backend`], each value offered with what it is.
@@ -267,7 +260,7 @@ pub enum TtyAction {
 }
 
 /// Which transcript file.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Args)]
 pub struct Which {
     /// The pane whose transcript (from sim.json).
     #[arg(long, conflicts_with = "path", required_unless_present = "path")]
@@ -284,42 +277,7 @@ pub enum TranscriptAction {
     #[command(
         after_help = "Examples:\n  corral-sim transcript write --pane claude-perm --format claude --corpus\n  corral-sim transcript write --pane codex-work --format codex --events 200 --pending-call\n  corral-sim transcript write --pane claude-idle --format claude --sample claude-2.1-late.jsonl\n  corral-sim transcript write --pane gemini-idle --format gemini --sample gemini-0.39.jsonl"
     )]
-    Write {
-        /// Fixture name or %N.
-        #[arg(long)]
-        pane: String,
-        /// Store format: claude, codex, or gemini (a `--sample` only: no Gemini CLI record is
-        /// generated).
-        #[arg(long, value_parser = parse_format)]
-        format: TranscriptFormat,
-        /// Write this transcript sample as it is instead of generated records: a file name in
-        /// the `transcripts/` folder beside the fixture `up` brought up
-        /// (`golden/fixtures/transcripts/claude-2.1-late.jsonl`).
-        #[arg(long, conflicts_with_all = ["corpus", "events", "unknown_every", "pending_call"])]
-        sample: Option<String>,
-        /// Start with the store's corpus: every event kind of the reader, with its edge cases
-        /// (golden/fixtures/README.md lists it record by record).
-        #[arg(long)]
-        corpus: bool,
-        /// Records of the cycle to write (after the corpus, if any; default 40, 0 with --corpus).
-        #[arg(long)]
-        events: Option<u64>,
-        /// One record of an unknown type every N.
-        #[arg(long, default_value_t = 0)]
-        unknown_every: u32,
-        /// End on a tool call with no result.
-        #[arg(long)]
-        pending_call: bool,
-        /// Write here instead of the store layout under $CORRAL_SIM_DIR/home.
-        #[arg(long)]
-        path: Option<PathBuf>,
-        /// Agent session id (default: the pane's, else one derived from its name).
-        #[arg(long)]
-        session_id: Option<String>,
-        /// Do not stamp @agent_transcript / @agent_session.
-        #[arg(long)]
-        no_stamp: bool,
-    },
+    Write(WriteArgs),
     /// Append records.
     #[command(
         after_help = "Examples:\n  corral-sim transcript grow --pane claude-perm --events 5\n  corral-sim transcript grow --path /tmp/t.jsonl --events 1 --pending-call"
@@ -394,6 +352,45 @@ pub enum TranscriptAction {
         #[arg(long, default_value_t = 10)]
         events: u64,
     },
+}
+
+/// `transcript write`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct WriteArgs {
+    /// Fixture name or %N.
+    #[arg(long)]
+    pub pane: String,
+    /// Store format: claude, codex, or gemini (a `--sample` only: no Gemini CLI record is
+    /// generated).
+    #[arg(long, value_parser = parse_format)]
+    pub format: TranscriptFormat,
+    /// Write this transcript sample as it is instead of generated records: a file name in
+    /// the `transcripts/` folder beside the fixture `up` brought up
+    /// (`golden/fixtures/transcripts/claude-2.1-late.jsonl`).
+    #[arg(long, conflicts_with_all = ["corpus", "events", "unknown_every", "pending_call"])]
+    pub sample: Option<String>,
+    /// Start with the store's corpus: every event kind of the reader, with its edge cases
+    /// (golden/fixtures/README.md lists it record by record).
+    #[arg(long)]
+    pub corpus: bool,
+    /// Records of the cycle to write (after the corpus, if any; default 40, 0 with --corpus).
+    #[arg(long)]
+    pub events: Option<u64>,
+    /// One record of an unknown type every N.
+    #[arg(long, default_value_t = 0)]
+    pub unknown_every: u32,
+    /// End on a tool call with no result.
+    #[arg(long)]
+    pub pending_call: bool,
+    /// Write here instead of the store layout under $CORRAL_SIM_DIR/home.
+    #[arg(long)]
+    pub path: Option<PathBuf>,
+    /// Agent session id (default: the pane's, else one derived from its name).
+    #[arg(long)]
+    pub session_id: Option<String>,
+    /// Do not stamp @agent_transcript / @agent_session.
+    #[arg(long)]
+    pub no_stamp: bool,
 }
 
 /// `api ...`.
@@ -515,31 +512,236 @@ pub enum ClientAction {
     },
 }
 
-fn fake_dir(sim: &SimFile) -> anyhow::Result<ServerDir> {
-    if sim.backend != Backend::Fake {
-        bail!("this needs the fake backend (sim.json says real)");
+impl Cli {
+    /// This process's command line, parsed; a bad one (and `--help`, `--version`) ends the
+    /// process as clap ends it.
+    pub fn parse_args() -> Cli {
+        Cli::parse()
     }
-    Ok(ServerDir::new(PathBuf::from(&sim.socket_path)))
 }
 
-fn canonical(command: &str) -> anyhow::Result<&'static str> {
-    crate::fake::cli::parse_command(&[command.to_owned()])
-        .map(|c| c.name)
-        .or_else(|_| {
-            // Commands that need arguments still name themselves.
-            [
-                "set-option",
-                "list-panes",
-                "send-keys",
-                "display-message",
-                "show-options",
-                "kill-pane",
-            ]
-            .into_iter()
-            .find(|n| *n == command)
-            .ok_or(())
-        })
-        .map_err(|()| anyhow::anyhow!("unknown tmux command {command:?}"))
+/// Everything a step can change on a pane.
+#[derive(Debug, Clone, Args)]
+pub struct StepArgs {
+    /// `@agent_name`.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// `@agent_state` (any token, so a host's handling of a bad one can be tested).
+    #[arg(long)]
+    pub state: Option<String>,
+    /// `@agent_detail`.
+    #[arg(long)]
+    pub detail: Option<String>,
+    /// `@agent_since` (default with --state: now).
+    #[arg(long, allow_hyphen_values = true)]
+    pub since: Option<String>,
+    /// With --state, leave `@agent_since` alone.
+    #[arg(long)]
+    pub keep_since: bool,
+    /// `@agent_turn_at`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub turn_at: Option<String>,
+    /// `@agent_stamped_at` (default: now, whenever an @agent_ option changes).
+    #[arg(long, allow_hyphen_values = true)]
+    pub stamped_at: Option<String>,
+    /// Do not stamp `@agent_stamped_at`.
+    #[arg(long)]
+    pub no_stamp: bool,
+    /// Set `@agent_attention`.
+    #[arg(long)]
+    pub attention: bool,
+    /// Unset `@agent_attention`.
+    #[arg(long, conflicts_with = "attention")]
+    pub no_attention: bool,
+    /// `@agent_context` percent (also stamps `@agent_context_at`, default now).
+    #[arg(long)]
+    pub context: Option<u8>,
+    /// `@agent_context_at`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub context_at: Option<String>,
+    /// `@agent_mute_until` (`99999999999999`: until cleared).
+    #[arg(long, allow_hyphen_values = true)]
+    pub mute_until: Option<String>,
+    /// `@agent_transcript`.
+    #[arg(long)]
+    pub transcript: Option<String>,
+    /// `@agent_session`.
+    #[arg(long)]
+    pub session_id: Option<String>,
+    /// `@agent_pending_tool`.
+    #[arg(long)]
+    pub pending_tool: Option<String>,
+    /// `@agent_pending_call`.
+    #[arg(long)]
+    pub pending_call: Option<String>,
+    /// `@agent_api_endpoint`; `auto` takes the URL of the running `corral-sim api serve`.
+    #[arg(long)]
+    pub api_endpoint: Option<String>,
+    /// `@agent_permission_request` (the id only; see --park-request).
+    #[arg(long)]
+    pub permission_request: Option<String>,
+    /// Park a hook request `<runtime>/requests/<ID>.json` and stamp `@agent_permission_request`.
+    #[arg(long, value_name = "ID")]
+    pub park_request: Option<String>,
+    /// Tool name of the parked request.
+    #[arg(long, requires = "park_request")]
+    pub tool: Option<String>,
+    /// Tool input of the parked request, a JSON object.
+    #[arg(long, requires = "park_request")]
+    pub tool_input: Option<String>,
+    /// Remove a parked request file (an expired hold); the option is left alone.
+    #[arg(long, value_name = "ID")]
+    pub unpark: Option<String>,
+    /// `@agent_question_request`.
+    #[arg(long)]
+    pub question_request: Option<String>,
+    /// The questions of --question-request, a JSON array, served by `corral-sim api serve`.
+    #[arg(long, requires = "question_request")]
+    pub questions: Option<String>,
+    /// Any option: `--set @agent_notified_at=1700000000000` (repeatable).
+    #[arg(long = "set", value_name = "@OPTION=VALUE")]
+    pub set: Vec<String>,
+    /// Unset an option: `detail`, `agent_detail` or `@agent_detail` (repeatable).
+    #[arg(long, value_name = "OPTION")]
+    pub unset: Vec<String>,
+    /// Pane title (`select-pane -T`).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Move the pane to a directory (respawns its program there).
+    #[arg(long, conflicts_with = "repo")]
+    pub cwd: Option<PathBuf>,
+    /// Move the pane to a fixture repo or worktree (respawns its program there).
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Check out (or create) a branch in the pane's repository.
+    #[arg(long)]
+    pub checkout: Option<String>,
+    /// Host runtime dir for parked requests (default: sim.json's, else the host's own rule).
+    #[arg(long)]
+    pub runtime_dir: Option<PathBuf>,
+    /// Pin "now" (epoch ms); else CORRAL_SIM_NOW_MS, else the clock.
+    #[arg(long)]
+    pub now_ms: Option<u64>,
+}
+
+/// Where a new pane goes.
+#[derive(Debug, Clone, Args)]
+pub struct AddArgs {
+    /// Fixture-local name for the new pane.
+    #[arg(long)]
+    pub name: String,
+    /// Session to add it to (created when missing).
+    #[arg(long)]
+    pub session: String,
+    /// Put it in a new window of the session instead of splitting the last window.
+    #[arg(long)]
+    pub new_window: bool,
+}
+
+/// `corral-sim hook`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// The pane the agent runs in: fixture name or %N.
+    #[arg(long)]
+    pub pane: String,
+    /// The agent (`claude`, `codex`, ...): `corral event`'s first argument.
+    pub agent: String,
+    /// The hook event (`PermissionRequest`, `Stop`, `notify`, ...): its second argument.
+    pub event: String,
+    /// The payload: JSON, or `@FILE` (a relative FILE is looked up in the current directory,
+    /// then beside the fixture `up` brought up: `@hooks/claude/stop.json`). Default `{}`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub payload: Option<String>,
+    /// Give the payload's `session_id` (`thread-id`), `transcript_path` and `cwd`, where it has
+    /// them, the pane's own values from sim.json, as the agent in that pane would send them.
+    #[arg(long)]
+    pub pane_facts: bool,
+    /// Pass the payload as `corral event`'s third argument (Codex's `notify`) instead of stdin.
+    #[arg(long)]
+    pub as_argument: bool,
+    /// The run's name (its files are `hooks/<NAME>.*`); default: the next free number.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Start it and return once it waits for a verdict (or has finished); prints the name.
+    #[arg(long)]
+    pub background: bool,
+    /// Create this file (relative to $CORRAL_SIM_DIR) once the hook waits for a verdict or has
+    /// finished, for a `sim_background` step's `ready_file`.
+    #[arg(long)]
+    pub ready: Option<PathBuf>,
+}
+
+/// `record`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    /// The record's name: the files `record/NAME.stdin` and `record/NAME.env`.
+    pub name: String,
+    /// Sleep this long after recording, ms (a command still running).
+    #[arg(long, default_value_t = 0)]
+    pub sleep_ms: u64,
+    /// Write this text to stderr.
+    #[arg(long, default_value = "")]
+    pub stderr: String,
+    /// Exit with this code.
+    #[arg(long, default_value_t = 0)]
+    pub exit: u8,
+}
+
+/// `corral-sim demo`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// The story's seed: the same seed plays the same moves in the same order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Agent panes in the fleet (claude, opencode, codex and gemini in turn).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub panes: u16,
+    /// How fast the story goes: 2 is twice as fast (a tick is 500 ms divided by this).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Work in this dir (empty or missing) and keep it afterwards, instead of a temp dir that is
+    /// removed.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// `fake` (`corral-fake-tmux`, nothing to install) or `real` (a scratch tmux server you can
+    /// attach to and watch).
+    #[arg(long, default_value = "fake", value_parser = parse_backend)]
+    pub backend: Backend,
+    /// The device the printed command connects as.
+    #[arg(long, default_value = "SHA256:corral-demo")]
+    pub device: String,
+}
+
+fn parse_backend(text: &str) -> Result<Backend, String> {
+    text.parse::<Backend>().map_err(|err| err.to_string())
+}
+
+/// `corral-sim replay`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// The golden session (`golden/sessions/<case>.ndjson`); with `--list` or `--app`, session
+    /// files or directories of them.
+    #[arg(required = true, value_name = "SESSION")]
+    pub sessions: Vec<PathBuf>,
+    /// Print, for every connection of every session, whether it can be replayed, and why not.
+    #[arg(long, conflicts_with_all = ["conn", "report", "timeout_scale", "app"])]
+    pub list: bool,
+    /// Start the app to judge, a command for `sh -c`, once per connection of every session: the
+    /// host's frames on its stdin, its frames read from its stdout; `CORRAL_REPLAY_CASE`,
+    /// `CORRAL_REPLAY_CONN`, `CORRAL_REPLAY_SESSION` and `CORRAL_REPLAY_DEVICE` say which.
+    /// Prints one line per case and `N passed, N failed, N skipped`.
+    #[arg(long, value_name = "COMMAND")]
+    pub app: Option<String>,
+    /// The connection whose host half is played (default `main`; with `--app`, every
+    /// connection of every session).
+    #[arg(long)]
+    pub conn: Option<String>,
+    /// Also write the verdicts to this file as JSON (with `--app`, the whole report).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Multiplies every wait for the app and every silence.
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub timeout_scale: f64,
 }
 
 fn parse_format(text: &str) -> Result<TranscriptFormat, String> {
@@ -560,332 +762,184 @@ pub fn parse_size(text: &str) -> anyhow::Result<u64> {
     golden::fixture::parse_size(text).map_err(anyhow::Error::msg)
 }
 
-fn resolve(sim_dir: &Path, which: &Which) -> anyhow::Result<(PathBuf, Option<TranscriptFormat>)> {
-    if let Some(path) = &which.path {
-        return Ok((path.clone(), None));
-    }
-    let sim = simfile::load(sim_dir)?;
-    let (name, _) = sim.pane(which.pane.as_deref().unwrap_or_default())?;
-    let (path, format) = sim
-        .details
-        .get(&name)
-        .and_then(|d| d.transcript.clone())
-        .with_context(|| format!("pane {name} has no transcript (use `transcript write`)"))?;
-    Ok((PathBuf::from(path), Some(format)))
-}
+// Each subcommand's arguments as its module's plain options. A destructuring `let` names every
+// field, so an argument added to a command and not passed on does not compile.
 
-/// `transcripts/<sample>` beside the fixture `up` brought up, as a fixture's `sample` is found.
-fn sample_file(sim_dir: &Path, sample: &str) -> anyhow::Result<PathBuf> {
-    golden::fixture::check_sample_name(sample).map_err(anyhow::Error::msg)?;
-    let fixture = hook::fixture(sim_dir).context(
-        "--sample names a file beside the fixture `up` brought up, and no fixture was brought up",
-    )?;
-    Ok(golden::fixture::sample_path(&fixture, sample))
-}
-
-/// Runs one subcommand.
-pub fn run(command: Command, sim_dir: &Path) -> anyhow::Result<()> {
-    match command {
-        Command::Up {
-            fixture,
-            backend,
-            socket,
-            now_ms,
-            runtime_dir,
-        } => {
-            let sim = up::up(
-                sim_dir,
-                &Up {
-                    fixture,
-                    backend,
-                    socket,
-                    now_ms: time::now(now_ms)?,
-                    runtime_dir,
-                },
-            )?;
-            print_line(&serde_json::to_string(&sim)?);
-        }
-        Command::Down => {
-            up::down(sim_dir)?;
-        }
-        Command::Replay(_) => {
-            bail!("`replay` runs before the simulator directory is read (simulator::sim::main)")
-        }
-        Command::Demo(_) => {
-            bail!("`demo` makes a simulator directory of its own (simulator::sim::main)")
-        }
-        Command::Record(_) => {
-            bail!("`record` picks its own exit code (simulator::sim::main)")
-        }
-        Command::Tty {
-            action: TtyAction::Watch { pane },
-        } => print_line(&observe::watch_tty(sim_dir, &pane)?.display().to_string()),
-        Command::Options { pane } => {
-            print_line(&serde_json::to_string(&observe::options(sim_dir, &pane)?)?);
-        }
-        Command::Socket { path, line } => print_line(&observe::socket_line(&path, &line)?),
-        Command::Tmux { args } => print_bytes(observe::tmux(sim_dir, &args)?.as_bytes())?,
-        Command::Step { pane, args } => step::step(sim_dir, &pane, &args)?,
-        Command::Hook(args) => match hook::run(sim_dir, &args)? {
-            hook::Run::Background(name) => print_line(&name),
-            hook::Run::Finished(name) => print_bytes(&hook::output(
-                sim_dir,
-                &name,
-                std::time::Duration::ZERO,
-                false,
-            )?)?,
-        },
-        Command::Verdicts { runtime_dir } => {
-            let runtime = match runtime_dir {
-                Some(dir) => dir,
-                None => PathBuf::from(simfile::load(sim_dir)?.runtime_dir),
-            };
-            for verdict in super::park::verdicts(&runtime)? {
-                print_line(&verdict.to_string());
-            }
-        }
-        Command::HookOutput {
-            name,
-            wait_ms,
-            stderr,
-        } => print_bytes(&hook::output(
-            sim_dir,
-            &name,
-            std::time::Duration::from_millis(wait_ms),
-            stderr,
-        )?)?,
-        Command::Pane {
-            action: PaneAction::Add { add, args },
-        } => {
-            print_line(&step::add(sim_dir, &add, &args)?);
-        }
-        Command::Pane {
-            action: PaneAction::Kill { pane },
-        } => step::kill(sim_dir, &pane)?,
-        Command::Pane {
-            action: PaneAction::Input { pane, clear },
-        } => {
-            for item in input::received(sim_dir, &pane, clear)? {
-                print_line(&serde_json::to_string(&item)?);
-            }
-        }
-        Command::Transcript { action } => transcript_command(sim_dir, action)?,
-        Command::Api { action } => match action {
-            ApiAction::Serve {
-                port,
-                question_delay_ms,
-                post_delay_ms,
-            } => api::serve(sim_dir, port, question_delay_ms, post_delay_ms)?,
-            ApiAction::Question {
-                id,
-                questions,
-                session_id,
-            } => {
-                let questions =
-                    serde_json::from_str(&questions).context("--questions must be a JSON array")?;
-                api::edit(sim_dir, |s| {
-                    s.questions.retain(|q| q.request_id != id);
-                    s.questions.push(api::Pending {
-                        request_id: id,
-                        session_id,
-                        questions,
-                    });
-                })?;
-            }
-            ApiAction::Delay { ms, post: false } => api::edit(sim_dir, |s| s.delay_ms = ms)?,
-            ApiAction::Delay { ms, post: true } => api::edit(sim_dir, |s| s.post_delay_ms = ms)?,
-            ApiAction::Clear => api::edit(sim_dir, |s| s.questions.clear())?,
-        },
-        Command::Fault { action } => {
-            let sim = simfile::load(sim_dir)?;
-            let dir = fake_dir(&sim)?;
-            let mut list = faults::load(&dir)?;
-            match action {
-                FaultAction::Add {
-                    command,
-                    pane,
-                    fail,
-                    exit_code,
-                    stderr,
-                    stdout,
-                    hang_ms,
-                    hang_after_ms,
-                    times,
-                } => {
-                    let pane = pane.map(|p| sim.pane(&p).map(|(_, id)| id)).transpose()?;
-                    let effect = match (fail, hang_ms, hang_after_ms) {
-                        (true, _, _) => Effect::Fail {
-                            exit_code,
-                            stderr,
-                            stdout,
-                        },
-                        (false, Some(ms), _) => Effect::Hang { ms },
-                        (false, None, Some(ms)) => Effect::HangAfter { ms },
-                        (false, None, None) => {
-                            bail!("give --fail, --hang-ms or --hang-after-ms")
-                        }
-                    };
-                    list.push(Fault {
-                        command: canonical(&command)?.to_owned(),
-                        pane,
-                        effect,
-                        remaining: times,
-                    });
-                }
-                FaultAction::Clear => list.clear(),
-                FaultAction::Release => {
-                    return faults::release(&dir)
-                        .with_context(|| format!("releasing the hangs of {}", dir.path.display()));
-                }
-            }
-            let _lock = dir.lock(false)?;
-            faults::store(&dir, &list)?;
-        }
-        Command::Client { action } => {
-            let sim = simfile::load(sim_dir)?;
-            let dir = fake_dir(&sim)?;
-            crate::fake::edit(&dir, |server| match action {
-                ClientAction::Attach { name, session } => {
-                    let pid = 90_000 + server.clients.len() as u32;
-                    server.clients.retain(|c| c.name != name);
-                    server.clients.push(Client { name, session, pid });
-                }
-                ClientAction::Detach { name } => server.clients.retain(|c| c.name != name),
-            })?;
-        }
-    }
-    Ok(())
-}
-
-fn transcript_command(sim_dir: &Path, action: TranscriptAction) -> anyhow::Result<()> {
-    match action {
-        TranscriptAction::Write {
-            pane,
-            format,
-            sample,
-            corpus,
-            events,
-            unknown_every,
-            pending_call,
-            path,
-            session_id,
+impl From<StepArgs> for StepOptions {
+    fn from(args: StepArgs) -> StepOptions {
+        let StepArgs {
+            agent,
+            state,
+            detail,
+            since,
+            keep_since,
+            turn_at,
+            stamped_at,
             no_stamp,
-        } => {
-            let mut sim = simfile::load(sim_dir)?;
-            let (name, _) = sim.pane(&pane)?;
-            let detail = sim.details.get(&name).cloned().unwrap_or_default();
-            let session = session_id
-                .or(detail.session_id.clone())
-                .unwrap_or_else(|| crate::plan::session_id_for(&name));
-            let now = time::now(None)?;
-            let cwd = if detail.cwd.is_empty() {
-                sim_dir.display().to_string()
-            } else {
-                detail.cwd.clone()
-            };
-            let path = path.unwrap_or_else(|| {
-                transcript::store_path(
-                    &sim_dir.join("home"),
-                    format,
-                    &cwd,
-                    &session,
-                    now,
-                    sample.as_deref(),
-                )
-            });
-            match sample {
-                Some(sample) => transcript::write_sample(&path, &sample_file(sim_dir, &sample)?)?,
-                None => {
-                    let branch =
-                        super::git::branch(Path::new(&cwd)).unwrap_or_else(|_| "main".into());
-                    let recipe = Recipe {
-                        corpus,
-                        events: events.unwrap_or(if corpus { 0 } else { 40 }),
-                        unknown_every,
-                        pending_call,
-                        hole: 0,
-                    };
-                    transcript::write(&path, format, &session, (&cwd, &branch), now, &recipe)?;
-                }
-            }
-            let entry = sim.details.entry(name.clone()).or_default();
-            entry.transcript = Some((path.display().to_string(), format));
-            entry.session_id = Some(session.clone());
-            simfile::store(&sim, sim_dir)?;
-            if !no_stamp {
-                step::step(
-                    sim_dir,
-                    &name,
-                    &StepArgs {
-                        transcript: Some(path.display().to_string()),
-                        session_id: Some(session),
-                        no_stamp: true,
-                        ..StepArgs::default()
-                    },
-                )?;
-            }
-            print_line(&path.display().to_string());
-        }
-        TranscriptAction::Grow {
-            which,
-            events,
-            unknown_every,
+            attention,
+            no_attention,
+            context,
+            context_at,
+            mute_until,
+            transcript,
+            session_id,
+            pending_tool,
             pending_call,
-        } => {
-            let (path, known) = resolve(sim_dir, &which)?;
-            if let Some(format) = known {
-                transcript::generates(format)?;
-            }
-            Generator::resume(&path)?.append(&path, events, unknown_every, pending_call)?;
-        }
-        TranscriptAction::Big {
-            which,
-            bytes,
-            format,
-        } => {
-            let (path, known) = resolve(sim_dir, &which)?;
-            if let Some(format) = format.or(known) {
-                transcript::generates(format)?;
-            }
-            let target = parse_size(&bytes)?;
-            let mut generator = if path.exists() {
-                Generator::resume(&path)?
-            } else {
-                let format = format
-                    .or(known)
-                    .context("--format is needed for a new file")?;
-                Generator::new(
-                    format,
-                    &crate::plan::session_id_for(&path.display().to_string()),
-                    "/",
-                    "main",
-                    time::now(None)?,
-                )
-            };
-            generator.fill_to(&path, target)?;
-            print_line(&path.display().to_string());
-        }
-        TranscriptAction::Rewrite { which } => transcript::rewrite(&resolve(sim_dir, &which)?.0)?,
-        TranscriptAction::Truncate {
-            which,
-            bytes,
-            lines,
-        } => {
-            transcript::truncate(&resolve(sim_dir, &which)?.0, bytes, lines)?;
-        }
-        TranscriptAction::Replace { which, events } => {
-            let (path, _) = resolve(sim_dir, &which)?;
-            let content = events
-                .map(|n| transcript::regenerated(&path, n))
-                .transpose()?;
-            transcript::replace(&path, content)?;
-        }
-        TranscriptAction::Rotate { which, events } => {
-            let (path, _) = resolve(sim_dir, &which)?;
-            print_line(&transcript::rotate(&path, events)?.display().to_string());
+            api_endpoint,
+            permission_request,
+            park_request,
+            tool,
+            tool_input,
+            unpark,
+            question_request,
+            questions,
+            set,
+            unset,
+            title,
+            cwd,
+            repo,
+            checkout,
+            runtime_dir,
+            now_ms,
+        } = args;
+        StepOptions {
+            agent,
+            state,
+            detail,
+            since,
+            keep_since,
+            turn_at,
+            stamped_at,
+            no_stamp,
+            attention,
+            no_attention,
+            context,
+            context_at,
+            mute_until,
+            transcript,
+            session_id,
+            pending_tool,
+            pending_call,
+            api_endpoint,
+            permission_request,
+            park_request,
+            tool,
+            tool_input,
+            unpark,
+            question_request,
+            questions,
+            set,
+            unset,
+            title,
+            cwd,
+            repo,
+            checkout,
+            runtime_dir,
+            now_ms,
         }
     }
-    Ok(())
+}
+
+impl From<AddArgs> for NewPane {
+    fn from(args: AddArgs) -> NewPane {
+        let AddArgs {
+            name,
+            session,
+            new_window,
+        } = args;
+        NewPane {
+            name,
+            session,
+            new_window,
+        }
+    }
+}
+
+impl From<HookArgs> for HookOptions {
+    fn from(args: HookArgs) -> HookOptions {
+        let HookArgs {
+            pane,
+            agent,
+            event,
+            payload,
+            pane_facts,
+            as_argument,
+            name,
+            background,
+            ready,
+        } = args;
+        HookOptions {
+            pane,
+            agent,
+            event,
+            payload,
+            pane_facts,
+            as_argument,
+            name,
+            background,
+            ready,
+            env: Vec::new(),
+        }
+    }
+}
+
+impl From<RecordArgs> for RecordOptions {
+    fn from(args: RecordArgs) -> RecordOptions {
+        let RecordArgs {
+            name,
+            sleep_ms,
+            stderr,
+            exit,
+        } = args;
+        RecordOptions {
+            name,
+            sleep_ms,
+            stderr,
+            exit,
+        }
+    }
+}
+
+impl From<DemoArgs> for DemoOptions {
+    fn from(args: DemoArgs) -> DemoOptions {
+        let DemoArgs {
+            seed,
+            panes,
+            speed,
+            dir,
+            backend,
+            device,
+        } = args;
+        DemoOptions {
+            seed,
+            panes,
+            speed,
+            dir,
+            backend,
+            device,
+        }
+    }
+}
+
+impl From<ReplayArgs> for crate::replay::ReplayArgs {
+    fn from(args: ReplayArgs) -> crate::replay::ReplayArgs {
+        let ReplayArgs {
+            sessions,
+            list,
+            app,
+            conn,
+            report,
+            timeout_scale,
+        } = args;
+        crate::replay::ReplayArgs {
+            sessions,
+            list,
+            app,
+            conn,
+            report,
+            timeout_scale,
+        }
+    }
 }
 
 #[cfg(test)]

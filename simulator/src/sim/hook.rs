@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use golden::{Backend, SimFile};
+use schema::PaneOption;
 use serde_json::{Map, Value, json};
 
 use super::simfile;
@@ -33,40 +34,32 @@ use super::tmux::{Tmux, cmd};
 /// How long `--background` (and `--ready`) wait for the hook to park its request.
 const READY_WITHIN: Duration = Duration::from_secs(10);
 
-/// `corral-sim hook`'s arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct HookArgs {
+/// A hook run: which pane's agent, which hook event, and the payload it is given.
+#[derive(Debug, Clone)]
+pub struct HookOptions {
     /// The pane the agent runs in: fixture name or %N.
-    #[arg(long)]
     pub pane: String,
     /// The agent (`claude`, `codex`, ...): `corral event`'s first argument.
     pub agent: String,
     /// The hook event (`PermissionRequest`, `Stop`, `notify`, ...): its second argument.
     pub event: String,
     /// The payload: JSON, or `@FILE` (a relative FILE is looked up in the current directory,
-    /// then beside the fixture `up` brought up: `@hooks/claude/stop.json`). Default `{}`.
-    #[arg(long, allow_hyphen_values = true)]
+    /// then beside the fixture `up` brought up). Default `{}`.
     pub payload: Option<String>,
     /// Give the payload's `session_id` (`thread-id`), `transcript_path` and `cwd`, where it has
-    /// them, the pane's own values from sim.json, as the agent in that pane would send them.
-    #[arg(long)]
+    /// them, the pane's own values from sim.json.
     pub pane_facts: bool,
     /// Pass the payload as `corral event`'s third argument (Codex's `notify`) instead of stdin.
-    #[arg(long)]
     pub as_argument: bool,
     /// The run's name (its files are `hooks/<NAME>.*`); default: the next free number.
-    #[arg(long)]
     pub name: Option<String>,
-    /// Start it and return once it waits for a verdict (or has finished); prints the name.
-    #[arg(long)]
+    /// Return once it waits for a verdict (or has finished).
     pub background: bool,
     /// Create this file (relative to $CORRAL_SIM_DIR) once the hook waits for a verdict or has
-    /// finished, for a `sim_background` step's `ready_file`.
-    #[arg(long)]
+    /// finished.
     pub ready: Option<PathBuf>,
     /// Variables `corral event` gets on top of the simulator's environment (`corral-sim demo`
-    /// points it at the demo's own config); not on the command line.
-    #[arg(skip)]
+    /// points it at the demo's own config).
     pub env: Vec<(String, String)>,
 }
 
@@ -291,7 +284,7 @@ fn wait_ready(
                     "-v",
                     "-t",
                     pane,
-                    "@agent_permission_request",
+                    PaneOption::PermissionRequest.as_str(),
                 ])],
                 sim_dir,
             )?;
@@ -318,14 +311,14 @@ pub enum Run {
 }
 
 /// Runs `corral event` for a pane with a payload; see the module doc.
-pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
+pub fn run(sim_dir: &Path, options: &HookOptions) -> anyhow::Result<Run> {
     let sim = simfile::load(sim_dir)?;
-    let (name, pane) = sim.pane(&args.pane)?;
-    let mut payload = payload_text(sim_dir, args.payload.as_deref())?;
-    if args.pane_facts {
+    let (name, pane) = sim.pane(&options.pane)?;
+    let mut payload = payload_text(sim_dir, options.payload.as_deref())?;
+    if options.pane_facts {
         payload = with_pane_facts(&payload, &sim, &name)?;
     }
-    let run = claim(sim_dir, args.name.as_deref())?;
+    let run = claim(sim_dir, options.name.as_deref())?;
     let payload_file = file(sim_dir, &run, "payload");
     std::fs::write(&payload_file, &payload)?;
     let out_path = file(sim_dir, &run, "out");
@@ -348,8 +341,8 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
             command
         }
     };
-    command.args([&args.agent, &args.event]);
-    if args.as_argument {
+    command.args([&options.agent, &options.event]);
+    if options.as_argument {
         command.arg(&payload).stdin(Stdio::null());
     } else {
         command.stdin(File::open(&payload_file)?);
@@ -360,7 +353,7 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
         .env("TMUX", tmux_var(&sim, sim_dir, &pane)?)
         .env("TMUX_PANE", &pane)
         .env(crate::env::SIM_DIR_VAR, sim_dir)
-        .envs(args.env.iter().map(|(name, value)| (name, value)));
+        .envs(options.env.iter().map(|(name, value)| (name, value)));
     // A host profile's hook finds its tmux and its runtime dir as its host does, in the
     // environment the kit gave the simulator; corral's are told by corral's own rules.
     if hook.is_none() {
@@ -379,12 +372,12 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
     })?;
     drop(out);
     let record = json!({
-        "name": run, "pane": pane, "agent": args.agent, "event": args.event, "pid": child.id(),
+        "name": run, "pane": pane, "agent": options.agent, "event": options.event, "pid": child.id(),
     });
     std::fs::write(file(sim_dir, &run, "json"), format!("{record}\n"))?;
-    if args.background || args.ready.is_some() {
+    if options.background || options.ready.is_some() {
         wait_ready(&sim, sim_dir, &pane, &out_path, &before)?;
-        if let Some(ready) = &args.ready {
+        if let Some(ready) = &options.ready {
             let ready = sim_dir.join(ready);
             if let Some(parent) = ready.parent() {
                 std::fs::create_dir_all(parent)?;
@@ -392,7 +385,7 @@ pub fn run(sim_dir: &Path, args: &HookArgs) -> anyhow::Result<Run> {
             std::fs::write(&ready, b"")?;
         }
     }
-    if args.background {
+    if options.background {
         return Ok(Run::Background(run));
     }
     child.wait().context("waiting for corral event")?;

@@ -4,9 +4,13 @@
 //! left: pane ttys, pane options, and what its command was given (`record`). Every subcommand
 //! finds the fleet through `$CORRAL_SIM_DIR/sim.json`, written by `up`; `demo` brings up and
 //! animates a fleet of its own for a client app to connect to.
+//!
+//! The command line is parsed in [`cli`], the one module that knows clap; [`commands`] runs each
+//! subcommand through the module that does its work, which takes plain options.
 
 pub mod api;
 pub mod cli;
+pub mod commands;
 pub mod demo;
 pub mod git;
 pub mod hook;
@@ -21,7 +25,7 @@ pub mod tmux;
 pub mod transcript;
 pub mod up;
 
-use std::path::Path;
+pub use commands::run;
 
 /// Prints one line on stdout: the CLI's output.
 #[allow(clippy::print_stdout, reason = "corral-sim's results go to stdout")]
@@ -35,38 +39,4 @@ pub fn print_bytes(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)?;
     out.flush()
-}
-
-/// Runs `corral-sim` with the process's arguments; returns the exit code.
-pub fn main() -> std::process::ExitCode {
-    use clap::Parser;
-    let args = cli::Cli::parse();
-    match args.command {
-        cli::Command::Replay(replay) => return crate::replay::main(replay),
-        cli::Command::Demo(demo) => return demo::main(*demo),
-        _ => {}
-    }
-    let sim_dir = match crate::env::sim_dir() {
-        Ok(dir) => dir,
-        Err(message) => {
-            eprintln!("corral-sim: {message}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    if let Err(e) = std::fs::create_dir_all(&sim_dir) {
-        eprintln!("corral-sim: creating {}: {e}", sim_dir.display());
-        return std::process::ExitCode::FAILURE;
-    }
-    let sim_dir = std::fs::canonicalize(&sim_dir).unwrap_or(sim_dir);
-    if let cli::Command::Record(record) = &args.command {
-        return record::main(record, &sim_dir);
-    }
-    match cli::run(args.command, Path::new(&sim_dir)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-            eprintln!("corral-sim: {}", chain.join(": "));
-            std::process::ExitCode::FAILURE
-        }
-    }
 }

@@ -5,8 +5,8 @@
 //!   file a session reads. A real server pipes the pane's output there (`pipe-pane -O`); the fake,
 //!   whose pane ttys are plain files already, empties the pane's tty file and links it there.
 //! - `corral-sim options --pane P`: the pane's options of the pane-option contract
-//!   ([`CONTRACT`]) that are set and non-empty, as one JSON object sorted by name (the markers a
-//!   notifier writes, a mute's deadline).
+//!   ([`PaneOption::ALL`]) that are set and non-empty, as one JSON object sorted by name (the
+//!   markers a notifier writes, a mute's deadline).
 //! - `corral-sim tmux ARG...`: one tmux command on the fleet's server (`kill-session`,
 //!   `set-option -g allow-passthrough on`); prints its stdout.
 
@@ -15,34 +15,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use golden::Backend;
+use schema::PaneOption;
 
 use super::simfile;
 use super::tmux::{Tmux, cmd};
 use crate::fake::state::ServerDir;
-
-/// The pane options of docs/protocol.md "The pane-option contract", which `options` prints.
-pub const CONTRACT: [&str; 20] = [
-    "@agent_name",
-    "@agent_state",
-    "@agent_detail",
-    "@agent_since",
-    "@agent_turn_at",
-    "@agent_stamped_at",
-    "@agent_attention",
-    "@agent_session",
-    "@agent_transcript",
-    "@agent_permission_request",
-    "@agent_question_request",
-    "@agent_api_endpoint",
-    "@agent_pending_tool",
-    "@agent_pending_call",
-    "@agent_context",
-    "@agent_context_at",
-    "@agent_mute_until",
-    "@agent_notified_at",
-    "@agent_context_notified_at",
-    "@agent_stall_notified_at",
-];
 
 /// Separates the options' values in one `display-message` (a byte no option value holds).
 const SEPARATOR: char = '\u{1f}';
@@ -95,7 +72,7 @@ pub fn watch_tty(sim_dir: &Path, pane: &str) -> anyhow::Result<PathBuf> {
 pub fn options(sim_dir: &Path, pane: &str) -> anyhow::Result<BTreeMap<String, String>> {
     let sim = simfile::load(sim_dir)?;
     let (_, id) = sim.pane(pane)?;
-    let format: Vec<String> = CONTRACT.iter().map(|name| format!("#{{{name}}}")).collect();
+    let format: Vec<String> = PaneOption::ALL.iter().map(|o| o.format()).collect();
     let format = format.join(&SEPARATOR.to_string());
     let tmux = Tmux::of(&sim);
     // `display-message -t` falls back to another pane when the target is gone; ask first.
@@ -109,18 +86,18 @@ pub fn options(sim_dir: &Path, pane: &str) -> anyhow::Result<BTreeMap<String, St
     )?;
     let line = out.strip_suffix('\n').unwrap_or(&out);
     let values: Vec<&str> = line.split(SEPARATOR).collect();
-    if values.len() != CONTRACT.len() {
+    if values.len() != PaneOption::ALL.len() {
         bail!(
             "tmux printed {} values for {} options",
             values.len(),
-            CONTRACT.len()
+            PaneOption::ALL.len()
         );
     }
-    Ok(CONTRACT
+    Ok(PaneOption::ALL
         .iter()
         .zip(values)
         .filter(|(_, value)| !value.is_empty())
-        .map(|(name, value)| ((*name).to_owned(), value.to_owned()))
+        .map(|(option, value)| (option.as_str().to_owned(), value.to_owned()))
         .collect())
 }
 
@@ -142,13 +119,6 @@ mod tests {
     #[test]
     fn a_quoted_path_survives_the_shell() {
         assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
-    }
-
-    #[test]
-    fn the_contract_lists_every_option_once() {
-        let names: std::collections::BTreeSet<_> = CONTRACT.iter().collect();
-        assert_eq!(names.len(), CONTRACT.len());
-        assert!(CONTRACT.iter().all(|n| n.starts_with("@agent_")));
     }
 }
 

@@ -34,19 +34,16 @@ pub const KIT_VARIABLES: [&str; 6] = [
     "CORRAL_BIN",
 ];
 
-/// `record`'s arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RecordArgs {
+/// One run of `record`: its name, and how it ends.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
     /// The record's name: the files `record/NAME.stdin` and `record/NAME.env`.
     pub name: String,
     /// Sleep this long after recording, ms (a command still running).
-    #[arg(long, default_value_t = 0)]
     pub sleep_ms: u64,
     /// Write this text to stderr.
-    #[arg(long, default_value = "")]
     pub stderr: String,
     /// Exit with this code.
-    #[arg(long, default_value_t = 0)]
     pub exit: u8,
 }
 
@@ -56,7 +53,7 @@ pub fn dir(sim_dir: &Path) -> PathBuf {
 }
 
 /// Records one run and ends as asked.
-pub fn main(args: &RecordArgs, sim_dir: &Path) -> ExitCode {
+pub fn main(options: &RecordOptions, sim_dir: &Path) -> ExitCode {
     let mut stdin = Vec::new();
     let recorded = std::io::stdin()
         .read_to_end(&mut stdin)
@@ -72,21 +69,21 @@ pub fn main(args: &RecordArgs, sim_dir: &Path) -> ExitCode {
             let group = rustix::process::getpgrp();
             let own_group = group == rustix::process::getpid()
                 || rustix::process::getppid().is_some_and(|parent| parent == group);
-            append(sim_dir, &args.name, &stdin, &env, own_group)
+            append(sim_dir, &options.name, &stdin, &env, own_group)
         });
     if let Err(err) = recorded {
         eprintln!("corral-sim record: {err:#}");
         return ExitCode::FAILURE;
     }
-    std::thread::sleep(Duration::from_millis(args.sleep_ms));
-    if let Err(err) = ended(sim_dir, &args.name, args.exit) {
+    std::thread::sleep(Duration::from_millis(options.sleep_ms));
+    if let Err(err) = ended(sim_dir, &options.name, options.exit) {
         eprintln!("corral-sim record: {err:#}");
         return ExitCode::FAILURE;
     }
-    if !args.stderr.is_empty() {
-        eprint!("{}", args.stderr);
+    if !options.stderr.is_empty() {
+        eprint!("{}", options.stderr);
     }
-    ExitCode::from(args.exit)
+    ExitCode::from(options.exit)
 }
 
 /// Appends `{"exit":N}` to `NAME.end`: the run is over.

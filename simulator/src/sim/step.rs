@@ -4,11 +4,16 @@
 //! Stamp rules: `--state` also stamps `@agent_since` = now (unless `--since` or `--keep-since`);
 //! any `@agent_*` change also stamps `@agent_stamped_at` = now (unless `--stamped-at` or
 //! `--no-stamp`). Times take epoch ms, `now`, or `-90s` / `+5m`.
+//!
+//! A step is worked out first, from its options and "now" alone ([`writes`]: the pane options it
+//! sets and unsets), then done: a hook request parked or removed, a question served, the pane
+//! moved (its program respawned), and the title and options sent to tmux in one batch.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use golden::sim_file::{PaneDetail, SimFile};
+use schema::PaneOption;
 use serde_json::{Map, Value};
 
 use super::api;
@@ -19,326 +24,253 @@ use super::simfile;
 use super::tmux::{Cmd, Tmux, cmd};
 use crate::time;
 
-/// Everything a step can change on a pane.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct StepArgs {
+/// Everything a step can change on a pane. Times are epoch ms, `now`, or `-90s` / `+5m`.
+#[derive(Debug, Clone, Default)]
+pub struct StepOptions {
     /// `@agent_name`.
-    #[arg(long)]
     pub agent: Option<String>,
     /// `@agent_state` (any token, so a host's handling of a bad one can be tested).
-    #[arg(long)]
     pub state: Option<String>,
     /// `@agent_detail`.
-    #[arg(long)]
     pub detail: Option<String>,
-    /// `@agent_since` (default with --state: now).
-    #[arg(long, allow_hyphen_values = true)]
+    /// `@agent_since` (default with `state`: now).
     pub since: Option<String>,
-    /// With --state, leave `@agent_since` alone.
-    #[arg(long)]
+    /// With `state`, leave `@agent_since` alone.
     pub keep_since: bool,
     /// `@agent_turn_at`.
-    #[arg(long, allow_hyphen_values = true)]
     pub turn_at: Option<String>,
-    /// `@agent_stamped_at` (default: now, whenever an @agent_ option changes).
-    #[arg(long, allow_hyphen_values = true)]
+    /// `@agent_stamped_at` (default: now, whenever an `@agent_` option changes).
     pub stamped_at: Option<String>,
     /// Do not stamp `@agent_stamped_at`.
-    #[arg(long)]
     pub no_stamp: bool,
     /// Set `@agent_attention`.
-    #[arg(long)]
     pub attention: bool,
     /// Unset `@agent_attention`.
-    #[arg(long, conflicts_with = "attention")]
     pub no_attention: bool,
     /// `@agent_context` percent (also stamps `@agent_context_at`, default now).
-    #[arg(long)]
     pub context: Option<u8>,
     /// `@agent_context_at`.
-    #[arg(long, allow_hyphen_values = true)]
     pub context_at: Option<String>,
-    /// `@agent_mute_until` (`99999999999999`: until cleared).
-    #[arg(long, allow_hyphen_values = true)]
+    /// `@agent_mute_until`.
     pub mute_until: Option<String>,
     /// `@agent_transcript`.
-    #[arg(long)]
     pub transcript: Option<String>,
     /// `@agent_session`.
-    #[arg(long)]
     pub session_id: Option<String>,
     /// `@agent_pending_tool`.
-    #[arg(long)]
     pub pending_tool: Option<String>,
     /// `@agent_pending_call`.
-    #[arg(long)]
     pub pending_call: Option<String>,
     /// `@agent_api_endpoint`; `auto` takes the URL of the running `corral-sim api serve`.
-    #[arg(long)]
     pub api_endpoint: Option<String>,
-    /// `@agent_permission_request` (the id only; see --park-request).
-    #[arg(long)]
+    /// `@agent_permission_request` (the id only; see `park_request`).
     pub permission_request: Option<String>,
     /// Park a hook request `<runtime>/requests/<ID>.json` and stamp `@agent_permission_request`.
-    #[arg(long, value_name = "ID")]
     pub park_request: Option<String>,
     /// Tool name of the parked request.
-    #[arg(long, requires = "park_request")]
     pub tool: Option<String>,
     /// Tool input of the parked request, a JSON object.
-    #[arg(long, requires = "park_request")]
     pub tool_input: Option<String>,
     /// Remove a parked request file (an expired hold); the option is left alone.
-    #[arg(long, value_name = "ID")]
     pub unpark: Option<String>,
     /// `@agent_question_request`.
-    #[arg(long)]
     pub question_request: Option<String>,
-    /// The questions of --question-request, a JSON array, served by `corral-sim api serve`.
-    #[arg(long, requires = "question_request")]
+    /// The questions of `question_request`, a JSON array, served by `corral-sim api serve`.
     pub questions: Option<String>,
-    /// Any option: `--set @agent_notified_at=1700000000000` (repeatable).
-    #[arg(long = "set", value_name = "@OPTION=VALUE")]
+    /// Options to set, each `@OPTION=VALUE` (any option) or `KEY=VALUE` (a contract option).
     pub set: Vec<String>,
-    /// Unset an option: `detail`, `agent_detail` or `@agent_detail` (repeatable).
-    #[arg(long, value_name = "OPTION")]
+    /// Options to unset: `detail`, `agent_detail` or `@agent_detail`.
     pub unset: Vec<String>,
     /// Pane title (`select-pane -T`).
-    #[arg(long)]
     pub title: Option<String>,
     /// Move the pane to a directory (respawns its program there).
-    #[arg(long, conflicts_with = "repo")]
     pub cwd: Option<PathBuf>,
     /// Move the pane to a fixture repo or worktree (respawns its program there).
-    #[arg(long)]
     pub repo: Option<String>,
     /// Check out (or create) a branch in the pane's repository.
-    #[arg(long)]
     pub checkout: Option<String>,
-    /// Host runtime dir for parked requests (default: sim.json's, else the host's own rule).
-    #[arg(long)]
+    /// Host runtime dir for parked requests (default: sim.json's).
     pub runtime_dir: Option<PathBuf>,
-    /// Pin "now" (epoch ms); else CORRAL_SIM_NOW_MS, else the clock.
-    #[arg(long)]
+    /// Pin "now" (epoch ms); else `CORRAL_SIM_NOW_MS`, else the clock.
     pub now_ms: Option<u64>,
 }
 
-fn option_name(name: &str) -> String {
-    if name.starts_with('@') {
-        name.to_owned()
-    } else if name.starts_with("agent_") {
-        format!("@{name}")
-    } else {
-        format!("@agent_{name}")
-    }
+/// What a step writes to the pane's options, and the moments a request it parks is dated by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Writes {
+    /// `set-option -p`, in order: the option's name and its value.
+    pub sets: Vec<(String, String)>,
+    /// `set-option -p -u`, in order.
+    pub unsets: Vec<String>,
+    /// The `@agent_since` it stamps.
+    pub since: Option<u64>,
+    /// The `@agent_turn_at` it stamps.
+    pub turn_at: Option<u64>,
+    /// The `@agent_stamped_at` it stamps.
+    pub stamped_at: Option<u64>,
 }
 
-/// Applies a step to pane `given` (fixture name or `%N`).
-pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> {
-    let mut sim = simfile::load(sim_dir)?;
-    let (name, id) = sim.pane(given)?;
-    let tmux = Tmux::of(&sim);
-    let now = time::now(args.now_ms)?;
+/// The option a `--set` or `--unset` names: any `@option` as it is (a test may stamp one outside
+/// the contract), else a contract option by its key (`detail`) or its bare name (`agent_detail`).
+fn option_name(flag: &str, name: &str) -> anyhow::Result<String> {
+    if name.starts_with('@') {
+        return Ok(name.to_owned());
+    }
+    PaneOption::ALL
+        .iter()
+        .find(|option| option.key() == name || option.bare() == name)
+        .map(|option| option.as_str().to_owned())
+        .with_context(|| {
+            format!("{flag} {name:?}: no pane option of the contract; name another as @OPTION")
+        })
+}
+
+/// The writes of a step with `options` at `now`. `api_endpoint` is what `options.api_endpoint`
+/// stands for (`auto` resolved).
+pub fn writes(
+    options: &StepOptions,
+    now: u64,
+    api_endpoint: Option<String>,
+) -> anyhow::Result<Writes> {
     let at = |text: &str| time::relative(text, now);
     let mut sets: Vec<(String, String)> = Vec::new();
-    let mut push = |key: &str, value: String| sets.push((format!("@agent_{key}"), value));
-    if let Some(agent) = &args.agent {
-        push("name", agent.clone());
-    }
-    if let Some(state) = &args.state {
-        push("state", state.clone());
-    }
-    if let Some(detail) = &args.detail {
-        push("detail", detail.clone());
-    }
-    let since = match (&args.since, &args.state) {
+    let mut push = |option: PaneOption, value: Option<String>| {
+        if let Some(value) = value {
+            sets.push((option.as_str().to_owned(), value));
+        }
+    };
+    push(PaneOption::Name, options.agent.clone());
+    push(PaneOption::State, options.state.clone());
+    push(PaneOption::Detail, options.detail.clone());
+    let since = match (&options.since, &options.state) {
         (Some(text), _) => Some(at(text)?),
-        (None, Some(_)) if !args.keep_since => Some(now),
+        (None, Some(_)) if !options.keep_since => Some(now),
         _ => None,
     };
-    if let Some(ms) = since {
-        push("since", ms.to_string());
-    }
-    let turn_at = args.turn_at.as_deref().map(at).transpose()?;
-    if let Some(ms) = turn_at {
-        push("turn_at", ms.to_string());
-    }
-    if args.attention {
-        push("attention", "1".into());
-    }
-    if let Some(session) = &args.session_id {
-        push("session", session.clone());
-    }
-    if let Some(path) = &args.transcript {
-        push("transcript", path.clone());
-    }
-    if let Some(request) = &args.permission_request {
-        push("permission_request", request.clone());
-    }
-    if let Some(request) = &args.question_request {
-        push("question_request", request.clone());
-    }
-    if let Some(url) = &args.api_endpoint {
-        let url = if url == "auto" {
-            api::endpoint(sim_dir)?
-        } else {
-            url.clone()
-        };
-        push("api_endpoint", url);
-    }
-    if let Some(tool) = &args.pending_tool {
-        push("pending_tool", tool.clone());
-    }
-    if let Some(call) = &args.pending_call {
-        push("pending_call", call.clone());
-    }
-    if let Some(context) = args.context {
+    push(PaneOption::Since, since.map(|ms| ms.to_string()));
+    let turn_at = options.turn_at.as_deref().map(at).transpose()?;
+    push(PaneOption::TurnAt, turn_at.map(|ms| ms.to_string()));
+    push(PaneOption::Attention, options.attention.then(|| "1".into()));
+    push(PaneOption::Session, options.session_id.clone());
+    push(PaneOption::Transcript, options.transcript.clone());
+    push(
+        PaneOption::PermissionRequest,
+        options.permission_request.clone(),
+    );
+    push(
+        PaneOption::QuestionRequest,
+        options.question_request.clone(),
+    );
+    push(PaneOption::ApiEndpoint, api_endpoint);
+    push(PaneOption::PendingTool, options.pending_tool.clone());
+    push(PaneOption::PendingCall, options.pending_call.clone());
+    if let Some(context) = options.context {
         if context > 100 {
             bail!("--context {context} is over 100");
         }
-        push("context", context.to_string());
-        let ms = args
+        push(PaneOption::Context, Some(context.to_string()));
+        let ms = options
             .context_at
             .as_deref()
             .map(at)
             .transpose()?
             .unwrap_or(now);
-        push("context_at", ms.to_string());
-    } else if let Some(text) = &args.context_at {
-        push("context_at", at(text)?.to_string());
+        push(PaneOption::ContextAt, Some(ms.to_string()));
+    } else if let Some(text) = &options.context_at {
+        push(PaneOption::ContextAt, Some(at(text)?.to_string()));
     }
-    if let Some(text) = &args.mute_until {
-        push("mute_until", at(text)?.to_string());
+    if let Some(text) = &options.mute_until {
+        push(PaneOption::MuteUntil, Some(at(text)?.to_string()));
     }
-    if let Some(request) = &args.park_request {
-        push("permission_request", request.clone());
-    }
-    for pair in &args.set {
+    push(PaneOption::PermissionRequest, options.park_request.clone());
+    for pair in &options.set {
         let Some((key, value)) = pair.split_once('=') else {
             bail!("--set {pair:?}: use @OPTION=VALUE");
         };
-        sets.push((option_name(key), value.to_owned()));
+        sets.push((option_name("--set", key)?, value.to_owned()));
     }
-    let mut unsets: Vec<String> = args.unset.iter().map(|n| option_name(n)).collect();
-    if args.no_attention {
-        unsets.push("@agent_attention".into());
+    let mut unsets = options
+        .unset
+        .iter()
+        .map(|name| option_name("--unset", name))
+        .collect::<anyhow::Result<Vec<String>>>()?;
+    if options.no_attention {
+        unsets.push(PaneOption::Attention.as_str().to_owned());
     }
-    let touches_agent = sets.iter().any(|(k, _)| k.starts_with("@agent_"))
-        || unsets.iter().any(|k| k.starts_with("@agent_"));
-    let stamped_at = match &args.stamped_at {
+    let touches_agent = sets
+        .iter()
+        .map(|(name, _)| name)
+        .chain(&unsets)
+        .any(|name| name.starts_with(PaneOption::PREFIX));
+    let stamped_at = match &options.stamped_at {
         Some(text) => Some(at(text)?),
-        None if touches_agent && !args.no_stamp => Some(now),
+        None if touches_agent && !options.no_stamp => Some(now),
         None => None,
     };
     if let Some(ms) = stamped_at {
-        sets.push(("@agent_stamped_at".into(), ms.to_string()));
+        sets.push((PaneOption::StampedAt.as_str().to_owned(), ms.to_string()));
     }
+    Ok(Writes {
+        sets,
+        unsets,
+        since,
+        turn_at,
+        stamped_at,
+    })
+}
 
-    if let Some(request) = &args.park_request {
-        let current = tmux.ok(
-            &[cmd(&[
-                "display-message",
-                "-p",
-                "-t",
-                &id,
-                "#{@agent_since} #{@agent_turn_at} #{@agent_session}",
-            ])],
-            sim_dir,
-        )?;
-        let mut fields = current.trim_end_matches('\n').splitn(3, ' ');
-        let old_since = fields.next().and_then(|f| f.parse::<u64>().ok());
-        let old_turn = fields.next().and_then(|f| f.parse::<u64>().ok());
-        let old_session = fields.next().filter(|s| !s.is_empty()).map(str::to_owned);
-        let episode = since
-            .or(old_since)
-            .unwrap_or(0)
-            .max(turn_at.or(old_turn).unwrap_or(0));
-        let input: Map<String, Value> = match &args.tool_input {
-            Some(text) => {
-                serde_json::from_str(text).context("--tool-input must be a JSON object")?
-            }
-            None => Map::new(),
-        };
-        let tool = args
-            .tool
-            .as_deref()
-            .context("--park-request needs --tool")?;
-        let session = args.session_id.clone().or(old_session);
-        park(
-            &runtime(&sim, args),
-            request,
-            &id,
-            session.as_deref(),
-            tool,
-            &input,
-            episode,
-            stamped_at.unwrap_or(now),
-        )?;
+/// What `--api-endpoint` stands for: the URL given, or for `auto` the running `corral-sim api
+/// serve`'s.
+fn api_endpoint(sim_dir: &Path, given: Option<&str>) -> anyhow::Result<Option<String>> {
+    match given {
+        Some("auto") => api::endpoint(sim_dir).map(Some),
+        given => Ok(given.map(str::to_owned)),
     }
-    if let Some(request) = &args.unpark {
-        let path = runtime(&sim, args)
-            .join("requests")
-            .join(format!("{request}.json"));
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(e).with_context(|| format!("removing {}", path.display()));
-            }
-            _ => {}
-        }
+}
+
+/// Applies a step to pane `given` (fixture name or `%N`).
+pub fn step(sim_dir: &Path, given: &str, options: &StepOptions) -> anyhow::Result<()> {
+    let mut sim = simfile::load(sim_dir)?;
+    let (name, id) = sim.pane(given)?;
+    let tmux = Tmux::of(&sim);
+    let now = time::now(options.now_ms)?;
+    let endpoint = api_endpoint(sim_dir, options.api_endpoint.as_deref())?;
+    let writes = writes(options, now, endpoint)?;
+    let runtime = options
+        .runtime_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&sim.runtime_dir));
+    if let Some(request) = &options.park_request {
+        let before = episode(&tmux, sim_dir, &id)?;
+        park_request(&runtime, &id, request, options, &writes, before, now)?;
     }
-    if let Some(text) = &args.questions {
-        let questions =
-            serde_json::from_str(text).context("--questions must be a JSON array of questions")?;
-        let request = args.question_request.clone().unwrap_or_default();
+    if let Some(request) = &options.unpark {
+        unpark(&runtime, request)?;
+    }
+    if let Some(questions) = &options.questions {
         let session = sim.details.get(&name).and_then(|d| d.session_id.clone());
-        api::edit(sim_dir, |s| {
-            s.questions.retain(|q| q.request_id != request);
-            s.questions.push(api::Pending {
-                request_id: request,
-                session_id: session,
-                questions,
-            });
-        })?;
+        let request = options.question_request.clone().unwrap_or_default();
+        ask(sim_dir, request, session, questions)?;
     }
-
+    let moved_to = destination(&sim, options)?;
+    let respawned = moved_to.is_some();
+    let detail = sim.details.entry(name).or_default();
     let mut commands: Vec<Cmd> = Vec::new();
-    let mut respawned = false;
-    let detail = sim.details.entry(name.clone()).or_default();
-    let new_cwd = match (&args.cwd, &args.repo) {
-        (Some(dir), _) => Some(dir.clone()),
-        (None, Some(repo)) => Some(
-            sim.repos
-                .get(repo)
-                .map(PathBuf::from)
-                .with_context(|| format!("no repo or worktree named {repo:?} in sim.json"))?,
-        ),
-        _ => None,
-    };
-    if let Some(dir) = new_cwd {
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let dir = dir.display().to_string();
-        let mut respawn = cmd(&["respawn-pane", "-k", "-t", &id, "-c", &dir]);
-        respawn.extend(input::program(sim_dir));
-        commands.push(respawn);
-        respawned = true;
-        detail.cwd = dir;
+    if let Some(dir) = moved_to {
+        commands.push(respawn(sim_dir, &id, &dir)?);
+        detail.cwd = dir.display().to_string();
     }
-    if let Some(branch) = &args.checkout {
+    if let Some(branch) = &options.checkout {
         git::checkout(Path::new(&detail.cwd), branch)?;
     }
-    if let Some(title) = &args.title {
+    if let Some(title) = &options.title {
         commands.push(cmd(&["select-pane", "-t", &id, "-T", title]));
     }
-    for (key, value) in &sets {
-        commands.push(cmd(&["set-option", "-p", "-t", &id, key, value]));
-    }
-    for key in &unsets {
-        commands.push(cmd(&["set-option", "-p", "-u", "-t", &id, key]));
-    }
-    if let Some(agent) = &args.agent {
+    commands.extend(option_commands(&id, &writes));
+    if let Some(agent) = &options.agent {
         detail.agent = Some(agent.clone());
     }
-    if let Some(session) = &args.session_id {
+    if let Some(session) = &options.session_id {
         detail.session_id = Some(session.clone());
     }
     if respawned {
@@ -354,34 +286,160 @@ pub fn step(sim_dir: &Path, given: &str, args: &StepArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-fn runtime(sim: &SimFile, args: &StepArgs) -> PathBuf {
-    args.runtime_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&sim.runtime_dir))
+/// The `set-option -p` commands that make `writes` on pane `id`: the sets, then the unsets.
+fn option_commands(id: &str, writes: &Writes) -> Vec<Cmd> {
+    let sets = writes
+        .sets
+        .iter()
+        .map(|(name, value)| cmd(&["set-option", "-p", "-t", id, name, value]));
+    let unsets = writes
+        .unsets
+        .iter()
+        .map(|name| cmd(&["set-option", "-p", "-u", "-t", id, name]));
+    sets.chain(unsets).collect()
+}
+
+/// What a pane's options say of its episode and its session before a step.
+#[derive(Debug, Clone, Default)]
+struct Episode {
+    since: Option<u64>,
+    turn_at: Option<u64>,
+    session: Option<String>,
+}
+
+/// Reads pane `id`'s [`Episode`].
+fn episode(tmux: &Tmux, sim_dir: &Path, id: &str) -> anyhow::Result<Episode> {
+    let asked =
+        [PaneOption::Since, PaneOption::TurnAt, PaneOption::Session].map(PaneOption::format);
+    let format = asked.join(" ");
+    let current = tmux.ok(
+        &[cmd(&["display-message", "-p", "-t", id, &format])],
+        sim_dir,
+    )?;
+    let mut fields = current.trim_end_matches('\n').splitn(3, ' ');
+    Ok(Episode {
+        since: fields.next().and_then(|f| f.parse::<u64>().ok()),
+        turn_at: fields.next().and_then(|f| f.parse::<u64>().ok()),
+        session: fields.next().filter(|s| !s.is_empty()).map(str::to_owned),
+    })
+}
+
+/// Parks hook request `request` for pane `id` in `runtime`, dated by the episode the step
+/// leaves the pane in (its own `@agent_since` and `@agent_turn_at`, else those `before` it),
+/// in the step's session, else the pane's.
+fn park_request(
+    runtime: &Path,
+    id: &str,
+    request: &str,
+    options: &StepOptions,
+    writes: &Writes,
+    before: Episode,
+    now: u64,
+) -> anyhow::Result<()> {
+    let episode = writes
+        .since
+        .or(before.since)
+        .unwrap_or(0)
+        .max(writes.turn_at.or(before.turn_at).unwrap_or(0));
+    let input: Map<String, Value> = match &options.tool_input {
+        Some(text) => serde_json::from_str(text).context("--tool-input must be a JSON object")?,
+        None => Map::new(),
+    };
+    let tool = options
+        .tool
+        .as_deref()
+        .context("--park-request needs --tool")?;
+    let session = options.session_id.clone().or(before.session);
+    park(
+        runtime,
+        request,
+        id,
+        session.as_deref(),
+        tool,
+        &input,
+        episode,
+        writes.stamped_at.unwrap_or(now),
+    )?;
+    Ok(())
+}
+
+/// Removes parked request `request` from `runtime` (an expired hold); gone already is fine.
+fn unpark(runtime: &Path, request: &str) -> anyhow::Result<()> {
+    let path = runtime.join("requests").join(format!("{request}.json"));
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Serves `questions` (a JSON array) through the agent API as request `request` of `session`.
+fn ask(
+    sim_dir: &Path,
+    request: String,
+    session: Option<String>,
+    questions: &str,
+) -> anyhow::Result<()> {
+    let questions =
+        serde_json::from_str(questions).context("--questions must be a JSON array of questions")?;
+    api::pend(
+        sim_dir,
+        api::Pending {
+            request_id: request,
+            session_id: session,
+            questions,
+        },
+    )
+}
+
+/// Where a step moves the pane: `cwd`, or the directory of fixture repo or worktree `repo`.
+fn destination(sim: &SimFile, options: &StepOptions) -> anyhow::Result<Option<PathBuf>> {
+    match (&options.cwd, &options.repo) {
+        (Some(dir), _) => Ok(Some(dir.clone())),
+        (None, Some(repo)) => sim
+            .repos
+            .get(repo)
+            .map(|dir| Some(PathBuf::from(dir)))
+            .with_context(|| format!("no repo or worktree named {repo:?} in sim.json")),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The command that restarts pane `id`'s program in `dir`, which is made if missing.
+fn respawn(sim_dir: &Path, id: &str, dir: &Path) -> anyhow::Result<Cmd> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut respawn = cmd(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        id,
+        "-c",
+        &dir.display().to_string(),
+    ]);
+    respawn.extend(input::program(sim_dir));
+    Ok(respawn)
 }
 
 /// Where a new pane goes.
-#[derive(Debug, Clone, clap::Args)]
-pub struct AddArgs {
+#[derive(Debug, Clone)]
+pub struct NewPane {
     /// Fixture-local name for the new pane.
-    #[arg(long)]
     pub name: String,
     /// Session to add it to (created when missing).
-    #[arg(long)]
     pub session: String,
     /// Put it in a new window of the session instead of splitting the last window.
-    #[arg(long)]
     pub new_window: bool,
 }
 
-/// Adds a pane; prints nothing, records it in sim.json, returns its id.
-pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<String> {
+/// Adds a pane and applies `options` to it; records it in sim.json, returns its id.
+pub fn add(sim_dir: &Path, add: &NewPane, options: &StepOptions) -> anyhow::Result<String> {
     let mut sim = simfile::load(sim_dir)?;
     if sim.panes.contains_key(&add.name) || add.name.starts_with('%') || add.name.is_empty() {
         bail!("pane name {:?} is taken or invalid", add.name);
     }
     let tmux = Tmux::of(&sim);
-    let cwd = match (&args.cwd, &args.repo) {
+    let cwd = match (&options.cwd, &options.repo) {
         (Some(dir), _) => dir.clone(),
         (None, Some(repo)) => PathBuf::from(
             sim.repos
@@ -444,10 +502,10 @@ pub fn add(sim_dir: &Path, add: &AddArgs, args: &StepArgs) -> anyhow::Result<Str
         },
     );
     simfile::store(&sim, sim_dir)?;
-    let rest = StepArgs {
+    let rest = StepOptions {
         cwd: None,
         repo: None,
-        ..args.clone()
+        ..options.clone()
     };
     step(sim_dir, &add.name, &rest)?;
     Ok(id)
@@ -461,4 +519,173 @@ pub fn kill(sim_dir: &Path, given: &str) -> anyhow::Result<()> {
     sim.panes.remove(&name);
     sim.details.remove(&name);
     simfile::store(&sim, sim_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_700_000_000_000;
+
+    /// The writes of `options` at [`NOW`], as `(sets, unsets)`.
+    fn check(options: StepOptions) -> (Vec<(String, String)>, Vec<String>) {
+        let endpoint = options.api_endpoint.clone();
+        let writes = writes(&options, NOW, endpoint).unwrap();
+        (writes.sets, writes.unsets)
+    }
+
+    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_state_stamps_since_and_stamped_at_now() {
+        let options = StepOptions {
+            state: Some("blocked".into()),
+            detail: Some("permission".into()),
+            ..StepOptions::default()
+        };
+        let now = NOW.to_string();
+        assert_eq!(
+            check(options).0,
+            sets(&[
+                ("@agent_state", "blocked"),
+                ("@agent_detail", "permission"),
+                ("@agent_since", &now),
+                ("@agent_stamped_at", &now),
+            ])
+        );
+    }
+
+    #[test]
+    fn since_and_stamped_at_can_be_given_kept_or_left_out() {
+        let kept = StepOptions {
+            state: Some("working".into()),
+            keep_since: true,
+            no_stamp: true,
+            ..StepOptions::default()
+        };
+        assert_eq!(check(kept).0, sets(&[("@agent_state", "working")]));
+        let given = StepOptions {
+            state: Some("idle".into()),
+            since: Some("-90s".into()),
+            stamped_at: Some("5".into()),
+            ..StepOptions::default()
+        };
+        let since = (NOW - 90_000).to_string();
+        assert_eq!(
+            check(given).0,
+            sets(&[
+                ("@agent_state", "idle"),
+                ("@agent_since", &since),
+                ("@agent_stamped_at", "5"),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_context_reading_is_dated_and_over_100_is_refused() {
+        let options = StepOptions {
+            context: Some(85),
+            no_stamp: true,
+            ..StepOptions::default()
+        };
+        let now = NOW.to_string();
+        assert_eq!(
+            check(options.clone()).0,
+            sets(&[("@agent_context", "85"), ("@agent_context_at", &now)])
+        );
+        let over = StepOptions {
+            context: Some(101),
+            ..options
+        };
+        let err = writes(&over, NOW, None).unwrap_err().to_string();
+        assert_eq!(err, "--context 101 is over 100");
+    }
+
+    #[test]
+    fn set_and_unset_take_any_at_option_or_a_contract_key() {
+        let options = StepOptions {
+            set: vec!["@agent_notified_at=1".into(), "detail=x=y".into()],
+            unset: vec![
+                "pending_tool".into(),
+                "agent_detail".into(),
+                "@other".into(),
+            ],
+            no_attention: true,
+            ..StepOptions::default()
+        };
+        let now = NOW.to_string();
+        let (sets_, unsets) = check(options);
+        assert_eq!(
+            sets_,
+            sets(&[
+                ("@agent_notified_at", "1"),
+                ("@agent_detail", "x=y"),
+                ("@agent_stamped_at", &now),
+            ])
+        );
+        assert_eq!(
+            unsets,
+            [
+                "@agent_pending_tool",
+                "@agent_detail",
+                "@other",
+                "@agent_attention"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_option_outside_the_contract_stamps_nothing() {
+        let options = StepOptions {
+            set: vec!["@user_mark=1".into()],
+            ..StepOptions::default()
+        };
+        assert_eq!(check(options), (sets(&[("@user_mark", "1")]), vec![]));
+        assert_eq!(check(StepOptions::default()), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_bad_set_or_unset_or_time_is_refused() {
+        for options in [
+            StepOptions {
+                set: vec!["@agent_state".into()],
+                ..StepOptions::default()
+            },
+            StepOptions {
+                unset: vec!["colour".into()],
+                ..StepOptions::default()
+            },
+            StepOptions {
+                turn_at: Some("soon".into()),
+                ..StepOptions::default()
+            },
+        ] {
+            assert!(writes(&options, NOW, None).is_err(), "{options:?}");
+        }
+    }
+
+    #[test]
+    fn a_parked_request_is_stamped_after_the_options_given() {
+        let options = StepOptions {
+            permission_request: Some("a".into()),
+            park_request: Some("b".into()),
+            api_endpoint: Some("http://127.0.0.1:1".into()),
+            stamped_at: Some("7".into()),
+            ..StepOptions::default()
+        };
+        assert_eq!(
+            check(options).0,
+            sets(&[
+                ("@agent_permission_request", "a"),
+                ("@agent_api_endpoint", "http://127.0.0.1:1"),
+                ("@agent_permission_request", "b"),
+                ("@agent_stamped_at", "7"),
+            ])
+        );
+    }
 }

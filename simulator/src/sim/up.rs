@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 use golden::Backend;
 use golden::fixture::{Fixture, TranscriptSpec};
 use golden::sim_file::{PaneDetail, SimFile};
+use schema::PaneOption;
 
 use super::api;
 use super::git;
@@ -227,6 +228,64 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     let fixture: Fixture = plan::load(&options.fixture)?;
     let sessions = plan::expand(&fixture, options.now_ms)?;
     check_samples(&options.fixture, &sessions)?;
+    let tmux = fresh_server(sim_dir, options)?;
+    let repos = make_repos(sim_dir, &fixture)?;
+    let mut cwds = BTreeMap::new();
+    for pane in plan::panes(&sessions) {
+        cwds.insert(pane.name.clone(), pane_cwd(sim_dir, pane)?);
+    }
+    input::reset(sim_dir)?;
+    hook::reset(sim_dir, &options.fixture)?;
+    tmux.batch(
+        &creation(&sessions, &cwds, &input::program(sim_dir)),
+        sim_dir,
+    )?;
+    let socket_path = check_created(&tmux, sim_dir, &sessions)?;
+    let ids: Vec<String> = plan::panes(&sessions)
+        .map(|p| format!("%{}", p.id))
+        .collect();
+    input::wait_ready(sim_dir, options.backend, &ids)?;
+    let runtime = options
+        .runtime_dir
+        .clone()
+        .unwrap_or_else(|| crate::env::runtime_dir(crate::env::uid(sim_dir)));
+    let furnish = Furnish {
+        sim_dir,
+        options,
+        runtime: &runtime,
+        home: sim_dir.join("home"),
+        cwds: &cwds,
+        branches: &repos.branches,
+    };
+    let mut stamps: Vec<Cmd> = Vec::new();
+    if fixture.passthrough {
+        stamps.push(cmd(&["set-option", "-g", "allow-passthrough", "on"]));
+    }
+    let mut details = BTreeMap::new();
+    for pane in plan::panes(&sessions) {
+        details.insert(pane.name.clone(), furnish.pane(pane, &mut stamps)?);
+    }
+    tmux.batch(&stamps, sim_dir)?;
+    if options.backend == Backend::Fake && !fixture.clients.is_empty() {
+        attach_clients(&socket_path, &fixture.clients)?;
+    }
+    let sim = SimFile {
+        backend: options.backend,
+        socket: options.socket.clone(),
+        socket_path,
+        tmux_bin: tmux.bin.clone(),
+        panes: plan::ids(&sessions),
+        now_ms: options.now_ms,
+        runtime_dir: runtime.display().to_string(),
+        repos: repos.dirs,
+        details,
+    };
+    simfile::store(&sim, sim_dir)?;
+    Ok(sim)
+}
+
+/// The tmux of the backend on the socket `up` was given, which no server may hold yet.
+fn fresh_server(sim_dir: &Path, options: &Up) -> anyhow::Result<Tmux> {
     let tmux = Tmux {
         bin: tmux_bin(options.backend)?,
         socket: options.socket.clone(),
@@ -238,34 +297,52 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             options.socket
         );
     }
-    let mut repos = BTreeMap::new();
-    // What each repository and worktree has checked out, as made here: a transcript records its
-    // pane's branch, and asking git for it would cost a process per pane.
-    let mut branches: BTreeMap<&str, &str> = BTreeMap::new();
+    Ok(tmux)
+}
+
+/// The fixture's repositories and worktrees, as made under `repos/`.
+struct Repos<'a> {
+    /// Each one's directory, by name (sim.json's `repos`).
+    dirs: BTreeMap<String, String>,
+    /// What each one has checked out, by name: a transcript records its pane's branch, and
+    /// asking git for it would cost a process per pane.
+    branches: BTreeMap<&'a str, &'a str>,
+}
+
+/// Makes the fixture's repositories and their worktrees under `repos/`.
+fn make_repos<'a>(sim_dir: &Path, fixture: &'a Fixture) -> anyhow::Result<Repos<'a>> {
+    let mut repos = Repos {
+        dirs: BTreeMap::new(),
+        branches: BTreeMap::new(),
+    };
     for repo in &fixture.repos {
         let dir = sim_dir.join("repos").join(&repo.name);
         git::init(&dir, &repo.branch)?;
-        repos.insert(repo.name.clone(), dir.display().to_string());
-        branches.insert(&repo.name, &repo.branch);
+        repos
+            .dirs
+            .insert(repo.name.clone(), dir.display().to_string());
+        repos.branches.insert(&repo.name, &repo.branch);
         for worktree in &repo.worktrees {
             let path = sim_dir.join("repos").join(&worktree.name);
             git::worktree(&dir, &path, &worktree.branch)?;
-            repos.insert(worktree.name.clone(), path.display().to_string());
-            branches.insert(&worktree.name, &worktree.branch);
+            repos
+                .dirs
+                .insert(worktree.name.clone(), path.display().to_string());
+            repos.branches.insert(&worktree.name, &worktree.branch);
         }
     }
-    let mut cwds = BTreeMap::new();
-    for pane in plan::panes(&sessions) {
-        cwds.insert(pane.name.clone(), pane_cwd(sim_dir, pane)?);
-    }
-    input::reset(sim_dir)?;
-    hook::reset(sim_dir, &options.fixture)?;
-    tmux.batch(
-        &creation(&sessions, &cwds, &input::program(sim_dir)),
-        sim_dir,
-    )?;
+    Ok(repos)
+}
+
+/// Checks that the server made the panes a fresh tmux would, with the ids the plan gave them;
+/// returns the server's socket path.
+fn check_created(
+    tmux: &Tmux,
+    sim_dir: &Path,
+    sessions: &[PlannedSession],
+) -> anyhow::Result<String> {
     // One invocation answers both what the server made and where its socket is.
-    let first = plan::panes(&sessions).next().map(|p| format!("%{}", p.id));
+    let first = plan::panes(sessions).next().map(|p| format!("%{}", p.id));
     let mut ask = vec![cmd(&[
         "list-panes",
         "-a",
@@ -286,10 +363,10 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
     let said = if first.is_some() { listed.pop() } else { None };
     let socket_path = match said.map(str::trim).filter(|path| !path.is_empty()) {
         Some(path) => path.to_owned(),
-        None => socket_path(&tmux, sim_dir)?,
+        None => socket_path(tmux, sim_dir)?,
     };
     let expected: Vec<String> = {
-        let mut rows: Vec<(&str, u32, u32, u32)> = plan::panes(&sessions)
+        let mut rows: Vec<(&str, u32, u32, u32)> = plan::panes(sessions)
             .map(|p| (p.session.as_str(), p.window, p.index, p.id))
             .collect();
         rows.sort();
@@ -303,23 +380,30 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             "the server assigned other pane ids than a fresh tmux would:\nexpected {expected:?}\ngot {got:?}"
         );
     }
-    let ids: Vec<String> = plan::panes(&sessions)
-        .map(|p| format!("%{}", p.id))
-        .collect();
-    input::wait_ready(sim_dir, options.backend, &ids)?;
-    let runtime = options
-        .runtime_dir
-        .clone()
-        .unwrap_or_else(|| crate::env::runtime_dir(crate::env::uid(sim_dir)));
-    let home = sim_dir.join("home");
-    let mut stamps: Vec<Cmd> = Vec::new();
-    if fixture.passthrough {
-        stamps.push(cmd(&["set-option", "-g", "allow-passthrough", "on"]));
-    }
-    let mut details = BTreeMap::new();
-    for pane in plan::panes(&sessions) {
+    Ok(socket_path)
+}
+
+/// What every pane of the fleet is furnished from.
+struct Furnish<'a> {
+    sim_dir: &'a Path,
+    options: &'a Up,
+    /// The host's runtime dir, where requests are parked.
+    runtime: &'a Path,
+    /// Where transcripts are written (the agents' stores' home).
+    home: PathBuf,
+    /// Each pane's directory, by name.
+    cwds: &'a BTreeMap<String, String>,
+    /// Each repository's branch, by name.
+    branches: &'a BTreeMap<&'a str, &'a str>,
+}
+
+impl Furnish<'_> {
+    /// Furnishes a pane once it runs: its transcript written, its hook request parked and its
+    /// question served at once; its title and options added to `stamps`. Returns what sim.json
+    /// remembers of it.
+    fn pane(&self, pane: &PlannedPane, stamps: &mut Vec<Cmd>) -> anyhow::Result<PaneDetail> {
         let id = format!("%{}", pane.id);
-        let cwd = cwds[&pane.name].clone();
+        let cwd = self.cwds[&pane.name].clone();
         if let Some(title) = &pane.title {
             stamps.push(cmd(&["select-pane", "-t", &id, "-T", title]));
         }
@@ -334,25 +418,26 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             let branch = pane
                 .repo
                 .as_deref()
-                .and_then(|repo| branches.get(repo))
+                .and_then(|repo| self.branches.get(repo))
                 .copied()
                 .unwrap_or("main");
             let path = write_transcript(
                 pane,
                 spec,
-                &options.fixture,
-                &home,
+                &self.options.fixture,
+                &self.home,
                 (&cwd, branch),
-                options.now_ms,
+                self.options.now_ms,
             )?;
             if spec.stamp && pane.agent.is_some() {
-                pane_options.push(("@agent_transcript".into(), path.display().to_string()));
+                let option = PaneOption::Transcript.as_str().to_owned();
+                pane_options.push((option, path.display().to_string()));
             }
             detail.transcript = Some((path.display().to_string(), spec.format));
         }
         if let Some(request) = &pane.permission_request {
             park(
-                &runtime,
+                self.runtime,
                 &request.id,
                 &id,
                 pane.session_id.as_deref(),
@@ -363,48 +448,35 @@ pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
             )?;
         }
         if let Some(question) = &pane.question {
-            let pending = api::Pending {
-                request_id: question.id.clone(),
-                session_id: pane.session_id.clone(),
-                questions: question.questions.clone(),
-            };
-            api::edit(sim_dir, |s| {
-                s.questions.retain(|q| q.request_id != pending.request_id);
-                s.questions.push(pending);
-            })?;
+            api::pend(
+                self.sim_dir,
+                api::Pending {
+                    request_id: question.id.clone(),
+                    session_id: pane.session_id.clone(),
+                    questions: question.questions.clone(),
+                },
+            )?;
         }
         for (key, value) in &pane_options {
             stamps.push(cmd(&["set-option", "-p", "-t", &id, key, value]));
         }
-        details.insert(pane.name.clone(), detail);
+        Ok(detail)
     }
-    tmux.batch(&stamps, sim_dir)?;
-    if options.backend == Backend::Fake && !fixture.clients.is_empty() {
-        let dir = crate::fake::state::ServerDir::new(PathBuf::from(&socket_path));
-        let clients = fixture.clients.clone();
-        crate::fake::edit(&dir, |server| {
-            for (i, client) in clients.iter().enumerate() {
-                server.clients.push(crate::fake::state::Client {
-                    name: client.name.clone(),
-                    session: client.session.clone(),
-                    pid: 90_000 + i as u32,
-                });
-            }
-        })?;
-    }
-    let sim = SimFile {
-        backend: options.backend,
-        socket: options.socket.clone(),
-        socket_path,
-        tmux_bin: tmux.bin.clone(),
-        panes: plan::ids(&sessions),
-        now_ms: options.now_ms,
-        runtime_dir: runtime.display().to_string(),
-        repos,
-        details,
-    };
-    simfile::store(&sim, sim_dir)?;
-    Ok(sim)
+}
+
+/// Attaches the fixture's clients to the fake server whose state is at `socket_path`.
+fn attach_clients(socket_path: &str, clients: &[golden::fixture::Client]) -> anyhow::Result<()> {
+    let dir = crate::fake::state::ServerDir::new(PathBuf::from(socket_path));
+    crate::fake::edit(&dir, |server| {
+        for (i, client) in clients.iter().enumerate() {
+            server.clients.push(crate::fake::state::Client {
+                name: client.name.clone(),
+                session: client.session.clone(),
+                pid: 90_000 + i as u32,
+            });
+        }
+    })?;
+    Ok(())
 }
 
 fn socket_path(tmux: &Tmux, sim_dir: &Path) -> anyhow::Result<String> {

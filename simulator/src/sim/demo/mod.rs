@@ -32,41 +32,30 @@ use story::Story;
 /// A tick at speed 1.
 const TICK: Duration = Duration::from_millis(500);
 
-/// `corral-sim demo`'s arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct DemoArgs {
+/// How the demo plays, and where.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
     /// The story's seed: the same seed plays the same moves in the same order.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Agent panes in the fleet (claude, opencode, codex and gemini in turn).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// Agent panes in the fleet (claude, opencode, codex and gemini in turn), 1 to 64.
     pub panes: u16,
     /// How fast the story goes: 2 is twice as fast (a tick is 500 ms divided by this).
-    #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
     /// Work in this dir (empty or missing) and keep it afterwards, instead of a temp dir that is
     /// removed.
-    #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// `fake` (`corral-fake-tmux`, nothing to install) or `real` (a scratch tmux server you can
-    /// attach to and watch).
-    #[arg(long, default_value = "fake", value_parser = parse_backend)]
+    /// The fake tmux, or a scratch real tmux server to attach to and watch.
     pub backend: Backend,
     /// The device the printed command connects as.
-    #[arg(long, default_value = "SHA256:corral-demo")]
     pub device: String,
 }
 
-fn parse_backend(text: &str) -> Result<Backend, String> {
-    text.parse::<Backend>().map_err(|err| err.to_string())
-}
-
 /// Runs `corral-sim demo`; returns the exit code.
-pub fn main(args: DemoArgs) -> ExitCode {
-    if !(args.speed.is_finite() && args.speed > 0.0) {
+pub fn main(options: DemoOptions) -> ExitCode {
+    if !(options.speed.is_finite() && options.speed > 0.0) {
         eprintln!(
             "corral-sim demo: --speed must be a positive number, not {}",
-            args.speed
+            options.speed
         );
         return ExitCode::from(2);
     }
@@ -75,16 +64,16 @@ pub fn main(args: DemoArgs) -> ExitCode {
         Ok(signals) => signals,
         Err(err) => return fail(&err),
     };
-    let dirs = match make_dir(args.dir.as_deref()) {
+    let dirs = match make_dir(options.dir.as_deref()) {
         Ok(dirs) => dirs,
         Err(err) => return fail(&err),
     };
     let socket = format!("corral-demo-{}", std::process::id());
-    let outcome = run(&args, &dirs, &socket, &signals);
-    let teardown = teardown(&args, &dirs, &socket);
+    let outcome = run(&options, &dirs, &socket, &signals);
+    let teardown = teardown(&options, &dirs, &socket);
     match (outcome, teardown) {
         (Ok(signal), Ok(())) => {
-            let kept = match &args.dir {
+            let kept = match &options.dir {
                 Some(_) => format!("{} kept", dirs.root.display()),
                 None => format!("{} removed", dirs.root.display()),
             };
@@ -161,7 +150,7 @@ fn make_dir(given: Option<&Path>) -> anyhow::Result<Dirs> {
 
 /// Brings the demo up and plays it until a signal; returns the signal's name.
 fn run(
-    args: &DemoArgs,
+    options: &DemoOptions,
     dirs: &Dirs,
     socket: &str,
     signals: &Receiver<&'static str>,
@@ -171,17 +160,17 @@ fn run(
          reference-host, or cargo install --locked --path reference-host)",
     )?;
     let now = crate::time::now(None)?;
-    dirs.prepare(&args.device, "demo-app", now)?;
+    dirs.prepare(&options.device, "demo-app", now)?;
     let sim_dir = dirs.sim();
     let url = serve_api(&sim_dir)?;
-    let mut story = Story::new(args.seed, usize::from(args.panes));
+    let mut story = Story::new(options.seed, usize::from(options.panes));
     let fixture = sim_dir.join("demo-fixture.toml");
     std::fs::write(&fixture, toml::to_string(&fleet::fixture(&story, &url))?)?;
     let sim = up::up(
         &sim_dir,
         &Up {
             fixture,
-            backend: args.backend,
+            backend: options.backend,
             socket: socket.to_owned(),
             now_ms: now,
             runtime_dir: Some(dirs.runtime()),
@@ -189,17 +178,17 @@ fn run(
     )?;
     // The socket by its path: the name would be looked up under the client's own
     // `$TMUX_TMPDIR`, which need not be the demo's.
-    let env = dirs.host_env(args.backend, &sim.tmux_bin, &sim.socket_path);
+    let env = dirs.host_env(options.backend, &sim.tmux_bin, &sim.socket_path);
     let mut hook_env = env.clone();
     hook_env.push(("HOME".to_owned(), dirs.home().display().to_string()));
     let names = (0..story.actors.len())
         .map(|i| fleet::pane_name(&story, i))
         .collect();
     let mut stage = Stage::new(&sim_dir, &sim, &story, names, hook_env)?;
-    for line in banner(args, dirs, &env, &corral, &sim.socket_path) {
+    for line in banner(options, dirs, &env, &corral, &sim.socket_path) {
         print_line(&line);
     }
-    let tick = TICK.div_f64(args.speed);
+    let tick = TICK.div_f64(options.speed);
     let started = Instant::now();
     let mut next = started + tick;
     loop {
@@ -255,26 +244,26 @@ fn serve_api(sim_dir: &Path) -> anyhow::Result<String> {
 
 /// What the demo says once the fleet is up.
 fn banner(
-    args: &DemoArgs,
+    options: &DemoOptions,
     dirs: &Dirs,
     env: &[(String, String)],
     corral: &Path,
     socket: &str,
 ) -> Vec<String> {
-    let command = connect::command_line(env, corral, &args.device);
+    let command = connect::command_line(env, corral, &options.device);
     let scopes: Vec<&str> = connect::SCOPES.iter().map(|s| s.as_str()).collect();
     let mut lines = vec![
         format!(
             "corral demo: {} agents on the {} tmux (seed {}, speed {}), in {}",
-            args.panes,
-            args.backend.as_str(),
-            args.seed,
-            args.speed,
+            options.panes,
+            options.backend.as_str(),
+            options.seed,
+            options.speed,
             dirs.root.display()
         ),
         format!(
             "device {} enrolled as demo-app with scopes {}",
-            args.device,
+            options.device,
             scopes.join(", ")
         ),
         String::new(),
@@ -288,7 +277,7 @@ fn banner(
         format!("  {}", connect::authorized_keys_line(&command)),
         String::new(),
     ];
-    if args.backend == Backend::Real {
+    if options.backend == Backend::Real {
         lines.push(format!(
             "Watch the panes: tmux -S {socket} attach -r (read-only)"
         ));
@@ -300,11 +289,11 @@ fn banner(
 
 /// Takes down what the demo started: the hooks and the tmux server (`down`), a real server's
 /// socket, and the dir unless it was given.
-fn teardown(args: &DemoArgs, dirs: &Dirs, socket: &str) -> anyhow::Result<()> {
+fn teardown(options: &DemoOptions, dirs: &Dirs, socket: &str) -> anyhow::Result<()> {
     let sim_dir = dirs.sim();
     let sim = simfile::load(&sim_dir).ok();
     let down = up::down(&sim_dir).map(|_| ());
-    if args.backend == Backend::Real {
+    if options.backend == Backend::Real {
         // A server `up` started before it could write sim.json is still this demo's.
         let tmux = Tmux {
             bin: up::tmux_bin(Backend::Real)?,
@@ -322,7 +311,7 @@ fn teardown(args: &DemoArgs, dirs: &Dirs, socket: &str) -> anyhow::Result<()> {
         }
     }
     down?;
-    if args.dir.is_none() {
+    if options.dir.is_none() {
         std::fs::remove_dir_all(&dirs.root)
             .with_context(|| format!("removing {}", dirs.root.display()))?;
     }

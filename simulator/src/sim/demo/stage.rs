@@ -19,23 +19,24 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use golden::SimFile;
+use schema::PaneOption;
 use serde_json::Value;
 
 use super::super::api;
-use super::super::hook::{self, HookArgs};
+use super::super::hook::{self, HookOptions};
 use super::super::input;
 use super::super::keys::Received;
-use super::super::step::{self, StepArgs};
+use super::super::step::{self, StepOptions};
 use super::super::transcript::Generator;
 use super::story::{Beat, Block, CALLS, Move, Phase, QUESTIONS, Story};
 
 /// The options a pane blocked on something carries, cleared when it goes on.
-const BLOCKING: [&str; 5] = [
-    "detail",
-    "permission_request",
-    "question_request",
-    "pending_tool",
-    "pending_call",
+const BLOCKING: [PaneOption; 5] = [
+    PaneOption::Detail,
+    PaneOption::PermissionRequest,
+    PaneOption::QuestionRequest,
+    PaneOption::PendingTool,
+    PaneOption::PendingCall,
 ];
 
 /// One pane of the fleet.
@@ -115,20 +116,20 @@ impl Stage {
         (&pane.id, &pane.name)
     }
 
-    fn stamp(&self, pane: usize, args: StepArgs) -> anyhow::Result<()> {
-        step::step(&self.sim_dir, &self.panes[pane].name, &args)
+    fn stamp(&self, pane: usize, options: StepOptions) -> anyhow::Result<()> {
+        step::step(&self.sim_dir, &self.panes[pane].name, &options)
     }
 
     /// Stamps the pane in `state` with nothing left of what blocked it.
     fn go_on(&self, pane: usize, state: &str, attention: bool) -> anyhow::Result<()> {
         self.stamp(
             pane,
-            StepArgs {
+            StepOptions {
                 state: Some(state.to_owned()),
                 attention,
                 no_attention: !attention,
-                unset: BLOCKING.iter().map(|o| (*o).to_owned()).collect(),
-                ..StepArgs::default()
+                unset: BLOCKING.iter().map(|o| o.as_str().to_owned()).collect(),
+                ..StepOptions::default()
             },
         )
     }
@@ -153,9 +154,9 @@ impl Stage {
                 self.grow(pane, records)?;
                 self.stamp(
                     pane,
-                    StepArgs {
+                    StepOptions {
                         context: Some(context),
-                        ..StepArgs::default()
+                        ..StepOptions::default()
                     },
                 )?;
                 Ok(match self.panes[pane].transcript {
@@ -180,10 +181,10 @@ impl Stage {
 
     fn ask(&mut self, pane: usize, block: Block, ask: u32, pick: usize) -> anyhow::Result<String> {
         let agent = self.panes[pane].agent;
-        let blocked = |detail: &str| StepArgs {
+        let blocked = |detail: &str| StepOptions {
             state: Some("blocked".to_owned()),
             detail: Some(detail.to_owned()),
-            ..StepArgs::default()
+            ..StepOptions::default()
         };
         match block {
             Block::Permission => {
@@ -196,27 +197,27 @@ impl Stage {
                         "working → blocked: permission for {shown} (hook lane: its hook waits)"
                     ));
                 }
-                let mut args = blocked("permission");
-                args.pending_tool = Some(tool.to_owned());
+                let mut options = blocked("permission");
+                options.pending_tool = Some(tool.to_owned());
                 let lane = if agent == "opencode" {
                     let id = format!("per_demo_{}_{ask}", pane + 1);
-                    args.permission_request = Some(id.clone());
+                    options.permission_request = Some(id.clone());
                     self.requests.insert(id, pane);
                     "api lane"
                 } else {
                     "screen lane"
                 };
-                self.stamp(pane, args)?;
+                self.stamp(pane, options)?;
                 Ok(format!(
                     "working → blocked: permission for {shown} ({lane})"
                 ))
             }
             Block::Question => {
                 let id = format!("que_demo_{}_{ask}", pane + 1);
-                let mut args = blocked("question");
-                args.question_request = Some(id.clone());
-                args.questions = Some(QUESTIONS[pick].to_owned());
-                self.stamp(pane, args)?;
+                let mut options = blocked("question");
+                options.question_request = Some(id.clone());
+                options.questions = Some(QUESTIONS[pick].to_owned());
+                self.stamp(pane, options)?;
                 self.requests.insert(id, pane);
                 let questions: Value = serde_json::from_str(QUESTIONS[pick])?;
                 let text = questions[0]["question"].as_str().unwrap_or_default();
@@ -242,7 +243,7 @@ impl Stage {
             "tool_name": tool,
             "tool_input": serde_json::from_str::<Value>(input)?,
         });
-        let args = HookArgs {
+        let options = HookOptions {
             pane: self.panes[pane].name.clone(),
             agent: self.panes[pane].agent.to_owned(),
             event: "PermissionRequest".to_owned(),
@@ -254,7 +255,7 @@ impl Stage {
             ready: None,
             env: self.hook_env.clone(),
         };
-        match hook::run(&self.sim_dir, &args)? {
+        match hook::run(&self.sim_dir, &options)? {
             hook::Run::Background(name) | hook::Run::Finished(name) => Ok(name),
         }
     }
