@@ -16,6 +16,8 @@ use serde_json::{Map, Value};
 
 use schema::{Detail, Question, State};
 
+use crate::Error;
+
 /// A whole fleet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -275,21 +277,21 @@ pub enum TranscriptFormat {
 
 /// Reads a fixture file, and refuses one that says two things at once (a transcript `sample`
 /// with records to generate).
-pub fn load(path: &Path) -> Result<Fixture, String> {
+pub fn load(path: &Path) -> Result<Fixture, Error> {
     let text = std::fs::read_to_string(path)
-        .map_err(|err| format!("reading {}: {err}", path.display()))?;
+        .map_err(|err| Error::in_file(path, err.to_string()).what("reading"))?;
     let fixture: Fixture = toml::from_str(&text)
-        .map_err(|err| format!("parsing fixture {}: {err}", path.display()))?;
+        .map_err(|err| Error::in_file(path, err.to_string()).what("parsing fixture"))?;
     fixture
         .check()
-        .map_err(|err| format!("fixture {}: {err}", path.display()))?;
+        .map_err(|err| Error::in_file(path, err.message).what("fixture"))?;
     Ok(fixture)
 }
 
 impl Fixture {
     /// What the types cannot say: every pane's transcript is either generated or a sample
     /// ([`TranscriptSpec::check`]). The first problem, naming its pane.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Error> {
         let panes = self
             .sessions
             .iter()
@@ -299,7 +301,7 @@ impl Fixture {
             if let Some(transcript) = &pane.transcript {
                 transcript
                     .check()
-                    .map_err(|err| format!("pane {}: {err}", pane.name))?;
+                    .map_err(|err| err.context(format_args!("pane {}", pane.name)))?;
             }
         }
         Ok(())
@@ -308,55 +310,56 @@ impl Fixture {
 
 /// A size: bytes, or a number with K, M or G (powers of 1024; `KiB`, `kb` and a space before the
 /// unit read the same).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, Error> {
     let lower = text.trim().to_ascii_lowercase();
     let digits: String = lower.chars().take_while(|c| c.is_ascii_digit()).collect();
     let unit = lower[digits.len()..]
         .trim()
         .trim_end_matches("ib")
         .trim_end_matches('b');
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("size {text:?}: a number of bytes, or one with K, M or G"))?;
+    let n: u64 = digits.parse().map_err(|_| {
+        Error::new(format!(
+            "size {text:?}: a number of bytes, or one with K, M or G"
+        ))
+    })?;
     let scale = match unit {
         "" => 1,
         "k" => 1 << 10,
         "m" => 1 << 20,
         "g" => 1 << 30,
-        _ => return Err(format!("size {text:?}: unit must be K, M or G")),
+        _ => return Err(Error::new(format!("size {text:?}: unit must be K, M or G"))),
     };
     n.checked_mul(scale)
-        .ok_or_else(|| format!("size {text:?} is too large"))
+        .ok_or_else(|| Error::new(format!("size {text:?} is too large")))
 }
 
 impl TranscriptSpec {
     /// A `sample` is a plain file name, and is written as it is: a field that generates records
     /// beside it is an error saying which. A Gemini CLI transcript is only ever a sample.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Error> {
         if self.format == TranscriptFormat::Gemini {
             let generating = self.generating();
             if !generating.is_empty() {
-                return Err(format!(
+                return Err(Error::new(format!(
                     "a gemini transcript is a sample written byte for byte: the simulator \
                      generates no Gemini CLI record, so it cannot take {} (drop them, and name \
                      the `sample`)",
                     generating.join(", ")
-                ));
+                )));
             }
             if self.sample.is_none() {
-                return Err(
+                return Err(Error::new(
                     "a gemini transcript needs a `sample`: the simulator generates no \
-                     Gemini CLI record"
-                        .to_owned(),
-                );
+                     Gemini CLI record",
+                ));
             }
         }
         if let Some(hole) = &self.hole {
             parse_size(hole)?;
             if self.sample.is_some() {
-                return Err(
-                    "a transcript sample is written byte for byte: it takes no `hole`".to_owned(),
-                );
+                return Err(Error::new(
+                    "a transcript sample is written byte for byte: it takes no `hole`",
+                ));
             }
         }
         let Some(sample) = &self.sample else {
@@ -365,11 +368,11 @@ impl TranscriptSpec {
         check_sample_name(sample)?;
         let generating = self.generating();
         if !generating.is_empty() {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "transcript sample {sample:?} is written byte for byte, with no generated record, \
                  so it cannot take {} (drop them, or the sample)",
                 generating.join(", ")
-            ));
+            )));
         }
         Ok(())
     }
@@ -390,12 +393,12 @@ impl TranscriptSpec {
 
 /// Refuses a transcript sample name that is not a plain file name in the `transcripts/` folder:
 /// empty, or with a `/` or `..` (which could reach outside it).
-pub fn check_sample_name(sample: &str) -> Result<(), String> {
+pub fn check_sample_name(sample: &str) -> Result<(), Error> {
     if sample.is_empty() || sample.contains(['/', '\\', '\0']) || sample.contains("..") {
-        return Err(format!(
+        return Err(Error::new(format!(
             "transcript sample {sample:?} must be a plain file name in the fixture's \
              `transcripts/` folder (no `/`, no `..`)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -442,7 +445,7 @@ mod tests {
     }
 
     /// What loading that fixture from a file answers.
-    fn load_transcript(transcript: &str) -> Result<Fixture, String> {
+    fn load_transcript(transcript: &str) -> Result<Fixture, Error> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.toml");
         std::fs::write(&path, with_transcript(transcript)).unwrap();
@@ -485,7 +488,7 @@ mod tests {
                 "`pending_call`",
             ),
         ] {
-            let err = load_transcript(transcript).unwrap_err();
+            let err = load_transcript(transcript).unwrap_err().to_string();
             for part in ["f.toml", "pane p", "\"a.jsonl\"", "byte for byte", named] {
                 assert!(err.contains(part), "{transcript}: {err} lacks {part}");
             }
@@ -493,7 +496,8 @@ mod tests {
         let err = load_transcript(
             "{ format = 'claude', sample = 'a.jsonl', corpus = true, events = 2, pending_call = true }",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("cannot take `corpus`, `events`, `pending_call`"),
             "{err}"
@@ -529,7 +533,7 @@ mod tests {
                 "`pending_call`",
             ),
         ] {
-            let err = load_transcript(transcript).unwrap_err();
+            let err = load_transcript(transcript).unwrap_err().to_string();
             for part in [
                 "f.toml",
                 "pane p",
@@ -540,7 +544,9 @@ mod tests {
                 assert!(err.contains(part), "{transcript}: {err} lacks {part}");
             }
         }
-        let err = load_transcript("{ format = 'gemini' }").unwrap_err();
+        let err = load_transcript("{ format = 'gemini' }")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("needs a `sample`"), "{err}");
     }
 
@@ -552,10 +558,13 @@ mod tests {
             .clone()
             .unwrap();
         assert_eq!(spec.hole.as_deref().map(parse_size), Some(Ok(1u64 << 40)));
-        let err = load_transcript("{ format = 'claude', hole = 'a lot' }").unwrap_err();
+        let err = load_transcript("{ format = 'claude', hole = 'a lot' }")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("size \"a lot\""), "{err}");
-        let err =
-            load_transcript("{ format = 'claude', sample = 'g.jsonl', hole = '1G' }").unwrap_err();
+        let err = load_transcript("{ format = 'claude', sample = 'g.jsonl', hole = '1G' }")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("takes no `hole`"), "{err}");
         assert_eq!(parse_size("2 KiB"), Ok(2048));
         assert!(parse_size("1T").is_err());
@@ -572,7 +581,8 @@ mod tests {
             "a..jsonl",
         ] {
             let err = load_transcript(&format!("{{ format = 'claude', sample = {name:?} }}"))
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("plain file name"), "{name:?}: {err}");
         }
         assert_eq!(

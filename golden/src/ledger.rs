@@ -9,6 +9,8 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+
 /// `golden/requirements.toml`: every normative sentence of the specs, each mapped to the cases
 /// that test it or to the reason it is not tested.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -96,18 +98,16 @@ pub const PROTOCOL_SPEC: &str = "protocol";
 pub const PROTOCOL_DOC: &str = "docs/protocol.md";
 
 /// The headings of a Markdown document: every line that starts with `#`, its text after the
-/// `#`s trimmed. A heading written twice is an error: a `section` naming it could not say which
-/// of the two it means.
-pub fn headings(markdown: &str) -> Result<BTreeSet<String>, String> {
+/// `#`s trimmed. A heading written twice is an error at the line of its second: a `section`
+/// naming it could not say which of the two it means.
+pub fn headings(markdown: &str) -> Result<BTreeSet<String>, Error> {
     let mut headings = BTreeSet::new();
     for (index, line) in markdown.lines().enumerate() {
         if let Some(text) = line.strip_prefix('#') {
             let text = text.trim_start_matches('#').trim();
             if !headings.insert(text.to_owned()) {
-                return Err(format!(
-                    "line {}: the heading `{text}` is written twice",
-                    index + 1
-                ));
+                let twice = format!("the heading `{text}` is written twice");
+                return Err(Error::new(twice).at_line(index + 1));
             }
         }
     }
@@ -148,9 +148,10 @@ impl Ledger {
 }
 
 /// Reads a ledger file (`golden/requirements.toml`).
-pub fn load(path: &Path) -> Result<Ledger, String> {
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    toml::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))
+pub fn load(path: &Path) -> Result<Ledger, Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|err| Error::in_file(path, err.to_string()))?;
+    toml::from_str(&text).map_err(|err| Error::in_file(path, err.to_string()))
 }
 
 #[cfg(test)]
@@ -186,7 +187,7 @@ mod tests {
             ["Lines", "Title", "`hello` request"]
         );
         let err = headings("# A\n## B\n### A\n").unwrap_err();
-        assert_eq!(err, "line 3: the heading `A` is written twice");
+        assert_eq!(err.to_string(), "line 3: the heading `A` is written twice");
     }
 
     #[test]

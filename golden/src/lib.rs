@@ -7,6 +7,7 @@
 //! With `schema`, the only crate whose types derive `JsonSchema`: `schema` has the wire and the
 //! host's local documents, this crate the kit's formats. Read in this order:
 //!
+//! - [`Error`]: the one error of every loader and check, `file:line: message`.
 //! - [`backend`]: the two tmux backends a fleet runs on; [`clock`]: a run's pinned "now" and the
 //!   wall-clock span a `$now` falls in.
 //! - [`session`]: the golden-session format; [`suite`]: what a session needs of a host.
@@ -23,6 +24,7 @@
 
 pub mod backend;
 pub mod clock;
+mod error;
 pub mod fixture;
 pub mod generate;
 pub mod kit;
@@ -35,6 +37,7 @@ pub mod suite;
 pub mod validate;
 
 pub use backend::Backend;
+pub use error::Error;
 pub use fixture::Fixture;
 pub use ledger::{Ledger, Level, Requirement, Status};
 pub use profile::HostProfile;

@@ -17,6 +17,8 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+
 /// The hello's host-version key when a profile names none.
 pub const DEFAULT_VERSION_KEY: &str = "tool_version";
 
@@ -132,17 +134,20 @@ impl HostProfile {
     }
 
     /// Reads a profile from its text; `shown` names it in errors.
-    pub fn parse(text: &str, shown: &str) -> Result<HostProfile, String> {
+    pub fn parse(text: &str, shown: &str) -> Result<HostProfile, Error> {
         let profile: HostProfile = toml::from_str(text)
-            .map_err(|err| format!("{shown}: {}", one_line(&err.to_string())))?;
-        profile.check().map_err(|err| format!("{shown}: {err}"))?;
+            .map_err(|err| Error::in_file(shown, one_line(&err.to_string())))?;
+        profile
+            .check()
+            .map_err(|err| Error::in_file(shown, err.message))?;
         Ok(profile)
     }
 
     /// Reads a profile file.
-    pub fn load(path: &Path) -> Result<HostProfile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| format!("reading the host profile {}: {err}", path.display()))?;
+    pub fn load(path: &Path) -> Result<HostProfile, Error> {
+        let text = std::fs::read_to_string(path).map_err(|err| {
+            Error::in_file(path, err.to_string()).what("reading the host profile")
+        })?;
         HostProfile::parse(&text, &path.display().to_string())
     }
 
@@ -153,7 +158,7 @@ impl HostProfile {
 
     /// What a profile must say beyond its shape: a tool name and version key a frame can carry,
     /// a `serve` that names the device, environment names a shell can set.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), Error> {
         let name_ok = |name: &str| {
             !name.is_empty()
                 && name
@@ -161,20 +166,22 @@ impl HostProfile {
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         };
         if !name_ok(&self.tool) {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "`tool` must be a plain name (letters, digits, `-`, `_`), not {:?}",
                 self.tool
-            ));
+            )));
         }
         if !name_ok(&self.version_key) || !self.version_key.ends_with("_version") {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "`version_key` must be a key ending in `_version` (`tool_version`, `{}_version`), \
                  not {:?}",
                 self.tool, self.version_key
-            ));
+            )));
         }
         if !self.serve.contains("{device}") {
-            return Err("`serve` must name the device it serves with `{device}`".to_owned());
+            return Err(Error::new(
+                "`serve` must name the device it serves with `{device}`",
+            ));
         }
         let env_ok = |name: &str| {
             !name.is_empty()
@@ -187,9 +194,9 @@ impl HostProfile {
             self.env.config.as_ref(),
         ];
         if let Some(bad) = names.into_iter().flatten().find(|name| !env_ok(name)) {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "[env] {bad:?} is not an environment variable's name"
-            ));
+            )));
         }
         Ok(())
     }
@@ -267,7 +274,9 @@ mod tests {
     fn a_bad_profile_is_one_line_naming_what_is_wrong() {
         let with = |from: &str, to: &str| {
             assert!(CORRAL.contains(from), "{from}");
-            HostProfile::parse(&CORRAL.replace(from, to), "p.toml").unwrap_err()
+            HostProfile::parse(&CORRAL.replace(from, to), "p.toml")
+                .unwrap_err()
+                .to_string()
         };
         let err = with("tool = \"corral\"", "tool = \"my tool\"");
         assert!(

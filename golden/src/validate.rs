@@ -18,6 +18,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::Error;
+
 /// Validators for one direction of the wire.
 #[derive(Debug)]
 pub struct FrameSchema {
@@ -28,13 +30,15 @@ pub struct FrameSchema {
 }
 
 /// A committed schema file, as JSON.
-fn read(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    serde_json::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))
+fn read(path: &Path) -> Result<Value, Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|err| Error::in_file(path, err.to_string()))?;
+    serde_json::from_str(&text).map_err(|err| Error::in_file(path, err.to_string()))
 }
 
-fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> {
-    jsonschema::validator_for(schema).map_err(|err| format!("{what} is not a schema: {err}"))
+fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, Error> {
+    jsonschema::validator_for(schema)
+        .map_err(|err| Error::new(format!("{what} is not a schema: {err}")))
 }
 
 /// The `const` of a branch's `properties.<key>`.
@@ -65,11 +69,11 @@ fn with_branch(root: &Map<String, Value>, branch: &Value) -> Map<String, Value> 
 impl FrameSchema {
     /// Prepares a validator for the whole schema and one per tag; `file` names the schema in
     /// errors (`responses.schema.json`).
-    pub fn new(file: &str, schema: &Value) -> Result<FrameSchema, String> {
+    pub fn new(file: &str, schema: &Value) -> Result<FrameSchema, Error> {
         let whole = compile(schema, file)?;
         let root = schema
             .as_object()
-            .ok_or(format!("{file} is not an object"))?;
+            .ok_or_else(|| Error::new(format!("{file} is not an object")))?;
         let mut narrowed = BTreeMap::new();
         for branch in root
             .get("oneOf")
@@ -127,18 +131,18 @@ impl FrameSchema {
     }
 
     /// The validators of a committed file, `<dir>/<file>` (`schema/json/responses.schema.json`).
-    pub fn load(dir: &Path, file: &str) -> Result<FrameSchema, String> {
+    pub fn load(dir: &Path, file: &str) -> Result<FrameSchema, Error> {
         FrameSchema::new(file, &read(&dir.join(file))?)
     }
 
     /// The validators of a schema the `schema` crate generates (`requests.schema.json`,
     /// `responses.schema.json`), built from the wire types in this process: the same schema as
     /// the committed file, which a test keeps in step.
-    pub fn generated(file: &str) -> Result<FrameSchema, String> {
+    pub fn generated(file: &str) -> Result<FrameSchema, Error> {
         let document = schema::generate::documents()
             .into_iter()
             .find(|document| document.file == file)
-            .ok_or_else(|| format!("`{file}` is not a generated schema"))?;
+            .ok_or_else(|| Error::new(format!("`{file}` is not a generated schema")))?;
         FrameSchema::new(file, document.schema.as_value())
     }
 
@@ -148,7 +152,7 @@ impl FrameSchema {
     }
 
     /// Validates one frame; the error lists each violation with its path.
-    pub fn validate(&self, frame: &Value) -> Result<(), String> {
+    pub fn validate(&self, frame: &Value) -> Result<(), Error> {
         if self.whole.is_valid(frame) {
             return Ok(());
         }
@@ -190,7 +194,11 @@ impl FrameSchema {
         } else {
             errors
         };
-        Err(format!("violates {}: {}", self.file, errors.join("; ")))
+        Err(Error::new(format!(
+            "violates {}: {}",
+            self.file,
+            errors.join("; ")
+        )))
     }
 }
 
@@ -205,11 +213,11 @@ pub struct DocumentSchema {
 }
 
 /// A document decoded through its type and encoded again.
-type Reencode = fn(&Value) -> Result<Value, String>;
+type Reencode = fn(&Value) -> Result<Value, serde_json::Error>;
 
-fn reencode<T: Serialize + DeserializeOwned>(value: &Value) -> Result<Value, String> {
-    let decoded: T = serde_json::from_value(value.clone()).map_err(|err| err.to_string())?;
-    serde_json::to_value(decoded).map_err(|err| err.to_string())
+fn reencode<T: Serialize + DeserializeOwned>(value: &Value) -> Result<Value, serde_json::Error> {
+    let decoded: T = serde_json::from_value(value.clone())?;
+    serde_json::to_value(decoded)
 }
 
 /// The JSON documents a host writes whose key order the protocol states (as it states a frame's),
@@ -234,7 +242,7 @@ fn ordered(file: &str) -> Option<Reencode> {
 
 impl DocumentSchema {
     /// Loads `<dir>/<file>` (`schema/json/config.schema.json`).
-    pub fn load(dir: &Path, file: &str) -> Result<DocumentSchema, String> {
+    pub fn load(dir: &Path, file: &str) -> Result<DocumentSchema, Error> {
         Ok(DocumentSchema {
             file: file.to_owned(),
             validator: compile(&read(&dir.join(file))?, file)?,
@@ -243,7 +251,7 @@ impl DocumentSchema {
     }
 
     /// Validates a document, one path and reason per violation.
-    pub fn validate(&self, value: &Value) -> Result<(), String> {
+    pub fn validate(&self, value: &Value) -> Result<(), Error> {
         let errors: Vec<String> = self
             .validator
             .iter_errors(value)
@@ -252,28 +260,32 @@ impl DocumentSchema {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(format!("violates {}: {}", self.file, errors.join("; ")))
+            Err(Error::new(format!(
+                "violates {}: {}",
+                self.file,
+                errors.join("; ")
+            )))
         }
     }
 
     /// Validates a document a host wrote as JSON (its keys in the order it wrote them): the
     /// schema, and for a document whose key order the protocol fixes, that order (whitespace
     /// aside, it encodes as its type encodes it).
-    pub fn validate_written(&self, value: &Value) -> Result<(), String> {
+    pub fn validate_written(&self, value: &Value) -> Result<(), Error> {
         self.validate(value)?;
         let Some(reencode) = self.ordered else {
             return Ok(());
         };
-        let canonical =
-            reencode(value).map_err(|err| format!("does not decode as {}: {err}", self.file))?;
+        let canonical = reencode(value)
+            .map_err(|err| Error::new(format!("does not decode as {}: {err}", self.file)))?;
         // Compared as text: two maps with the same members in another order are equal values.
         let text = |value: &Value| serde_json::to_string(value).expect("values encode");
         if text(&canonical) != text(value) {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "is not in the order of {} (key order, or a key its type does not write); \
                  canonical: {canonical}",
                 self.file
-            ));
+            )));
         }
         Ok(())
     }
@@ -299,7 +311,7 @@ mod tests {
         let swapped: Value =
             serde_json::from_str(&format!(r#"{{"devices":[{record}],"schema":1}}"#)).unwrap();
         assert_eq!(list.validate(&swapped), Ok(()));
-        let err = list.validate_written(&swapped).unwrap_err();
+        let err = list.validate_written(&swapped).unwrap_err().to_string();
         assert!(
             err.starts_with("is not in the order of device-list.schema.json"),
             "{err}"
@@ -319,7 +331,8 @@ mod tests {
         );
         let err = responses
             .validate(&json!({"schema": 1, "t": "ack"}))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("\"id\" is a required property"), "{err}");
         assert_eq!(
             responses.variants(),
@@ -331,7 +344,9 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_an_error_naming_it() {
-        let err = FrameSchema::load(&committed(), "nope.schema.json").unwrap_err();
+        let err = FrameSchema::load(&committed(), "nope.schema.json")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("nope.schema.json"), "{err}");
     }
 
@@ -344,7 +359,8 @@ mod tests {
         );
         let err = config
             .validate(&json!({"serve": {"reconcile_interval_ms": "fast"}}))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("violates config.schema.json: /serve/reconcile_interval_ms: "),
             "{err}"
@@ -365,7 +381,7 @@ mod tests {
     fn a_violation_names_the_path_inside_the_branch_its_tag_picked() {
         let frame = json!({"schema": 1, "id": "1", "t": "hello", "host": "h", "tool_version": "1",
                            "reconcile_interval_ms": "fast", "scopes": []});
-        let err = responses().validate(&frame).unwrap_err();
+        let err = responses().validate(&frame).unwrap_err().to_string();
         assert!(err.contains("/reconcile_interval_ms"), "{err}");
         assert!(!err.contains("oneOf"), "{err}");
     }
@@ -374,21 +390,21 @@ mod tests {
     fn a_card_is_narrowed_by_its_inner_tag() {
         let frame = json!({"schema": 1, "id": "1", "t": "card", "card": "informational",
                            "detail": "plan", "headline": 5});
-        let err = responses().validate(&frame).unwrap_err();
+        let err = responses().validate(&frame).unwrap_err().to_string();
         assert!(err.contains("/headline"), "{err}");
     }
 
     #[test]
     fn a_missing_id_is_reported_at_the_root() {
         let frame = json!({"schema": 1, "t": "ack"});
-        let err = responses().validate(&frame).unwrap_err();
+        let err = responses().validate(&frame).unwrap_err().to_string();
         assert!(err.contains("\"id\" is a required property"), "{err}");
     }
 
     #[test]
     fn an_unknown_t_is_named() {
         let frame = json!({"schema": 1, "id": "1", "t": "teleport"});
-        let err = responses().validate(&frame).unwrap_err();
+        let err = responses().validate(&frame).unwrap_err().to_string();
         assert!(err.starts_with("violates responses.schema.json: "), "{err}");
     }
 
@@ -405,6 +421,7 @@ mod tests {
         assert!(
             FrameSchema::generated("nope.schema.json")
                 .unwrap_err()
+                .message
                 .contains("not a generated schema")
         );
     }

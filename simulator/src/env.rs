@@ -1,6 +1,7 @@
 //! Where things live and what time it is: `CORRAL_SIM_DIR`, the user id, the host's runtime dir
 //! (`$XDG_RUNTIME_DIR/corral`, else `$TMPDIR/corral-<uid>`), the host name and the clock.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,15 +13,28 @@ pub const SIM_DIR_VAR: &str = "CORRAL_SIM_DIR";
 /// and the hook's after it. Unset: `$CORRAL_BIN event`, corral's.
 pub const HOOK_VAR: &str = "CORRAL_SIM_HOOK";
 
-/// The state root from `CORRAL_SIM_DIR`, or the one-line error both binaries print.
-pub fn sim_dir() -> Result<PathBuf, String> {
+/// The state root from `CORRAL_SIM_DIR`, or the error both binaries print as their one line.
+pub fn sim_dir() -> Result<PathBuf, NoSimDir> {
     match std::env::var_os(SIM_DIR_VAR) {
         Some(dir) if !dir.is_empty() => Ok(PathBuf::from(dir)),
-        _ => Err(format!(
-            "{SIM_DIR_VAR} is not set: point it at the simulator's state directory"
-        )),
+        _ => Err(NoSimDir),
     }
 }
+
+/// `CORRAL_SIM_DIR` is unset or empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoSimDir;
+
+impl fmt::Display for NoSimDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{SIM_DIR_VAR} is not set: point it at the simulator's state directory"
+        )
+    }
+}
+
+impl std::error::Error for NoSimDir {}
 
 /// The effective user id, read from the owner of `/proc/self` (Linux) or of a file this process
 /// creates (elsewhere), so no `unsafe` call to `geteuid` is needed.

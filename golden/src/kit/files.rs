@@ -2,8 +2,10 @@
 //! [`crate::kit`] (which reads a checkout, and compares) use: the ledger, every session, every
 //! fixture (hook payloads and transcript samples included) and every generated JSON Schema, by
 //! their paths relative to a checkout's root. Plain `std`, since `build.rs` compiles this file on
-//! its own.
+//! its own: its errors are I/O errors that name their path, which [`crate::kit::list`] turns into
+//! the crate's.
 
+use std::io;
 use std::path::Path;
 
 /// What is taken, relative to the root: a file, or a directory walked recursively.
@@ -20,7 +22,7 @@ const EXTENSIONS: [&str; 4] = ["ndjson", "toml", "json", "jsonl"];
 
 /// Every kit file under `root`: paths relative to it with `/` separators, sorted. An entry of
 /// [`ROOTS`] that is missing is an error naming it.
-pub fn list(root: &Path) -> Result<Vec<String>, String> {
+pub fn list(root: &Path) -> io::Result<Vec<String>> {
     let mut out = Vec::new();
     for entry in ROOTS {
         let path = root.join(entry);
@@ -29,23 +31,22 @@ pub fn list(root: &Path) -> Result<Vec<String>, String> {
         } else if path.is_dir() {
             walk(&path, entry, &mut out)?;
         } else {
-            return Err(format!("{} is missing", path.display()));
+            let missing = format!("{} is missing", path.display());
+            return Err(io::Error::new(io::ErrorKind::NotFound, missing));
         }
     }
     out.sort();
     Ok(out)
 }
 
-fn walk(dir: &Path, relative: &str, out: &mut Vec<String>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|err| format!("{}: {err}", dir.display()))?;
+fn walk(dir: &Path, relative: &str, out: &mut Vec<String>) -> io::Result<()> {
+    let in_dir = |err: io::Error| io::Error::new(err.kind(), format!("{}: {err}", dir.display()));
+    for entry in std::fs::read_dir(dir).map_err(in_dir)? {
+        let entry = entry.map_err(in_dir)?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
-            return Err(format!(
-                "{}: a file name that is not UTF-8",
-                entry.path().display()
-            ));
+            let named = format!("{}: a file name that is not UTF-8", entry.path().display());
+            return Err(io::Error::new(io::ErrorKind::InvalidData, named));
         };
         let path = entry.path();
         let inner = format!("{relative}/{name}");

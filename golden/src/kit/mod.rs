@@ -7,7 +7,9 @@ mod files;
 
 use std::path::Path;
 
-pub use files::{ROOTS, list};
+pub use files::ROOTS;
+
+use crate::Error;
 
 /// One file of the kit: its path relative to the kit's root (`golden/sessions/x.ndjson`,
 /// `schema/json/requests.schema.json`) and its bytes.
@@ -30,26 +32,33 @@ pub fn embedded() -> Option<&'static [File<'static>]> {
     None
 }
 
+/// Every kit file in a checkout at `root`: paths relative to it with `/` separators, sorted. An
+/// entry of [`ROOTS`] that is missing is an error naming it.
+pub fn list(root: &Path) -> Result<Vec<String>, Error> {
+    files::list(root).map_err(|err| Error::new(err.to_string()))
+}
+
 /// The kit's files in a checkout (or a kit written out by [`write()`]) at `root`, sorted by path.
-pub fn read(root: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn read(root: &Path) -> Result<Vec<(String, Vec<u8>)>, Error> {
     list(root)?
         .into_iter()
         .map(|relative| {
             let path = root.join(&relative);
-            let bytes = std::fs::read(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+            let bytes =
+                std::fs::read(&path).map_err(|err| Error::in_file(&path, err.to_string()))?;
             Ok((relative, bytes))
         })
         .collect()
 }
 
 /// Writes files under `root` (their folders made), laid out as a checkout.
-pub fn write(root: &Path, files: &[File<'_>]) -> Result<(), String> {
+pub fn write(root: &Path, files: &[File<'_>]) -> Result<(), Error> {
     for (relative, bytes) in files {
         let path = root.join(relative);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|err| Error::in_file(dir, err.to_string()))?;
         }
-        std::fs::write(&path, bytes).map_err(|err| format!("{}: {err}", path.display()))?;
+        std::fs::write(&path, bytes).map_err(|err| Error::in_file(&path, err.to_string()))?;
     }
     Ok(())
 }
@@ -148,7 +157,7 @@ mod tests {
     fn a_missing_part_of_a_checkout_is_named() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("golden/sessions")).unwrap();
-        let err = read(dir.path()).unwrap_err();
+        let err = read(dir.path()).unwrap_err().to_string();
         assert!(err.contains("golden/requirements.toml is missing"), "{err}");
     }
 }

@@ -38,7 +38,7 @@ fn check_at(
     };
     match pattern {
         Value::String(text) => {
-            let parsed = parse_str(text).map_err(error)?;
+            let parsed = parse_str(text).map_err(|err| error(err.message))?;
             let directive = matches!(parsed, Str::Wildcard(_) | Str::Capture(..) | Str::Absent);
             if usage == Use::Send && directive {
                 return Err(error(format!(
@@ -75,7 +75,7 @@ fn check_at(
                     }
                     continue;
                 }
-                let key = parse_key(key).map_err(error)?;
+                let key = parse_key(key).map_err(|err| error(err.message))?;
                 check_at(value, usage, &format!("{path}/{key}"), true, binds, refs)?;
             }
             Ok(())

@@ -61,10 +61,11 @@ struct At<'a> {
     tolerated: &'a [String],
 }
 
-/// Whether a value is one a wildcard of `kind` accepts: its type, and for `$now` its time.
-pub(super) fn satisfies(kind: Kind, actual: &Value, now: Window) -> Result<(), String> {
+/// Why a value is not one a wildcard of `kind` accepts (its type, and for `$now` its time), or
+/// `None` when it is.
+pub(super) fn refusal(kind: Kind, actual: &Value, now: Window) -> Option<String> {
     if !kind.accepts(actual) {
-        return Err(match kind {
+        return Some(match kind {
             Kind::Now => {
                 format!("expected an epoch-ms time within the case's run, received {actual}")
             }
@@ -73,13 +74,13 @@ pub(super) fn satisfies(kind: Kind, actual: &Value, now: Window) -> Result<(), S
         });
     }
     match actual.as_u64() {
-        Some(ms) if kind == Kind::Now && !now.contains(ms) => Err(format!(
+        Some(ms) if kind == Kind::Now && !now.contains(ms) => Some(format!(
             "expected an epoch-ms time within the case's run ({} to {}), received {ms}, {}",
             now.from_ms,
             now.to_ms,
             now.describe(ms)
         )),
-        _ => Ok(()),
+        _ => None,
     }
 }
 
@@ -93,7 +94,7 @@ fn match_at(pattern: &Value, actual: &Value, at: &mut At<'_>, path: &str) -> Res
     let fail = |reason: String| Err(mismatch(reason));
     match pattern {
         Value::String(text) => match parse_str(text) {
-            Err(err) => fail(err),
+            Err(err) => fail(err.message),
             Ok(Str::Literal(literal)) => match actual {
                 Value::String(got) if *got == literal => Ok(()),
                 _ => fail(format!(
@@ -101,9 +102,9 @@ fn match_at(pattern: &Value, actual: &Value, at: &mut At<'_>, path: &str) -> Res
                     Value::String(literal)
                 )),
             },
-            Ok(Str::Wildcard(kind)) => satisfies(kind, actual, now).map_err(mismatch),
+            Ok(Str::Wildcard(kind)) => refusal(kind, actual, now).map_or(Ok(()), fail),
             Ok(Str::Capture(kind, name)) => {
-                if let Err(reason) = satisfies(kind, actual, now) {
+                if let Some(reason) = refusal(kind, actual, now) {
                     return fail(format!("{reason} (capture `{name}`)"));
                 }
                 match captures.get(&name) {
@@ -123,7 +124,8 @@ fn match_at(pattern: &Value, actual: &Value, at: &mut At<'_>, path: &str) -> Res
                 None => fail(format!("`${{{name}}}` is not bound")),
             },
             Ok(Str::Template(pieces)) => {
-                let expected = render_template(&pieces, captures).map_err(mismatch)?;
+                let expected =
+                    render_template(&pieces, captures).map_err(|err| mismatch(err.message))?;
                 match actual {
                     Value::String(got) if *got == expected => Ok(()),
                     _ => fail(format!(
@@ -160,7 +162,7 @@ fn match_at(pattern: &Value, actual: &Value, at: &mut At<'_>, path: &str) -> Res
                 if key == MORE_KEY {
                     continue;
                 }
-                let key = parse_key(key).map_err(mismatch)?;
+                let key = parse_key(key).map_err(|err| mismatch(err.message))?;
                 let member_path = format!("{path}/{key}");
                 let absent = is_absent(value);
                 match (absent, got.get(&key)) {

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::captures::{Captures, render_template};
-use super::matching::satisfies;
+use super::matching::refusal;
 use super::syntax::{MORE_KEY, Str, is_absent, parse_key, parse_str};
 use crate::clock::Window;
 
@@ -17,7 +17,7 @@ pub fn render_expected(
     captures: &Captures,
     now: Window,
 ) -> Value {
-    let satisfied = |kind, value: &Value| satisfies(kind, value, now).is_ok();
+    let satisfied = |kind, value: &Value| refusal(kind, value, now).is_none();
     match pattern {
         Value::String(text) => match parse_str(text) {
             Ok(Str::Literal(literal)) => Value::String(literal),

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::captures::{Captures, bound, render_template};
 use super::syntax::{Kind, MORE_KEY, Str, is_absent, parse_key, parse_str};
+use crate::Error;
 use crate::clock::NOW_MS;
 
 /// The value a sample `$string` takes; a capture `$string:<name>` takes `replay-<name>`, so two
@@ -18,7 +19,7 @@ pub const SAMPLE_STRING: &str = "replay";
 /// false, `$array` `[]`, `$object` `{}`. A capture seen for the first time binds its sample, so every later sight of it, and a
 /// `${name}` in a frame the client must send back, is that same value; a bound capture writes
 /// its value. The result matches the pattern.
-pub fn sample(pattern: &Value, captures: &mut Captures) -> Result<Value, String> {
+pub fn sample(pattern: &Value, captures: &mut Captures) -> Result<Value, Error> {
     sample_at(pattern, None, captures)
 }
 
@@ -39,7 +40,7 @@ fn sample_of(kind: Kind, key: Option<&str>, name: Option<&str>) -> Value {
     }
 }
 
-fn sample_at(pattern: &Value, key: Option<&str>, captures: &mut Captures) -> Result<Value, String> {
+fn sample_at(pattern: &Value, key: Option<&str>, captures: &mut Captures) -> Result<Value, Error> {
     Ok(match pattern {
         Value::String(text) => match parse_str(text)? {
             Str::Literal(literal) => Value::String(literal),
@@ -47,10 +48,10 @@ fn sample_at(pattern: &Value, key: Option<&str>, captures: &mut Captures) -> Res
             Str::Capture(kind, name) => match captures.get(&name) {
                 Some(bound) if kind.accepts(bound) => bound.clone(),
                 Some(bound) => {
-                    return Err(format!(
+                    return Err(Error::new(format!(
                         "capture `{name}` is bound to {bound}, which is not any {}",
                         kind.name()
-                    ));
+                    )));
                 }
                 None => {
                     let value = sample_of(kind, key, Some(&name));
@@ -60,7 +61,7 @@ fn sample_at(pattern: &Value, key: Option<&str>, captures: &mut Captures) -> Res
             },
             Str::Ref(name) => bound(captures, &name)?.clone(),
             Str::Template(pieces) => Value::String(render_template(&pieces, captures)?),
-            Str::Absent => return Err("`$absent` stands only for an object member".into()),
+            Str::Absent => return Err(Error::new("`$absent` stands only for an object member")),
         },
         Value::Array(items) => Value::Array(
             items
@@ -144,6 +145,7 @@ mod tests {
         assert!(
             sample(&json!({"h": "${nobody}"}), &mut captures)
                 .unwrap_err()
+                .message
                 .contains("not bound")
         );
         assert!(sample(&json!(["$absent"]), &mut captures).is_err());
@@ -151,6 +153,7 @@ mod tests {
         assert!(
             sample(&json!({"n": "$int:n"}), &mut captures)
                 .unwrap_err()
+                .message
                 .contains("not any int")
         );
     }

@@ -5,15 +5,20 @@ use serde_json::{Map, Value};
 
 use super::captures::{Captures, bound, render_template};
 use super::syntax::{Str, parse_key, parse_str};
+use crate::Error;
 
 /// Turns a send pattern into the frame to send: `${name}` replaced, `$$` unescaped.
-pub fn instantiate(pattern: &Value, captures: &Captures) -> Result<Value, String> {
+pub fn instantiate(pattern: &Value, captures: &Captures) -> Result<Value, Error> {
     Ok(match pattern {
         Value::String(text) => match parse_str(text)? {
             Str::Literal(literal) => Value::String(literal),
             Str::Ref(name) => bound(captures, &name)?.clone(),
             Str::Template(pieces) => Value::String(render_template(&pieces, captures)?),
-            _ => return Err(format!("`{text}` is a wildcard and cannot be sent")),
+            _ => {
+                return Err(Error::new(format!(
+                    "`{text}` is a wildcard and cannot be sent"
+                )));
+            }
         },
         Value::Array(items) => Value::Array(
             items
@@ -33,7 +38,7 @@ pub fn instantiate(pattern: &Value, captures: &Captures) -> Result<Value, String
 }
 
 /// Replaces `${name}` in a plain argument string (simulator arguments).
-pub fn instantiate_text(text: &str, captures: &Captures) -> Result<String, String> {
+pub fn instantiate_text(text: &str, captures: &Captures) -> Result<String, Error> {
     match parse_str(text)? {
         Str::Literal(literal) => Ok(literal),
         Str::Ref(name) => match bound(captures, &name)? {
@@ -41,7 +46,9 @@ pub fn instantiate_text(text: &str, captures: &Captures) -> Result<String, Strin
             other => Ok(other.to_string()),
         },
         Str::Template(pieces) => render_template(&pieces, captures),
-        _ => Err(format!("`{text}` is a wildcard and cannot be an argument")),
+        _ => Err(Error::new(format!(
+            "`{text}` is a wildcard and cannot be an argument"
+        ))),
     }
 }
 

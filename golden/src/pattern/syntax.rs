@@ -6,6 +6,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::Error;
+
 /// The object key that lets an object pattern accept keys it does not list.
 pub const MORE_KEY: &str = "$more";
 
@@ -134,7 +136,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Parses one pattern string.
-pub fn parse_str(text: &str) -> Result<Str, String> {
+pub fn parse_str(text: &str) -> Result<Str, Error> {
     if let Some(rest) = text.strip_prefix('$')
         && !rest.starts_with('$')
         && !rest.starts_with('{')
@@ -147,17 +149,17 @@ pub fn parse_str(text: &str) -> Result<Str, String> {
             None => (rest, None),
         };
         let Some(kind) = Kind::parse(kind) else {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "`{text}` is not a directive (known: $any $int $number $string $bool $array \
                  $object $now $absent, `$<kind>:<name>`, `${{name}}`); write `$$` for a literal `$`"
-            ));
+            )));
         };
         return match name {
             None => Ok(Str::Wildcard(kind)),
             Some(name) if valid_name(name) => Ok(Str::Capture(kind, name.to_owned())),
-            Some(name) => Err(format!(
+            Some(name) => Err(Error::new(format!(
                 "`{name}` is not a capture name (letters, digits, `_`, `-`, `.`)"
-            )),
+            ))),
         };
     }
     let mut pieces = Vec::new();
@@ -175,11 +177,13 @@ pub fn parse_str(text: &str) -> Result<Str, String> {
             }
             Some((_, '{')) => {
                 let Some(close) = text[at..].find('}') else {
-                    return Err(format!("`{text}` opens `${{` without closing it"));
+                    return Err(Error::new(format!(
+                        "`{text}` opens `${{` without closing it"
+                    )));
                 };
                 let name = &text[at + 2..at + close];
                 if !valid_name(name) {
-                    return Err(format!("`${{{name}}}` does not name a capture"));
+                    return Err(Error::new(format!("`${{{name}}}` does not name a capture")));
                 }
                 if !text_piece.is_empty() {
                     pieces.push(Piece::Text(std::mem::take(&mut text_piece)));
@@ -193,9 +197,9 @@ pub fn parse_str(text: &str) -> Result<Str, String> {
                 }
             }
             _ => {
-                return Err(format!(
+                return Err(Error::new(format!(
                     "a lone `$` in `{text}`: write `$$` for a literal `$`"
-                ));
+                )));
             }
         }
     }
@@ -212,12 +216,12 @@ pub fn parse_str(text: &str) -> Result<Str, String> {
 }
 
 /// Parses an object key: `$$` escapes; a key may not hold any other directive.
-pub fn parse_key(key: &str) -> Result<String, String> {
+pub fn parse_key(key: &str) -> Result<String, Error> {
     match parse_str(key)? {
         Str::Literal(key) => Ok(key),
-        _ => Err(format!(
+        _ => Err(Error::new(format!(
             "the key `{key}` is a directive; only `{MORE_KEY}` may be one, write `$$` for a literal `$`"
-        )),
+        ))),
     }
 }
 
@@ -239,8 +243,18 @@ mod tests {
 
     #[test]
     fn an_unknown_directive_or_lone_dollar_is_an_error_not_data() {
-        assert!(parse_str("$HOME").unwrap_err().contains("write `$$`"));
-        assert!(parse_str("costs 5$").unwrap_err().contains("lone `$`"));
+        assert!(
+            parse_str("$HOME")
+                .unwrap_err()
+                .message
+                .contains("write `$$`")
+        );
+        assert!(
+            parse_str("costs 5$")
+                .unwrap_err()
+                .message
+                .contains("lone `$`")
+        );
         assert!(parse_str("${open").is_err());
         assert!(parse_str("$int:bad name").is_err());
         assert!(parse_key("$int").is_err());

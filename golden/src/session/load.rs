@@ -6,7 +6,6 @@
 //! that can be checked. Every error names the file and the line.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use schema::{Frames, Request, Response, decode_line, encode_line};
@@ -19,6 +18,7 @@ use super::line::{
     Started, StderrCheck, Step, StepLine, WriteFile,
 };
 use super::names::{is_prebound, names_fixture_pane};
+use crate::Error;
 use crate::backend::Backend;
 use crate::pattern::{self, Use};
 
@@ -139,61 +139,27 @@ impl Session {
     }
 }
 
-/// Why a session cannot be loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadError {
-    /// The file.
-    pub path: PathBuf,
-    /// The 1-based line, when the fault is in one.
-    pub line: Option<usize>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
-
 /// The canonical text of a line: compact JSON of the kit's own types.
 pub fn canonical<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("golden lines always encode")
 }
 
 /// Reads and loads one session file.
-pub fn load(path: &Path) -> Result<Session, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|err| LoadError {
-        path: path.to_owned(),
-        line: None,
-        message: err.to_string(),
-    })?;
+pub fn load(path: &Path) -> Result<Session, Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|err| Error::in_file(path, err.to_string()))?;
     parse(path, &text)
 }
 
 /// Loads one session's text, read from `path`.
-pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
-    let file = |message: &str| LoadError {
-        path: path.to_owned(),
-        line: None,
-        message: message.to_owned(),
-    };
-    let at = |line: usize, message: String| LoadError {
-        path: path.to_owned(),
-        line: Some(line),
-        message,
-    };
+pub fn parse(path: &Path, text: &str) -> Result<Session, Error> {
+    let at = |line: usize, message: String| Error::new(message).at(path, line);
     if !text.ends_with('\n') {
-        return Err(file("the last line has no `\\n`"));
+        return Err(Error::in_file(path, "the last line has no `\\n`"));
     }
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let Some(first) = lines.first() else {
-        return Err(file("empty session"));
+        return Err(Error::in_file(path, "empty session"));
     };
     let header: SessionHeader =
         serde_json::from_str(first).map_err(|err| at(1, format!("not a session header: {err}")))?;
@@ -204,7 +170,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
         ));
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    check_header(&header, stem).map_err(|err| at(1, err))?;
+    check_header(&header, stem).map_err(|err| err.at(path, 1))?;
     let mut names = Names::default();
     let mut steps = Vec::new();
     for (index, text) in lines.iter().enumerate().skip(1) {
@@ -223,8 +189,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
             ));
         }
         let conn = step.conn.as_deref().unwrap_or(MAIN_CONN);
-        check_marks(&step, &mut names).map_err(|err| at(line, err))?;
-        check_step(&step.step, conn, &mut names).map_err(|err| at(line, err))?;
+        check_marks(&step, &mut names).map_err(|err| err.at(path, line))?;
+        check_step(&step.step, conn, &mut names).map_err(|err| err.at(path, line))?;
         steps.push(Located { line, step });
     }
     Ok(Session {
@@ -238,40 +204,44 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, LoadError> {
 
 /// A `now_from` names a mark an earlier step made, and only on a step that expects frames; a
 /// `mark` is made once.
-fn check_marks(step: &StepLine, names: &mut Names) -> Result<(), String> {
+fn check_marks(step: &StepLine, names: &mut Names) -> Result<(), Error> {
     if let Some(mark) = &step.now_from {
         if !matches!(step.step, Step::Expect(_) | Step::ExpectUnordered(_)) {
-            return Err("`now_from` is for `expect` and `expect_unordered` steps".into());
+            return Err(Error::new(
+                "`now_from` is for `expect` and `expect_unordered` steps",
+            ));
         }
         if !names.marks.contains(mark) {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "`now_from` names `{mark}`, which no earlier step marks"
-            ));
+            )));
         }
     }
     if let Some(mark) = &step.mark
         && !names.marks.insert(mark.clone())
     {
-        return Err(format!("the mark `{mark}` is made twice"));
+        return Err(Error::new(format!("the mark `{mark}` is made twice")));
     }
     Ok(())
 }
 
-fn check_header(header: &SessionHeader, stem: &str) -> Result<(), String> {
+fn check_header(header: &SessionHeader, stem: &str) -> Result<(), Error> {
     if header.case != stem {
-        return Err(format!(
+        return Err(Error::new(format!(
             "case `{}` must match the file name `{stem}.ndjson`",
             header.case
-        ));
+        )));
     }
     if header.requirements.is_empty() {
-        return Err("a case names at least one requirement".into());
+        return Err(Error::new("a case names at least one requirement"));
     }
     if header.backends.is_empty() {
-        return Err("a case runs on at least one backend".into());
+        return Err(Error::new("a case runs on at least one backend"));
     }
     if header.backends.len() < Backend::ALL.len() && header.backends_reason.is_none() {
-        return Err("a case that skips a backend says why in `backends_reason`".into());
+        return Err(Error::new(
+            "a case that skips a backend says why in `backends_reason`",
+        ));
     }
     Ok(())
 }
@@ -301,10 +271,12 @@ enum Unread {
 
 impl Names {
     /// Every name in `refs` must be bound before the step that uses it.
-    fn used(&mut self, refs: Vec<String>) -> Result<(), String> {
+    fn used(&mut self, refs: Vec<String>) -> Result<(), Error> {
         for name in refs {
             if !self.bound.contains(&name) && !is_prebound(&name) {
-                return Err(format!("`${{{name}}}` is used before any pattern binds it"));
+                return Err(Error::new(format!(
+                    "`${{{name}}}` is used before any pattern binds it"
+                )));
             }
             self.panes |= names_fixture_pane(&name);
         }
@@ -312,29 +284,29 @@ impl Names {
     }
 
     /// A frame we send, or a simulator argument: values and `${name}` only.
-    fn send(&mut self, frame: &Value) -> Result<(), String> {
-        let (_, refs) = pattern::check(frame, Use::Send).map_err(|e| e.to_string())?;
+    fn send(&mut self, frame: &Value) -> Result<(), Error> {
+        let (_, refs) = pattern::check(frame, Use::Send)?;
         self.used(refs)
     }
 
     /// A text with `${name}`s in it (an argument, a path, an expected text): no wildcard.
-    fn text(&mut self, text: &str, what: &str) -> Result<(), String> {
+    fn text(&mut self, text: &str, what: &str) -> Result<(), Error> {
         match pattern::check(&Value::from(text), Use::Send) {
             Ok((_, refs)) => self.used(refs),
-            Err(err) => Err(format!("{what}: {}", err.message)),
+            Err(err) => Err(Error::new(format!("{what}: {}", err.message))),
         }
     }
 
     /// A frame we expect: its references must be bound, and its captures are bound after it.
-    fn expect(&mut self, frame: &Value) -> Result<(), String> {
-        let (binds, refs) = pattern::check(frame, Use::Expect).map_err(|e| e.to_string())?;
+    fn expect(&mut self, frame: &Value) -> Result<(), Error> {
+        let (binds, refs) = pattern::check(frame, Use::Expect)?;
         self.used(refs)?;
         self.bound.extend(binds);
         Ok(())
     }
 }
 
-fn check_step(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> {
+fn check_step(step: &Step, conn: &str, names: &mut Names) -> Result<(), Error> {
     check_reading(step, conn, names)?;
     match step {
         Step::Send(frame) => {
@@ -346,7 +318,9 @@ fn check_step(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> 
         Step::Expect(frame) => check_expect(frame, names)?,
         Step::ExpectUnordered(frames) => {
             if frames.len() < 2 {
-                return Err("`expect_unordered` takes two patterns or more; use `expect`".into());
+                return Err(Error::new(
+                    "`expect_unordered` takes two patterns or more; use `expect`",
+                ));
             }
             for frame in frames {
                 check_expect(frame, names)?;
@@ -354,7 +328,7 @@ fn check_step(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> 
         }
         Step::Sim(args) => check_args(args, "sim", names)?,
         Step::SimBackground(background) => check_args(&background.args, "sim_background", names)?,
-        Step::Barrier(id) if id.is_empty() => return Err("a barrier needs an id".into()),
+        Step::Barrier(id) if id.is_empty() => return Err(Error::new("a barrier needs an id")),
         Step::Run(run) => check_run(run, names)?,
         Step::Spawn(spawn) => check_env(&spawn.env, names)?,
         Step::File(file) => check_file(file, names)?,
@@ -382,7 +356,7 @@ fn check_step(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> 
 
 /// A step that reads the connection's stdout needs the runner to be reading it: not paused, not
 /// closed. `pause_reading`, `resume_reading`, `close_stdout` and `spawn` change that.
-fn check_reading(step: &Step, conn: &str, names: &mut Names) -> Result<(), String> {
+fn check_reading(step: &Step, conn: &str, names: &mut Names) -> Result<(), Error> {
     let unread = names.unread.get(conn).copied();
     let reads = match step {
         Step::Expect(_)
@@ -398,19 +372,19 @@ fn check_reading(step: &Step, conn: &str, names: &mut Names) -> Result<(), Strin
             names.unread.remove(conn);
         }
         (_, Some(Unread::Closed)) if reads || matches!(step, Step::ResumeReading(_)) => {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "the runner closed its end of `{conn}`'s stdout: nothing can be read from it"
-            ));
+            )));
         }
         (_, Some(Unread::Paused)) if reads => {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "the runner is not reading `{conn}`'s stdout here: `resume_reading` first"
-            ));
+            )));
         }
         (Step::ResumeReading(_), None) => {
-            return Err(format!(
+            return Err(Error::new(format!(
                 "`resume_reading` follows a `pause_reading` on `{conn}`, and there is none"
-            ));
+            )));
         }
         (Step::PauseReading(_), None) => {
             names.unread.insert(conn.to_owned(), Unread::Paused);
@@ -429,12 +403,12 @@ fn check_reading(step: &Step, conn: &str, names: &mut Names) -> Result<(), Strin
 /// A counter that names nothing else, a first value and a count that stay within `u64`, a frame
 /// to send that may use the counter, and an expectation whose captures (and the counter) hold
 /// within the iteration only.
-fn check_repeat(repeat: &Repeat, names: &mut Names) -> Result<(), String> {
+fn check_repeat(repeat: &Repeat, names: &mut Names) -> Result<(), Error> {
     if repeat.times == 0 {
-        return Err("`times` is 1 or more".into());
+        return Err(Error::new("`times` is 1 or more"));
     }
     if repeat.from.checked_add(repeat.times - 1).is_none() {
-        return Err("the counter's last value is past 2^64 - 1".into());
+        return Err(Error::new("the counter's last value is past 2^64 - 1"));
     }
     let counter = &repeat.counter;
     let named = !counter.is_empty()
@@ -442,14 +416,14 @@ fn check_repeat(repeat: &Repeat, names: &mut Names) -> Result<(), String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !named {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`counter` is a name (letters, digits, `_`, `-`), not {counter:?}"
-        ));
+        )));
     }
     if names.bound.contains(counter) || is_prebound(counter) {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`counter` `{counter}` is already bound; give the counter a name of its own"
-        ));
+        )));
     }
     let before = names.bound.clone();
     names.bound.insert(counter.clone());
@@ -464,20 +438,22 @@ fn check_repeat(repeat: &Repeat, names: &mut Names) -> Result<(), String> {
 }
 
 /// Something to judge, and lines counted by data a `with` names.
-fn check_stderr(stderr: &StderrCheck, names: &mut Names) -> Result<(), String> {
+fn check_stderr(stderr: &StderrCheck, names: &mut Names) -> Result<(), Error> {
     if stderr.content.is_none() && stderr.lines.is_empty() {
-        return Err("a `stderr` step judges a `content`, `lines`, or both".into());
+        return Err(Error::new(
+            "a `stderr` step judges a `content`, `lines`, or both",
+        ));
     }
     if let Some(content) = &stderr.content {
-        check_content(content, names).map_err(|err| format!("`content`: {err}"))?;
+        check_content(content, names).map_err(|err| err.context("`content`"))?;
     }
     for count in &stderr.lines {
         if count.with.is_empty() {
-            return Err("`lines`: `with` takes one text or more".into());
+            return Err(Error::new("`lines`: `with` takes one text or more"));
         }
         for text in &count.with {
             if text.is_empty() {
-                return Err("`lines`: a `with` text is never empty".into());
+                return Err(Error::new("`lines`: a `with` text is never empty"));
             }
             names.text(text, "`lines`")?;
         }
@@ -485,7 +461,7 @@ fn check_stderr(stderr: &StderrCheck, names: &mut Names) -> Result<(), String> {
     Ok(())
 }
 
-fn check_expect(frame: &Value, names: &mut Names) -> Result<(), String> {
+fn check_expect(frame: &Value, names: &mut Names) -> Result<(), Error> {
     names.expect(frame)?;
     if pattern::is_concrete(frame) {
         round_trips::<Response>(frame)?;
@@ -493,9 +469,9 @@ fn check_expect(frame: &Value, names: &mut Names) -> Result<(), String> {
     Ok(())
 }
 
-fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), String> {
+fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), Error> {
     if args.is_empty() {
-        return Err(format!("`{step}` needs a subcommand"));
+        return Err(Error::new(format!("`{step}` needs a subcommand")));
     }
     for arg in args {
         names.send(&Value::String(arg.clone()))?;
@@ -503,10 +479,12 @@ fn check_args(args: &[String], step: &str, names: &mut Names) -> Result<(), Stri
     Ok(())
 }
 
-fn check_env(env: &BTreeMap<String, Option<String>>, names: &mut Names) -> Result<(), String> {
+fn check_env(env: &BTreeMap<String, Option<String>>, names: &mut Names) -> Result<(), Error> {
     for (variable, value) in env {
         if variable.is_empty() || variable.contains('=') {
-            return Err(format!("`{variable}` cannot be an environment variable"));
+            return Err(Error::new(format!(
+                "`{variable}` cannot be an environment variable"
+            )));
         }
         if let Some(value) = value {
             names.text(value, "an environment value")?;
@@ -516,74 +494,75 @@ fn check_env(env: &BTreeMap<String, Option<String>>, names: &mut Names) -> Resul
 }
 
 /// A path of the case: `${name}`s bound, absolute once they are replaced.
-fn check_path(path: &str, names: &mut Names) -> Result<(), String> {
+fn check_path(path: &str, names: &mut Names) -> Result<(), Error> {
     names.text(path, "`path`")?;
     if !(path.starts_with('/') || path.starts_with("${")) {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`path` {path} is relative; start it with a place such as `${{run_dir}}`"
-        ));
+        )));
     }
     Ok(())
 }
 
-fn check_mode(mode: Option<&String>) -> Result<(), String> {
+fn check_mode(mode: Option<&String>) -> Result<(), Error> {
     if let Some(mode) = mode
         && !(mode.len() == 4 && mode.chars().all(|c| ('0'..='7').contains(&c)))
     {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`mode` is four octal digits (\"0600\"), not {mode:?}"
-        ));
+        )));
     }
     Ok(())
 }
 
-fn check_background(started: &Started, names: &mut Names) -> Result<(), String> {
+fn check_background(started: &Started, names: &mut Names) -> Result<(), Error> {
     if started.name.is_empty() {
-        return Err("a `background` program needs a name".into());
+        return Err(Error::new("a `background` program needs a name"));
     }
     if names.running.contains(&started.name) {
-        return Err(format!(
+        return Err(Error::new(format!(
             "a `background` program named `{}` is already running; end it with a `signal` step \
              with `exit` first",
             started.name
-        ));
+        )));
     }
     for arg in &started.args {
         names.text(arg, "an argument")?;
     }
     check_env(&started.env, names)?;
     if let Some(ready) = &started.ready_file {
-        check_path(ready, names).map_err(|err| format!("`ready_file`: {err}"))?;
+        check_path(ready, names).map_err(|err| err.context("`ready_file`"))?;
     }
     names.running.insert(started.name.clone());
     Ok(())
 }
 
-fn check_signal(signal: &SignalStep, names: &mut Names) -> Result<(), String> {
+fn check_signal(signal: &SignalStep, names: &mut Names) -> Result<(), Error> {
     if !names.running.contains(&signal.name) {
-        return Err(format!(
+        return Err(Error::new(format!(
             "no `background` program named `{}` is running here",
             signal.name
-        ));
+        )));
     }
     if signal.signal == SignalName::Kill {
         if signal.exit.is_some() || signal.stderr.is_some() {
-            return Err(
-                "a program killed with `KILL` has no exit code to judge: drop `exit` and `stderr`"
-                    .into(),
-            );
+            return Err(Error::new(
+                "a program killed with `KILL` has no exit code to judge: drop `exit` and `stderr`",
+            ));
         }
         names.running.remove(&signal.name);
         return Ok(());
     }
     match (&signal.exit, &signal.stderr) {
         (None, Some(_)) => {
-            return Err("`stderr` is judged once the program ended: give `exit` too".into());
+            return Err(Error::new(
+                "`stderr` is judged once the program ended: give `exit` too",
+            ));
         }
         (Some(_), stderr) => {
             names.running.remove(&signal.name);
             if let Some(content) = stderr {
-                check_content(content, names).map_err(|err| format!("`stderr`: {err}"))?;
+                check_content(content, names).map_err(|err| err.context("`stderr`"))?;
             }
         }
         (None, None) => {}
@@ -591,13 +570,13 @@ fn check_signal(signal: &SignalStep, names: &mut Names) -> Result<(), String> {
     Ok(())
 }
 
-fn check_write(write: &WriteFile, names: &mut Names) -> Result<(), String> {
+fn check_write(write: &WriteFile, names: &mut Names) -> Result<(), Error> {
     check_path(&write.path, names)?;
     check_mode(write.mode.as_ref())?;
     names.text(&write.text, "`text`")
 }
 
-fn check_run(run: &Run, names: &mut Names) -> Result<(), String> {
+fn check_run(run: &Run, names: &mut Names) -> Result<(), Error> {
     for arg in &run.args {
         names.text(arg, "an argument")?;
     }
@@ -610,13 +589,13 @@ fn check_run(run: &Run, names: &mut Names) -> Result<(), String> {
     }
     for (stream, content) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         if let Some(content) = content {
-            check_content(content, names).map_err(|err| format!("`{stream}`: {err}"))?;
+            check_content(content, names).map_err(|err| err.context(format!("`{stream}`")))?;
         }
     }
     Ok(())
 }
 
-fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
+fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), Error> {
     check_path(&file.path, names)?;
     check_mode(file.mode.as_ref())?;
     let earlier = names.paths.contains(&file.path);
@@ -662,29 +641,33 @@ fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), String> {
             Entry::Socket => "socket",
             _ => "dir",
         };
-        return Err(format!("{key} says nothing about a path that is {is}"));
+        return Err(Error::new(format!(
+            "{key} says nothing about a path that is {is}"
+        )));
     }
     if (file.replaced.is_some() || file.appended) && !earlier {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`replaced` and `appended` compare with an earlier `file` step on {}, and there is none",
             file.path
-        ));
+        )));
     }
     if file.appended && file.content.is_none() {
-        return Err("`appended` needs a `content` to check what was appended".into());
+        return Err(Error::new(
+            "`appended` needs a `content` to check what was appended",
+        ));
     }
     if let Some(document) = &file.document {
         check_document(document, file.content.as_ref(), "`content`")?;
     }
     if let Some(content) = &file.content {
-        check_content(content, names).map_err(|err| format!("`content`: {err}"))?;
+        check_content(content, names).map_err(|err| err.context("`content`"))?;
     }
     names.paths.insert(file.path.clone());
     Ok(())
 }
 
 /// A document is named like its schema file (`device-store`) and validates parsed values only.
-fn check_document(document: &str, content: Option<&Content>, key: &str) -> Result<(), String> {
+fn check_document(document: &str, content: Option<&Content>, key: &str) -> Result<(), Error> {
     let named = !document.is_empty()
         && document.split('-').all(|word| {
             !word.is_empty()
@@ -693,28 +676,28 @@ fn check_document(document: &str, content: Option<&Content>, key: &str) -> Resul
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         });
     if !named {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`document` is the stem of a schema file (`device-store`), not {document:?}"
-        ));
+        )));
     }
     if !content.is_some_and(Content::parses) {
-        return Err(format!(
+        return Err(Error::new(format!(
             "`document` validates parsed values: it needs a {key} of `json_lines`, `json_each`, `json` or `toml`"
-        ));
+        )));
     }
     Ok(())
 }
 
-fn check_content(content: &Content, names: &mut Names) -> Result<(), String> {
+fn check_content(content: &Content, names: &mut Names) -> Result<(), Error> {
     match content {
         Content::Text(text) | Content::Contains(text) => names.text(text, "the text"),
         Content::ContainsAll(texts) if texts.is_empty() => {
-            Err("`contains_all` takes one text or more".into())
+            Err(Error::new("`contains_all` takes one text or more"))
         }
         Content::ContainsAll(texts) => texts.iter().try_for_each(|t| names.text(t, "a text")),
-        Content::JsonLines(patterns) if patterns.is_empty() => Err(
-            "`json_lines` takes one pattern per line; for no output write `{\"text\":\"\"}`".into(),
-        ),
+        Content::JsonLines(patterns) if patterns.is_empty() => Err(Error::new(
+            "`json_lines` takes one pattern per line; for no output write `{\"text\":\"\"}`",
+        )),
         Content::JsonLines(patterns) => patterns.iter().try_for_each(|p| names.expect(p)),
         Content::JsonEach(pattern) | Content::Toml(pattern) | Content::Json(pattern) => {
             names.expect(pattern)
@@ -723,23 +706,23 @@ fn check_content(content: &Content, names: &mut Names) -> Result<(), String> {
 }
 
 /// A concrete frame must decode through the wire types and re-encode to the same bytes.
-fn round_trips<F: Frames>(frame: &Value) -> Result<(), String> {
+fn round_trips<F: Frames>(frame: &Value) -> Result<(), Error> {
     let text = frame.to_string();
     let decoded = decode_line::<F>(&text)
-        .map_err(|err| format!("the frame does not decode ({err}): {text}"))?;
+        .map_err(|err| Error::new(format!("the frame does not decode ({err}): {text}")))?;
     let again = encode_line(&decoded);
     if again.trim_end() != text {
-        return Err(format!(
+        return Err(Error::new(format!(
             "the frame does not re-encode byte-identically:\n  golden  {text}\n  encoded {}",
             again.trim_end()
-        ));
+        )));
     }
     Ok(())
 }
 
 /// Every `*.ndjson` in a directory, sorted.
-pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+pub fn files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|err| Error::in_file(dir, err.to_string()))?;
     let mut files: Vec<PathBuf> = entries
         .flatten()
         .map(|entry| entry.path())
@@ -753,8 +736,13 @@ pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 mod tests {
     use super::*;
 
-    fn parse_text(text: &str) -> Result<Session, String> {
-        parse(Path::new("golden/sessions/x.ndjson"), text).map_err(|err| err.to_string())
+    fn parse_text(text: &str) -> Result<Session, Error> {
+        parse(Path::new("golden/sessions/x.ndjson"), text)
+    }
+
+    /// What refusing the text says.
+    fn refused(text: &str) -> String {
+        parse_text(text).unwrap_err().to_string()
     }
 
     const HEADER: &str =
@@ -787,22 +775,22 @@ mod tests {
         let sim = r#"{"sim":["step","--pane","a","--state","idle"],"mark":"moved"}"#;
         let edge = r#"{"expect":{"schema":1,"id":"2","t":"ack"},"now_from":"moved"}"#;
         assert!(parse_text(&format!("{HEADER}\n{sim}\n{edge}\n")).is_ok());
-        let err = parse_text(&format!("{HEADER}\n{edge}\n{sim}\n")).unwrap_err();
+        let err = refused(&format!("{HEADER}\n{edge}\n{sim}\n"));
         assert!(
             err.contains("`now_from` names `moved`, which no earlier step marks"),
             "{err}"
         );
-        let err = parse_text(&format!("{HEADER}\n{sim}\n{sim}\n")).unwrap_err();
+        let err = refused(&format!("{HEADER}\n{sim}\n{sim}\n"));
         assert!(err.contains("the mark `moved` is made twice"), "{err}");
         let on_sim = r#"{"sim":["step","--pane","a","--state","idle"],"now_from":"moved"}"#;
-        let err = parse_text(&format!("{HEADER}\n{sim}\n{on_sim}\n")).unwrap_err();
+        let err = refused(&format!("{HEADER}\n{sim}\n{on_sim}\n"));
         assert!(err.contains("is for `expect`"), "{err}");
     }
 
     #[test]
     fn a_line_out_of_canonical_form_is_refused_with_its_canonical_text() {
         let text = format!("{HEADER}\n{}\n", r#"{"conn":"b","close":{}}"#);
-        let err = parse_text(&text).unwrap_err();
+        let err = refused(&text);
         assert!(
             err.starts_with("golden/sessions/x.ndjson:2: not in canonical form"),
             "{err}"
@@ -813,21 +801,13 @@ mod tests {
     #[test]
     fn an_unknown_key_is_refused() {
         let text = format!("{HEADER}\n{}\n", r#"{"close":{},"timeout":5}"#);
-        assert!(
-            parse_text(&text)
-                .unwrap_err()
-                .contains(":2: not in canonical form")
-        );
+        assert!(refused(&text).contains(":2: not in canonical form"));
     }
 
     #[test]
     fn the_case_must_match_the_file_name() {
         let text = HEADER.replace(r#""x""#, r#""y""#) + "\n";
-        assert!(
-            parse_text(&text)
-                .unwrap_err()
-                .contains("must match the file name")
-        );
+        assert!(refused(&text).contains("must match the file name"));
     }
 
     #[test]
@@ -836,11 +816,7 @@ mod tests {
             "{HEADER}\n{}\n",
             r#"{"send":{"schema":1,"id":"1","t":"card","pane":"${p}"}}"#
         );
-        assert!(
-            parse_text(&text)
-                .unwrap_err()
-                .contains("`${p}` is used before")
-        );
+        assert!(refused(&text).contains("`${p}` is used before"));
     }
 
     #[test]
@@ -862,13 +838,13 @@ mod tests {
             "{HEADER}\n{}\n",
             r#"{"send":{"schema":1,"id":"1","t":"hello","device":"d","app":"kit","app_version":"1"}}"#
         );
-        let err = parse_text(&text).unwrap_err();
+        let err = refused(&text);
         assert!(err.contains("does not re-encode byte-identically"), "{err}");
         let text = format!(
             "{HEADER}\n{}\n",
             r#"{"expect":{"schema":1,"id":"1","t":"ack","x":1}}"#
         );
-        assert!(parse_text(&text).unwrap_err().contains("re-encode"));
+        assert!(refused(&text).contains("re-encode"));
     }
 
     #[test]
@@ -877,11 +853,7 @@ mod tests {
             r#""fixture":"small""#,
             r#""fixture":"small","backends":["real"]"#,
         );
-        assert!(
-            parse_text(&format!("{header}\n"))
-                .unwrap_err()
-                .contains("backends_reason")
-        );
+        assert!(refused(&format!("{header}\n")).contains("backends_reason"));
     }
 
     #[test]
@@ -890,7 +862,7 @@ mod tests {
             "{HEADER}\n{}\n",
             r#"{"expect":{"schema":1,"id":"$ID","t":"ack"}}"#
         );
-        let err = parse_text(&text).unwrap_err();
+        let err = refused(&text);
         assert!(err.contains(":2: at /id:"), "{err}");
     }
 
@@ -903,7 +875,7 @@ mod tests {
         };
         assert_eq!(raw.bytes(), [0xff, 0x0a]);
         let text = format!("{HEADER}\n{}\n", r#"{"send_raw":[{"hex":"abc"}]}"#);
-        let err = parse_text(&text).unwrap_err();
+        let err = refused(&text);
         assert!(
             err.contains(":2: not a step: hex `abc` has an odd"),
             "{err}"
@@ -923,11 +895,7 @@ mod tests {
             "{HEADER}\n{}\n",
             r#"{"run":{"program":"corral","args":["x","${nobody}"],"exit":0}}"#
         );
-        assert!(
-            parse_text(&text)
-                .unwrap_err()
-                .contains("`${nobody}` is used before")
-        );
+        assert!(refused(&text).contains("`${nobody}` is used before"));
     }
 
     #[test]
@@ -970,7 +938,7 @@ mod tests {
                 "there is none",
             ),
         ] {
-            let err = parse_text(&format!("{HEADER}\n{step}\n")).unwrap_err();
+            let err = refused(&format!("{HEADER}\n{step}\n"));
             assert!(err.contains(wanted), "{step}: {err}");
         }
     }
@@ -1057,7 +1025,7 @@ mod tests {
                 "`content` says nothing about a path that is socket",
             ),
         ] {
-            let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
+            let err = refused(&format!("{HEADER}\n{text}"));
             assert!(err.contains(wanted), "{text}: {err}");
         }
     }
@@ -1098,7 +1066,7 @@ mod tests {
                 "past 2^64 - 1",
             ),
         ] {
-            let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
+            let err = refused(&format!("{HEADER}\n{text}"));
             assert!(err.contains(wanted), "{text}: {err}");
         }
     }
@@ -1129,7 +1097,7 @@ mod tests {
                 "`content`: `json_lines` takes one pattern per line",
             ),
         ] {
-            let err = parse_text(&format!("{HEADER}\n{step}\n")).unwrap_err();
+            let err = refused(&format!("{HEADER}\n{step}\n"));
             assert!(err.contains(wanted), "{step}: {err}");
         }
     }
@@ -1174,7 +1142,7 @@ mod tests {
                 "`resume_reading` first",
             ),
         ] {
-            let err = parse_text(&format!("{HEADER}\n{text}")).unwrap_err();
+            let err = refused(&format!("{HEADER}\n{text}"));
             assert!(err.contains(wanted), "{text}: {err}");
         }
         let unread = format!(

@@ -24,7 +24,7 @@ pub use line::{
     Background, Content, Empty, Entry, FileCheck, GoldenLine, LineCount, Program, Repeat, Run,
     SessionHeader, SignalName, SignalStep, Spawn, Started, StderrCheck, Step, StepLine, WriteFile,
 };
-pub use load::{LoadError, Located, Session, canonical, files, load, parse};
+pub use load::{Located, Session, canonical, files, load, parse};
 pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX, server_key};
 pub use raw::{RawBytes, RawSegment};
 

@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+
 /// A run of raw bytes: `text` (UTF-8) or `hex` (any bytes, pairs of hex digits), repeated
 /// `repeat` times.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -43,11 +45,11 @@ impl RawBytes {
 }
 
 impl TryFrom<Vec<RawSegment>> for RawBytes {
-    type Error = String;
+    type Error = Error;
 
-    fn try_from(segments: Vec<RawSegment>) -> Result<RawBytes, String> {
+    fn try_from(segments: Vec<RawSegment>) -> Result<RawBytes, Error> {
         if segments.is_empty() {
-            return Err("`send_raw` needs a segment".into());
+            return Err(Error::new("`send_raw` needs a segment"));
         }
         let mut bytes = Vec::new();
         for segment in &segments {
@@ -65,13 +67,15 @@ impl From<RawBytes> for Vec<RawSegment> {
 
 impl RawSegment {
     /// The bytes of this segment, repeated.
-    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+    pub fn bytes(&self) -> Result<Vec<u8>, Error> {
         let once = match (&self.text, &self.hex) {
             (Some(text), None) => text.as_bytes().to_vec(),
             (None, Some(hex)) => {
                 let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
                 if !digits.len().is_multiple_of(2) {
-                    return Err(format!("hex `{hex}` has an odd number of digits"));
+                    return Err(Error::new(format!(
+                        "hex `{hex}` has an odd number of digits"
+                    )));
                 }
                 digits
                     .chunks(2)
@@ -79,15 +83,19 @@ impl RawSegment {
                         std::str::from_utf8(pair)
                             .ok()
                             .and_then(|p| u8::from_str_radix(p, 16).ok())
-                            .ok_or_else(|| format!("hex `{hex}` holds a non-hex digit"))
+                            .ok_or_else(|| Error::new(format!("hex `{hex}` holds a non-hex digit")))
                     })
                     .collect::<Result<_, _>>()?
             }
-            _ => return Err("a raw segment has exactly one of `text` and `hex`".into()),
+            _ => {
+                return Err(Error::new(
+                    "a raw segment has exactly one of `text` and `hex`",
+                ));
+            }
         };
         let repeat = self.repeat.unwrap_or(1);
         if repeat == 0 {
-            return Err("`repeat` is at least 1".into());
+            return Err(Error::new("`repeat` is at least 1"));
         }
         Ok(once.repeat(repeat as usize))
     }
@@ -128,7 +136,7 @@ mod tests {
             hex: Some("abc".into()),
             repeat: None,
         };
-        assert!(odd.bytes().unwrap_err().contains("odd"));
+        assert!(odd.bytes().unwrap_err().message.contains("odd"));
         let zero = RawSegment {
             text: Some("a".into()),
             hex: None,

@@ -7,8 +7,8 @@
 //! what the protocol fixes of a run (success or failure, the documents it prints), never corral's
 //! prose or its exit codes.
 
-use golden::HostProfile;
 use golden::profile::{Operation, fill};
+use golden::{Error, HostProfile};
 
 /// corral's command line for an operation, and its arguments by the names the profile's
 /// templates use; `None` for a line that is corral's own CLI.
@@ -53,35 +53,33 @@ pub fn is_daemon(args: &[String]) -> bool {
 /// How a host runs corral's command line `args`: `None` to run it as written (corral's own
 /// profile), else the shell command the profile gives for it; an error naming what the profile
 /// lacks.
-pub fn command(
-    profile: &HostProfile,
-    cli: &str,
-    args: &[String],
-) -> Result<Option<String>, String> {
+pub fn command(profile: &HostProfile, cli: &str, args: &[String]) -> Result<Option<String>, Error> {
     if profile.is_corral() {
         return Ok(None);
     }
     let line = args.join(" ");
     if is_daemon(args) {
         let daemon = profile.daemon.as_ref().ok_or_else(|| {
-            format!(
+            Error::new(format!(
                 "`corral {line}` runs the notification daemon, and the host profile has no [daemon]"
-            )
+            ))
         })?;
         return Ok(Some(fill(&daemon.start, &[("cli", cli)])));
     }
     let (operation, values) = operation(args).ok_or_else(|| {
-        format!("`corral {line}` is corral's own command line, which only corral runs")
+        Error::new(format!(
+            "`corral {line}` is corral's own command line, which only corral runs"
+        ))
     })?;
     let template = profile.cli.get(&operation).ok_or_else(|| {
-        format!(
+        Error::new(format!(
             "`corral {line}` asks for the operation `{}`, and the host profile's [cli] has no \
              command for it",
             serde_json::to_value(operation)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default()
-        )
+        ))
     })?;
     let mut filled: Vec<(&str, &str)> = vec![("cli", cli)];
     filled.extend(values.iter().map(|(name, value)| (*name, value.as_str())));
@@ -142,16 +140,22 @@ mod tests {
             command(&profile, "/opt/herd", &words("daemon")),
             Ok(Some("/opt/herd daemon".to_owned()))
         );
-        let err = command(&profile, "h", &words("ls --json")).unwrap_err();
+        let err = command(&profile, "h", &words("ls --json"))
+            .unwrap_err()
+            .message;
         assert!(err.contains("corral's own command line"), "{err}");
         profile.cli.remove(&Operation::Transitions);
-        let err = command(&profile, "h", &words("debug transitions --json")).unwrap_err();
+        let err = command(&profile, "h", &words("debug transitions --json"))
+            .unwrap_err()
+            .message;
         assert!(
             err.contains("no command for it") && err.contains("transitions"),
             "{err}"
         );
         profile.daemon = None;
-        let err = command(&profile, "h", &words("daemon")).unwrap_err();
+        let err = command(&profile, "h", &words("daemon"))
+            .unwrap_err()
+            .message;
         assert!(err.contains("has no [daemon]"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 //! `#` starting a comment. A run with a baseline fails on a failure it does not list *and* on a
 //! listed case that now passes, so the list only ever shrinks on purpose.
 
-use golden::Backend;
+use golden::{Backend, Error};
 
 use super::outcome::{CaseResult, Grade};
 
@@ -40,8 +40,8 @@ impl Verdict {
 }
 
 impl Baseline {
-    /// Parses a baseline file's text.
-    pub fn parse(text: &str) -> Result<Baseline, String> {
+    /// Parses a baseline file's text; an error names its line.
+    pub fn parse(text: &str) -> Result<Baseline, Error> {
         let mut entries = Vec::new();
         for (index, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -49,13 +49,15 @@ impl Baseline {
                 continue;
             }
             if line.split_whitespace().count() != 1 {
-                return Err(format!("line {}: one case id per line: `{raw}`", index + 1));
+                let one = format!("one case id per line: `{raw}`");
+                return Err(Error::new(one).at_line(index + 1));
             }
             let (case, backend) = match line.split_once('@') {
                 Some((case, "fake")) => (case, Some(Backend::Fake)),
                 Some((case, "real")) => (case, Some(Backend::Real)),
                 Some((_, other)) => {
-                    return Err(format!("line {}: unknown backend `{other}`", index + 1));
+                    let unknown = format!("unknown backend `{other}`");
+                    return Err(Error::new(unknown).at_line(index + 1));
                 }
                 None => (line, None),
             };
@@ -136,8 +138,14 @@ mod tests {
 
     #[test]
     fn a_bad_line_is_an_error() {
-        assert!(Baseline::parse("a b\n").unwrap_err().starts_with("line 1"));
-        assert!(Baseline::parse("a@moon\n").unwrap_err().contains("moon"));
+        let err = Baseline::parse("a b\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 1: one case id per line: `a b`");
+        assert!(
+            Baseline::parse("a@moon\n")
+                .unwrap_err()
+                .message
+                .contains("moon")
+        );
     }
 
     #[test]

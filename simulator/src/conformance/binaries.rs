@@ -36,44 +36,29 @@ pub fn target_dir(root: &Path) -> PathBuf {
     }
 }
 
-/// The arguments of the build: the simulator's binaries, and the host's when the run uses it.
-/// Not `--quiet`: cargo's progress is what a person watches for the minutes a first build takes.
-/// Without the kit embedded (`embed`, so no `corral-conformance`): a run from a checkout reads its
-/// sessions from disk, and editing one then rebuilds nothing.
-fn build_args(with_host: bool) -> Vec<&'static str> {
-    let mut args = vec![
-        "build",
-        "--bins",
-        "--no-default-features",
-        "-p",
-        "simulator",
-    ];
-    if with_host {
-        args.extend(["-p", "reference-host"]);
-    }
-    args
-}
+/// The arguments of the build: the workspace's binaries a run may start (the host's even when
+/// `--host` names another), so that the crates resolve as xtask and `cargo test --workspace`
+/// resolve them and nothing compiles twice (`cargo xtask tidy` checks it). With the default features (the kit embedded); a run still reads the sessions from
+/// disk. Not `--quiet`: cargo's progress is what a person watches for the minutes a first build
+/// takes.
+const BUILD_ARGS: &[&str] = &["build", "--bins", "-p", "simulator", "-p", "reference-host"];
 
 /// The line said before the build starts.
-fn build_line(with_host: bool) -> String {
-    let what = if with_host {
-        "corral, corral-sim and corral-fake-tmux"
-    } else {
-        "corral-sim and corral-fake-tmux"
-    };
+fn build_line() -> String {
     format!(
-        "conformance: building {what} (cargo {})",
-        build_args(with_host).join(" ")
+        "conformance: building corral, corral-sim and corral-fake-tmux (cargo {}; a first build \
+         of the workspace takes 10 to 25 minutes on 2 cores, later ones seconds)",
+        BUILD_ARGS.join(" ")
     )
 }
 
 /// Builds the checkout's binaries, cargo's progress on stderr.
-pub fn build(root: &Path, with_host: bool) -> anyhow::Result<()> {
-    eprintln!("{}", build_line(with_host));
+pub fn build(root: &Path) -> anyhow::Result<()> {
+    eprintln!("{}", build_line());
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = process::command(cargo)
         .current_dir(root)
-        .args(build_args(with_host))
+        .args(BUILD_ARGS)
         .status()
         .context("running cargo build")?;
     if !status.success() {
@@ -126,7 +111,7 @@ impl Search {
         names: &[&str],
         path: Option<&OsStr>,
         remedy: &str,
-    ) -> Result<Vec<PathBuf>, String> {
+    ) -> anyhow::Result<Vec<PathBuf>> {
         let found: Vec<Option<PathBuf>> = names.iter().map(|name| self.find(name, path)).collect();
         let missing: Vec<&str> = names
             .iter()
@@ -147,7 +132,7 @@ impl Search {
         } else {
             format!("in {}", self.beside.display())
         };
-        Err(format!("missing {whom}: not {places}; {remedy}"))
+        bail!("missing {whom}: not {places}; {remedy}")
     }
 }
 
@@ -175,7 +160,7 @@ impl Binaries {
         let (host_template, default_cli, found) = match launcher {
             Launcher::Checkout { root } => {
                 if options.build {
-                    build(root, options.host.is_none())?;
+                    build(root)?;
                 }
                 let corral = built_corral(root);
                 let search = Search {
@@ -185,12 +170,9 @@ impl Binaries {
                 let remedy = if options.build {
                     "the build did not make it"
                 } else {
-                    "build it (cargo build --bins --no-default-features -p simulator) or drop \
-                     --no-build"
+                    "build it (cargo build --bins -p simulator) or drop --no-build"
                 };
-                let mut found = search
-                    .find_all(&ours, path.as_deref(), remedy)
-                    .map_err(anyhow::Error::msg)?;
+                let mut found = search.find_all(&ours, path.as_deref(), remedy)?;
                 let own = options.host.is_none() && options.profile.is_corral();
                 let host = match &options.host {
                     Some(host) => host.clone(),
@@ -216,17 +198,16 @@ impl Binaries {
                     beside: exe.parent().unwrap_or(Path::new("/")).to_owned(),
                     path_too: true,
                 };
-                let mut found = search
-                    .find_all(
-                        &ours,
-                        path.as_deref(),
-                        "install the kit whole: cargo install --locked --path simulator \
+                let mut found = search.find_all(
+                    &ours,
+                    path.as_deref(),
+                    "install the kit whole: cargo install --locked --path simulator \
                          (from a corral checkout)",
-                    )
-                    .map_err(anyhow::Error::msg)?;
+                )?;
                 (host.clone(), None, found.remove(0))
             }
         };
+        runnable(&host_template, path.as_deref())?;
         Ok(Binaries {
             host_template,
             host_cli: options.host_cli.clone().or(default_cli),
@@ -251,6 +232,109 @@ fn profile_serve(options: &Options) -> anyhow::Result<String> {
 }
 
 /// Fails in one line when a system program is not on `PATH`.
+/// The pre-flight of the host command: the program it runs exists and may be executed, else one
+/// line says so before any case starts (not one identical failure per case). The program is the
+/// command's first word after `VAR=value` assignments and an `env` with its options and
+/// assignments; a command this cannot read (a shell construct) is left to the cases.
+fn runnable(template: &str, path: Option<&OsStr>) -> anyhow::Result<()> {
+    let Some(program) = program_of(template) else {
+        return Ok(());
+    };
+    let executable = |file: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let why = if program.contains('/') {
+        let file = Path::new(&program);
+        match std::fs::metadata(file) {
+            Err(_) => "does not exist",
+            Ok(_) if !executable(file) => "is not an executable file",
+            Ok(_) => return Ok(()),
+        }
+    } else if path
+        .is_some_and(|path| std::env::split_paths(path).any(|dir| executable(&dir.join(&program))))
+        || SHELL_WORDS.contains(&program.as_str())
+    {
+        return Ok(());
+    } else {
+        "is not on PATH"
+    };
+    bail!("the host command cannot run: `{program}` {why} (the command: {template})")
+}
+
+/// Words `sh` runs itself, without a program on PATH.
+const SHELL_WORDS: &[&str] = &[
+    "exec", "cd", "export", ".", "eval", "command", "set", "true", ":",
+];
+
+/// The program a host command runs, when its start is plain words (quotes and backslashes
+/// read as `sh` reads them); `None` for anything else.
+fn program_of(template: &str) -> Option<String> {
+    let words = shell_words(template)?;
+    let mut words = words.into_iter().peekable();
+    let assignment = |word: &str| {
+        word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    while words.peek().is_some_and(|w| assignment(w)) {
+        words.next();
+    }
+    let first = words.next()?;
+    if first != "env" {
+        return Some(first);
+    }
+    // env's options, `-u NAME` and `-C DIR` with their argument, and its assignments.
+    while let Some(word) = words.next() {
+        if matches!(word.as_str(), "-u" | "--unset" | "-C" | "--chdir") {
+            words.next();
+        } else if !word.starts_with('-') && !assignment(&word) {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// `text` split into words as `sh` splits plain words; `None` when it holds anything else
+/// (a variable, a substitution, a glob, an operator) or an unclosed quote.
+fn shell_words(text: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '\'' => {
+                let mut quoted = String::new();
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => quoted.push(c),
+                    }
+                }
+                word.get_or_insert_with(String::new).push_str(&quoted);
+            }
+            '"' => {
+                let mut quoted = String::new();
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => quoted.push(chars.next()?),
+                        '$' | '`' => return None,
+                        c => quoted.push(c),
+                    }
+                }
+                word.get_or_insert_with(String::new).push_str(&quoted);
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            '$' | '`' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '*' | '?' | '[' => return None,
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
+}
+
 fn on_path(names: &[&str], path: Option<&OsStr>) -> anyhow::Result<()> {
     let missing: Vec<&str> = names
         .iter()
@@ -316,7 +400,8 @@ mod tests {
                 Some(&path),
                 "install it",
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             format!(
@@ -327,7 +412,8 @@ mod tests {
         touch(&dir.path().join("corral-sim"));
         let err = search
             .find_all(&["corral-sim", "corral-fake-tmux"], Some(&path), "r")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("missing corral-fake-tmux: not in "),
             "{err}"
@@ -348,30 +434,77 @@ mod tests {
         assert_eq!(search.find("corral-sim", Some(&path)), None);
         let err = search
             .find_all(&["corral-sim"], Some(&path), "build it")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.ends_with("target/debug; build it"), "{err}");
     }
 
     #[test]
     fn the_build_shows_cargos_progress_and_says_what_it_builds() {
+        assert!(!BUILD_ARGS.contains(&"--quiet"));
+        assert!(!BUILD_ARGS.contains(&"--no-default-features"));
         assert_eq!(
-            build_args(true),
-            [
-                "build",
-                "--bins",
-                "--no-default-features",
-                "-p",
-                "simulator",
-                "-p",
-                "reference-host"
-            ]
+            build_line(),
+            "conformance: building corral, corral-sim and corral-fake-tmux (cargo build --bins -p \
+             simulator -p reference-host; a first build of the workspace takes 10 to 25 minutes on 2 \
+             cores, later ones seconds)"
         );
-        assert!(!build_args(false).contains(&"--quiet"));
+    }
+
+    #[test]
+    fn the_host_commands_program_is_found_past_assignments_and_env() {
         assert_eq!(
-            build_line(false),
-            "conformance: building corral-sim and corral-fake-tmux (cargo build --bins \
-             --no-default-features -p simulator)"
+            program_of("corral serve --stdio --device {device}").as_deref(),
+            Some("corral")
         );
+        assert_eq!(
+            program_of("A=1 'my host' --device {device}").as_deref(),
+            Some("my host")
+        );
+        assert_eq!(
+            program_of("env -u X CORRAL_TMUX_BIN=/x /opt/h/bin/herd serve").as_deref(),
+            Some("/opt/h/bin/herd")
+        );
+        assert_eq!(program_of("sh -c 'exit 2' {device}").as_deref(), Some("sh"));
+        assert_eq!(
+            program_of("$HOME/bin/host"),
+            None,
+            "a variable is the shell's to expand"
+        );
+        assert_eq!(program_of("a && b"), None);
+        assert_eq!(program_of("'unclosed"), None);
+    }
+
+    #[test]
+    fn a_host_command_that_cannot_run_is_one_line_before_any_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([dir.path()]).unwrap();
+        let err = runnable("/nonexistent/host serve {device}", Some(&path)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the host command cannot run: `/nonexistent/host` does not exist (the command: \
+             /nonexistent/host serve {device})"
+        );
+        let plain = dir.path().join("plain");
+        touch(&plain);
+        let err = runnable(&format!("{} x", plain.display()), Some(&path)).unwrap_err();
+        assert!(
+            err.to_string().contains("is not an executable file"),
+            "{err}"
+        );
+        let err = runnable("no-such-host serve", Some(&path)).unwrap_err();
+        assert!(
+            err.to_string().contains("`no-such-host` is not on PATH"),
+            "{err}"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let host = dir.path().join("host");
+        touch(&host);
+        std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o755)).unwrap();
+        runnable("host serve {device}", Some(&path)).unwrap();
+        runnable(&format!("{} serve", host.display()), Some(&path)).unwrap();
+        runnable("exec host serve", Some(&path)).unwrap();
+        runnable("$X serve", Some(&path)).unwrap();
     }
 
     #[test]

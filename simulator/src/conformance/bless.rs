@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use golden::Error;
+
 /// The file's text with some 1-based lines replaced.
 pub fn apply(text: &str, replacements: &[(usize, String)]) -> String {
     let mut out = String::with_capacity(text.len());
@@ -18,10 +20,11 @@ pub fn apply(text: &str, replacements: &[(usize, String)]) -> String {
 }
 
 /// Rewrites a session file in place.
-pub fn write(path: &Path, replacements: &[(usize, String)]) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
+pub fn write(path: &Path, replacements: &[(usize, String)]) -> Result<(), Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|err| Error::in_file(path, err.to_string()))?;
     std::fs::write(path, apply(&text, replacements))
-        .map_err(|err| format!("{}: {err}", path.display()))
+        .map_err(|err| Error::in_file(path, err.to_string()))
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ pub fn parse(args: &[String], launcher: &Launcher) -> anyhow::Result<Invocation>
         host_cli: args.host_cli,
         kit: args.kit,
         profile: match &args.profile {
-            Some(path) => HostProfile::load(path).map_err(anyhow::Error::msg)?,
+            Some(path) => HostProfile::load(path)?,
             None => HostProfile::corral(),
         },
         profile_path: args.profile,

@@ -328,7 +328,7 @@ fn sweeper(dirs: &mpsc::Receiver<PathBuf>) {
 /// `--bless`: rewrites the session files of the cases whose expectations failed.
 fn write_blessings(results: &[CaseResult], console: &Console) -> anyhow::Result<()> {
     for result in results.iter().filter(|r| !r.blessed.is_empty()) {
-        bless::write(&result.file, &result.blessed).map_err(anyhow::Error::msg)?;
+        bless::write(&result.file, &result.blessed)?;
         console.say(&format!(
             "blessed {} line(s) of {}",
             result.blessed.len(),

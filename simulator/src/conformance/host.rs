@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
+use anyhow::anyhow;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use super::process;
@@ -109,9 +110,9 @@ impl HostProcess {
         remove: &[String],
         cwd: &Path,
         stderr: PathBuf,
-    ) -> Result<HostProcess, String> {
+    ) -> anyhow::Result<HostProcess> {
         let err_file = std::fs::File::create(&stderr)
-            .map_err(|err| format!("creating {}: {err}", stderr.display()))?;
+            .map_err(|err| anyhow!("creating {}: {err}", stderr.display()))?;
         let mut cmd = process::command("sh");
         cmd.arg("-c")
             .arg(format!("exec {command}"))
@@ -128,7 +129,7 @@ impl HostProcess {
         }
         let mut child = cmd
             .spawn()
-            .map_err(|err| format!("starting the host `{command}`: {err}"))?;
+            .map_err(|err| anyhow!("starting the host `{command}`: {err}"))?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, lines) = channel();
@@ -148,22 +149,34 @@ impl HostProcess {
     }
 
     /// Writes bytes to the host's stdin.
-    pub fn send(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub fn send(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         self.transcript.push(Logged {
             sent: true,
             text: show(bytes.strip_suffix(b"\n").unwrap_or(bytes)),
         });
         let Some(stdin) = self.stdin.as_mut() else {
-            return Err("the connection's stdin is already closed".into());
+            return Err(anyhow!("the connection's stdin is already closed"));
         };
-        stdin
-            .write_all(bytes)
-            .and_then(|()| stdin.flush())
-            .map_err(|err| format!("writing to the host's stdin: {err} (has it exited?)"))
+        let written = stdin.write_all(bytes).and_then(|()| stdin.flush());
+        written.map_err(|err| self.write_failed(&err))
+    }
+
+    /// Why a write to the host's stdin failed: a host that ended (its pipe closed: EPIPE) is said
+    /// with how it ended, as a read that met its end says it, whatever the race between the
+    /// runner's write and the host's exit; the write's own error otherwise.
+    fn write_failed(&mut self, err: &std::io::Error) -> anyhow::Error {
+        // A host gone on a loaded machine may take a while to be reaped: give it a moment.
+        match self.wait(Instant::now() + Duration::from_secs(2)) {
+            Some(status) => anyhow!(
+                "the host {} instead of reading its input (writing to its stdin: {err})",
+                ended(status)
+            ),
+            None => anyhow!("writing to the host's stdin: {err} (it still runs)"),
+        }
     }
 
     /// Writes lines (each with its `\n`) to the host's stdin in one write, logging each.
-    pub fn send_lines(&mut self, lines: &[Vec<u8>]) -> Result<(), String> {
+    pub fn send_lines(&mut self, lines: &[Vec<u8>]) -> anyhow::Result<()> {
         for line in lines {
             self.transcript.push(Logged {
                 sent: true,
@@ -171,12 +184,12 @@ impl HostProcess {
             });
         }
         let Some(stdin) = self.stdin.as_mut() else {
-            return Err("the connection's stdin is already closed".into());
+            return Err(anyhow!("the connection's stdin is already closed"));
         };
-        stdin
+        let written = stdin
             .write_all(&lines.concat())
-            .and_then(|()| stdin.flush())
-            .map_err(|err| format!("writing to the host's stdin: {err} (has it exited?)"))
+            .and_then(|()| stdin.flush());
+        written.map_err(|err| self.write_failed(&err))
     }
 
     /// Closes the host's stdin (end of file).
@@ -240,7 +253,7 @@ impl HostProcess {
     /// Closes the runner's end of the host's stdout, as a client that went away: the host's
     /// next write meets a closed pipe. What was received and not read yet is dropped; their
     /// count is returned. Reads give end of file from then on.
-    pub fn close_stdout(&mut self) -> Result<usize, String> {
+    pub fn close_stdout(&mut self) -> anyhow::Result<usize> {
         self.control.asked.store(CLOSING, Ordering::SeqCst);
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut dropped = 0;
@@ -252,7 +265,9 @@ impl HostProcess {
                     self.eof = true;
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err("the runner's end of the host's stdout did not close".into());
+                    return Err(anyhow!(
+                        "the runner's end of the host's stdout did not close"
+                    ));
                 }
             }
         }
@@ -284,9 +299,9 @@ impl HostProcess {
     /// `kill`: SIGKILL to the host's process group (as [`HostProcess::terminate`]) and its end
     /// within the deadline. Fails when it had already exited, when a line it wrote before was not read
     /// (every frame must have been expected), and when it ended some other way.
-    pub fn kill_now(&mut self, deadline: Instant) -> Result<(), String> {
+    pub fn kill_now(&mut self, deadline: Instant) -> anyhow::Result<()> {
         if let Some(status) = self.wait(Instant::now()) {
-            return Err(format!(
+            return Err(anyhow!(
                 "the host had already ended ({status}) before the kill"
             ));
         }
@@ -299,19 +314,19 @@ impl HostProcess {
         match self.next(deadline) {
             Read::Eof => {}
             Read::Timeout => {
-                return Err("the host's stdout is still open after SIGKILL".into());
+                return Err(anyhow!("the host's stdout is still open after SIGKILL"));
             }
             Read::Line(bytes) | Read::Fragment(bytes) => {
-                return Err(format!(
+                return Err(anyhow!(
                     "the host wrote a line no step expected before it was killed: {}",
                     show(&bytes)
                 ));
             }
         }
         match self.wait(deadline) {
-            None => Err("the host is still running after SIGKILL".into()),
+            None => Err(anyhow!("the host is still running after SIGKILL")),
             Some(status) if status.signal() == Some(9) => Ok(()),
-            Some(status) => Err(format!(
+            Some(status) => Err(anyhow!(
                 "the host ended ({status}) before SIGKILL reached it"
             )),
         }
@@ -329,10 +344,10 @@ impl HostProcess {
     }
 
     /// Everything the host has written to stderr so far.
-    pub fn stderr_text(&self) -> Result<String, String> {
+    pub fn stderr_text(&self) -> anyhow::Result<String> {
         std::fs::read(&self.stderr)
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .map_err(|err| format!("reading {}: {err}", self.stderr.display()))
+            .map_err(|err| anyhow!("reading {}: {err}", self.stderr.display()))
     }
 
     /// The last lines of the host's stderr.
@@ -482,12 +497,12 @@ mod tests {
         let (_dir, mut host) = scripted("exit 0");
         assert!(matches!(host.next(soon()), Read::Eof));
         host.wait(soon());
-        let err = host.kill_now(soon()).unwrap_err();
+        let err = host.kill_now(soon()).unwrap_err().to_string();
         assert!(err.contains("already ended"), "{err}");
         // A line it wrote that no step read is unexpected.
         let (_dir, mut host) = scripted(r#"sh -c 'echo "{\"late\":1}"; exec sleep 30'"#);
         std::thread::sleep(Duration::from_millis(300));
-        let err = host.kill_now(soon()).unwrap_err();
+        let err = host.kill_now(soon()).unwrap_err().to_string();
         assert!(
             err.contains(r#"no step expected before it was killed: {"late":1}"#),
             "{err}"
@@ -536,7 +551,12 @@ mod tests {
     fn writing_to_a_closed_stdin_is_an_error() {
         let (_dir, mut host) = scripted("cat");
         host.close();
-        assert!(host.send(b"x\n").unwrap_err().contains("already closed"));
+        assert!(
+            host.send(b"x\n")
+                .unwrap_err()
+                .to_string()
+                .contains("already closed")
+        );
         assert!(matches!(host.next(soon()), Read::Eof));
         assert_eq!(host.wait(soon()).and_then(|s| s.code()), Some(0));
     }

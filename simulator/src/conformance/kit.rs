@@ -74,14 +74,13 @@ impl Kit {
         })?;
         let golden = root.join("golden");
         let schemas = root.join("schema/json");
-        let frames = |file| FrameSchema::load(&schemas, file).map_err(anyhow::Error::msg);
+        let frames = |file| FrameSchema::load(&schemas, file);
         let sessions = load_sessions(&golden.join("sessions"))?;
         let mut documents = BTreeMap::new();
         for session in &sessions {
             for name in session.documents() {
                 if !documents.contains_key(name) {
                     let schema = DocumentSchema::load(&schemas, &format!("{name}.schema.json"))
-                        .map_err(anyhow::Error::msg)
                         .with_context(|| {
                             format!("{} names the document `{name}`", session.path.display())
                         })?;
@@ -90,13 +89,11 @@ impl Kit {
             }
         }
         Ok(Kit {
-            ledger: golden::ledger::load(&golden.join("requirements.toml"))
-                .map_err(anyhow::Error::msg)?,
+            ledger: golden::ledger::load(&golden.join("requirements.toml"))?,
             sessions,
             requests: frames("requests.schema.json")?,
             responses: frames("responses.schema.json")?,
-            config: DocumentSchema::load(&schemas, "config.schema.json")
-                .map_err(anyhow::Error::msg)?,
+            config: DocumentSchema::load(&schemas, "config.schema.json")?,
             documents,
         })
     }
@@ -149,7 +146,7 @@ impl Kit {
 fn load_sessions(dir: &Path) -> anyhow::Result<Vec<Session>> {
     let mut sessions = Vec::new();
     let mut errors = Vec::new();
-    for path in session::files(dir).map_err(anyhow::Error::msg)? {
+    for path in session::files(dir)? {
         match session::load(&path) {
             Ok(session) => sessions.push(session),
             Err(err) => errors.push(err.to_string()),

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use anyhow::anyhow;
 pub use rustix::process::Signal;
 use rustix::process::{Pid, kill_process, kill_process_group};
 
@@ -52,9 +53,9 @@ pub fn run_to_end(
     out: &Path,
     err: &Path,
     timeout: Duration,
-) -> Result<Finished, String> {
+) -> anyhow::Result<Finished> {
     let create = |path: &Path| {
-        std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
+        std::fs::File::create(path).map_err(|e| anyhow!("creating {}: {e}", path.display()))
     };
     cmd.stdin(if stdin.is_some() {
         Stdio::piped()
@@ -66,7 +67,7 @@ pub fn run_to_end(
     let program = cmd.get_program().to_string_lossy().into_owned();
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("starting {program}: {e}"))?;
+        .map_err(|e| anyhow!("starting {program}: {e}"))?;
     let writer = match (stdin, child.stdin.take()) {
         (Some(bytes), Some(mut pipe)) => {
             let bytes = bytes.to_vec();
@@ -78,11 +79,11 @@ pub fn run_to_end(
         _ => None,
     };
     let status = wait_until(&mut child, Instant::now() + timeout)
-        .map_err(|e| format!("waiting for {program}: {e}"))?;
+        .map_err(|e| anyhow!("waiting for {program}: {e}"))?;
     let Some(status) = status else {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(format!(
+        return Err(anyhow!(
             "{program} did not finish within {} ms",
             timeout.as_millis()
         ));
@@ -90,7 +91,7 @@ pub fn run_to_end(
     if let Some(writer) = writer {
         let _ = writer.join();
     }
-    let read = |path: &Path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    let read = |path: &Path| std::fs::read(path).map_err(|e| anyhow!("{}: {e}", path.display()));
     Ok(Finished {
         status,
         stdout: read(out)?,

@@ -316,7 +316,7 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
         (Some(host), _) => host.clone(),
         (None, Launcher::Checkout { root }) => {
             if options.build {
-                build(root, true)?;
+                build(root)?;
             }
             host_of(&built_corral(root))
         }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use anyhow::anyhow;
 use golden::{Backend, SimFile};
 
 use super::process::{self, Finished};
@@ -46,7 +47,7 @@ fn run(
     tag: &str,
     stdin: Option<&[u8]>,
     timeout: Duration,
-) -> Result<Finished, String> {
+) -> anyhow::Result<Finished> {
     let mut cmd = process::command(bin);
     cmd.args(args);
     for (name, value) in env {
@@ -60,7 +61,7 @@ fn run(
         &logs.join(format!("sim-{tag}.err")),
         timeout,
     )
-    .map_err(|err| format!("`corral-sim {}`: {err}", args.join(" ")))
+    .map_err(|err| anyhow!("`corral-sim {}`: {err}", args.join(" ")))
 }
 
 impl Ran {
@@ -98,7 +99,7 @@ impl Sim {
         env: Vec<(String, String)>,
         logs: &Path,
         timeout: Duration,
-    ) -> Result<Sim, String> {
+    ) -> anyhow::Result<Sim> {
         let args = vec![
             "up".to_owned(),
             fleet.fixture.display().to_string(),
@@ -120,14 +121,14 @@ impl Sim {
         };
         let ran = Ran::of(run(bin, &args, &driver.env, logs, "up", None, timeout)?);
         if !ran.ok {
-            return Err(format!(
+            return Err(anyhow!(
                 "`corral-sim {}` failed: {}",
                 args.join(" "),
                 ran.stderr.trim()
             ));
         }
         let up = serde_json::from_str(ran.stdout.trim()).map_err(|err| {
-            format!(
+            anyhow!(
                 "`corral-sim up` printed something other than its JSON object ({err}): {}",
                 ran.stdout.trim()
             )
@@ -136,7 +137,7 @@ impl Sim {
     }
 
     /// Runs `corral-sim <args>`.
-    pub fn step(&mut self, args: &[String], timeout: Duration) -> Result<Ran, String> {
+    pub fn step(&mut self, args: &[String], timeout: Duration) -> anyhow::Result<Ran> {
         self.driver.run(args, None, timeout).map(Ran::of)
     }
 
@@ -147,7 +148,7 @@ impl Sim {
         args: &[String],
         stdin: Option<&[u8]>,
         timeout: Duration,
-    ) -> Result<Finished, String> {
+    ) -> anyhow::Result<Finished> {
         self.driver.run(args, stdin, timeout)
     }
 
@@ -158,12 +159,12 @@ impl Sim {
         args: &[String],
         ready: Option<&Path>,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         self.driver.background(args, ready, timeout)
     }
 
     /// Tears the fleet down (also done on drop), background processes first.
-    pub fn down(&mut self) -> Result<(), String> {
+    pub fn down(&mut self) -> anyhow::Result<()> {
         self.driver.down()
     }
 
@@ -180,7 +181,7 @@ impl Driver {
         args: &[String],
         stdin: Option<&[u8]>,
         timeout: Duration,
-    ) -> Result<Finished, String> {
+    ) -> anyhow::Result<Finished> {
         self.runs += 1;
         let tag = format!("step{}", self.runs);
         run(&self.bin, args, &self.env, &self.logs, &tag, stdin, timeout)
@@ -193,12 +194,12 @@ impl Driver {
         args: &[String],
         ready: Option<&Path>,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         self.runs += 1;
         let log = |suffix: &str| {
             let path = self.logs.join(format!("sim-bg{}.{suffix}", self.runs));
             std::fs::File::create(&path)
-                .map_err(|err| format!("creating {}: {err}", path.display()))
+                .map_err(|err| anyhow!("creating {}: {err}", path.display()))
         };
         let mut cmd = process::command(&self.bin);
         cmd.args(args)
@@ -210,7 +211,7 @@ impl Driver {
         }
         let child = cmd
             .spawn()
-            .map_err(|err| format!("starting {}: {err}", self.bin.display()))?;
+            .map_err(|err| anyhow!("starting {}: {err}", self.bin.display()))?;
         self.background.push(child);
         let Some(ready) = ready else {
             return Ok(());
@@ -219,13 +220,13 @@ impl Driver {
         while !ready.exists() {
             let child = self.background.last_mut().expect("just pushed");
             if let Ok(Some(status)) = child.try_wait() {
-                return Err(format!(
+                return Err(anyhow!(
                     "`corral-sim {}` exited ({status}) before it was ready",
                     args.join(" ")
                 ));
             }
             if Instant::now() >= deadline {
-                return Err(format!(
+                return Err(anyhow!(
                     "`corral-sim {}` wrote no {} within {} ms",
                     args.join(" "),
                     ready.display(),
@@ -238,7 +239,7 @@ impl Driver {
     }
 
     /// Tears the fleet down (also done on drop), background processes first.
-    fn down(&mut self) -> Result<(), String> {
+    fn down(&mut self) -> anyhow::Result<()> {
         for mut child in self.background.drain(..) {
             let _ = child.kill();
             let _ = child.wait();
@@ -259,7 +260,7 @@ impl Driver {
         if ran.ok {
             Ok(())
         } else {
-            Err(format!("`corral-sim down` failed: {}", ran.stderr.trim()))
+            Err(anyhow!("`corral-sim down` failed: {}", ran.stderr.trim()))
         }
     }
 }

@@ -33,11 +33,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use golden::Error;
 use golden::pattern::{self, Captures};
 use golden::session::limits::EXPECT_MS;
-use golden::session::{
-    LoadError, Prebound, RawBytes, Session, Step, barrier_answer, barrier_request,
-};
+use golden::session::{Prebound, RawBytes, Session, Step, barrier_answer, barrier_request};
 use golden::validate::FrameSchema;
 use schema::{Envelope, Frames as _, Request, Response, decode_line, encode_line};
 use serde_json::Value;
@@ -95,12 +94,12 @@ pub enum ScriptError {
         reason: String,
     },
     /// The session (or the chosen connection) is wrong.
-    Invalid(String),
+    Invalid(Error),
 }
 
-impl From<LoadError> for ScriptError {
-    fn from(err: LoadError) -> ScriptError {
-        ScriptError::Invalid(err.to_string())
+impl From<Error> for ScriptError {
+    fn from(err: Error) -> ScriptError {
+        ScriptError::Invalid(err)
     }
 }
 
@@ -110,7 +109,7 @@ impl fmt::Display for ScriptError {
             ScriptError::NotReplayable { line, reason } => {
                 write!(f, "not replayable: line {line}: {reason}")
             }
-            ScriptError::Invalid(message) => f.write_str(message),
+            ScriptError::Invalid(err) => write!(f, "{err}"),
         }
     }
 }
@@ -176,10 +175,6 @@ pub struct Script {
     pub actions: Vec<Action>,
 }
 
-fn invalid(path: &Path, line: usize, message: impl fmt::Display) -> ScriptError {
-    ScriptError::Invalid(format!("{}:{line}: {message}", path.display()))
-}
-
 /// Reads a session with the kit's loader.
 pub fn load(path: &Path) -> Result<Session, ScriptError> {
     Ok(golden::session::load(path)?)
@@ -193,11 +188,13 @@ pub fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
     if session.names_panes() {
         let fixture = session.fixture_path();
         panes = pane_ids(&fixture).map_err(|err| {
-            ScriptError::Invalid(format!(
-                "{}: the session names fixture panes, and their ids come from {}: {err:#}",
-                session.path.display(),
-                fixture.display()
-            ))
+            Error::in_file(
+                &session.path,
+                format!(
+                    "the session names fixture panes, and their ids come from {}: {err:#}",
+                    fixture.display()
+                ),
+            )
         })?;
     }
     Ok(prebound(panes).captures())
@@ -212,10 +209,12 @@ pub fn script(
 ) -> Result<Script, ScriptError> {
     let conns = session.conns();
     if !conns.iter().any(|c| c == conn) {
-        return Err(ScriptError::Invalid(format!(
-            "{}: no connection `{conn}` (the session has {})",
-            session.path.display(),
-            conns.join(", ")
+        return Err(ScriptError::Invalid(Error::in_file(
+            &session.path,
+            format!(
+                "no connection `{conn}` (the session has {})",
+                conns.join(", ")
+            ),
         )));
     }
     let mut captures = replay_prebound(session)?;
@@ -230,7 +229,7 @@ pub fn script(
             line,
             reason: reason.to_owned(),
         };
-        let at = |err: String| invalid(&session.path, line, err);
+        let at = |err: Error| ScriptError::Invalid(err.at(&session.path, line));
         match &step.step {
             Step::Expect(expect) => {
                 let frame = pattern::sample(expect, &mut captures).map_err(at)?;
@@ -333,23 +332,23 @@ pub fn script(
 /// decodes. A session sends
 /// such a line raw when the request types cannot write it byte for byte (a key left to its default,
 /// an unknown key); anything else is bad input on purpose, and the error says what is bad.
-fn raw_frame(raw: &RawBytes, requests: &FrameSchema) -> Result<Value, String> {
+fn raw_frame(raw: &RawBytes, requests: &FrameSchema) -> Result<Value, Error> {
     if raw.segments().iter().any(|segment| segment.hex.is_some()) {
-        return Err("hex bytes".into());
+        return Err(Error::new("hex bytes"));
     }
     let text = std::str::from_utf8(raw.bytes()).expect("text segments make UTF-8");
     let Some(line) = text.strip_suffix('\n').filter(|line| !line.contains('\n')) else {
-        return Err("not one `\\n`-terminated line".into());
+        return Err(Error::new("not one `\\n`-terminated line"));
     };
     if line.len() > LINE_CAP {
-        return Err(format!(
+        return Err(Error::new(format!(
             "a line of {} bytes, over the {LINE_CAP}-byte cap",
             line.len()
-        ));
+        )));
     }
-    let frame: Value = serde_json::from_str(line).map_err(|_| "not JSON".to_owned())?;
+    let frame: Value = serde_json::from_str(line).map_err(|_| Error::new("not JSON"))?;
     requests.validate(&frame)?;
-    decode_line::<Request>(line).map_err(|err| format!("not a request ({err})"))?;
+    decode_line::<Request>(line).map_err(|err| Error::new(format!("not a request ({err})")))?;
     Ok(frame)
 }
 
@@ -362,22 +361,24 @@ fn pane_ids(fixture: &Path) -> anyhow::Result<BTreeMap<String, String>> {
 
 /// A sampled expectation as the frame the replayer writes: it must decode through the wire types,
 /// re-encode to the same JSON value (nothing the types cannot carry is lost), and validate.
-fn written(frame: &Value, responses: &FrameSchema) -> Result<Envelope<Response>, String> {
+fn written(frame: &Value, responses: &FrameSchema) -> Result<Envelope<Response>, Error> {
     let text = frame.to_string();
     let decoded = decode_line::<Response>(&text).map_err(|err| {
-        format!("the frame the replayer would write does not decode ({err}): {text}")
+        Error::new(format!(
+            "the frame the replayer would write does not decode ({err}): {text}"
+        ))
     })?;
     let encoded = encode_line(&decoded);
     let again: Value = serde_json::from_str(&encoded).expect("encoded frames are JSON");
     if again != *frame {
-        return Err(format!(
+        return Err(Error::new(format!(
             "the frame the replayer would write changes through the wire types: {text} becomes {}",
             encoded.trim_end()
-        ));
+        )));
     }
     responses
         .validate(&again)
-        .map_err(|err| format!("the frame the replayer would write {err}: {text}"))?;
+        .map_err(|err| Error::new(format!("the frame the replayer would write {err}: {text}")))?;
     Ok(decoded)
 }
 
@@ -388,10 +389,12 @@ fn received(
     wait_ms: u64,
     line: usize,
     requests: &FrameSchema,
-) -> Result<Receive, String> {
+) -> Result<Receive, Error> {
     let text = frame.to_string();
-    let wrong = |message: String| format!("the session's frame {message}: {text}");
-    requests.validate(frame).map_err(wrong)?;
+    let wrong = |message: String| Error::new(format!("the session's frame {message}: {text}"));
+    requests
+        .validate(frame)
+        .map_err(|err| wrong(err.to_string()))?;
     let decoded =
         decode_line::<Request>(&text).map_err(|err| wrong(format!("does not decode ({err})")))?;
     let canonical: Value =

@@ -167,7 +167,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
             "act:always",
         ],
     )?;
-    let schema = FrameSchema::generated("responses.schema.json").map_err(anyhow::Error::msg)?;
+    let schema = FrameSchema::generated("responses.schema.json")?;
     let mut host = Host::start(&world, &corral)?;
     host.send(br#"{"schema":1,"id":"hello","t":"hello","app":"fuzz","app_version":"1","device":"fp-fuzz"}"#)?;
     host.answer()?;
@@ -216,7 +216,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
 fn judge(schema: &FrameSchema, case: &Case, frame: &str) -> Result<(), String> {
     let value: serde_json::Value =
         serde_json::from_str(frame).map_err(|err| format!("not JSON: {err}"))?;
-    schema.validate(&value)?;
+    schema.validate(&value).map_err(|err| err.to_string())?;
     let decoded =
         decode_line::<Response>(frame).map_err(|err| format!("does not decode: {err}"))?;
     if encode_line(&decoded) != format!("{}\n", frame.trim_end_matches('\n')) {

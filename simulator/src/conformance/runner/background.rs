@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use anyhow::anyhow;
 use golden::pattern;
 use golden::session::{Program, SignalName, SignalStep, Started, WriteFile};
 
@@ -52,14 +53,14 @@ impl Running {
 
     /// `KILL`: SIGKILL to the program alone and its end within the deadline; then whatever it
     /// left in its process group is killed too, so nothing of it outlives the step.
-    fn kill(&mut self, deadline: Instant) -> Result<(), String> {
+    fn kill(&mut self, deadline: Instant) -> anyhow::Result<()> {
         let _ = self.child.kill();
         let status = process::wait_until(&mut self.child, deadline)
-            .map_err(|err| format!("waiting for `{}`: {err}", self.shown))?;
+            .map_err(|err| anyhow!("waiting for `{}`: {err}", self.shown))?;
         process::signal(self.child.id(), process::Signal::KILL, true);
         match status {
             Some(_) => Ok(()),
-            None => Err(format!("`{}` still runs after SIGKILL", self.shown)),
+            None => Err(anyhow!("`{}` still runs after SIGKILL", self.shown)),
         }
     }
 
@@ -217,13 +218,13 @@ impl Case<'_> {
 }
 
 /// Waits until `ready` exists, failing early when the program ends first.
-fn wait_ready(running: &mut Running, ready: &Path, deadline: Instant) -> Result<(), String> {
+fn wait_ready(running: &mut Running, ready: &Path, deadline: Instant) -> anyhow::Result<()> {
     loop {
         if std::fs::symlink_metadata(ready).is_ok() {
             return Ok(());
         }
         if let Ok(Some(status)) = running.child.try_wait() {
-            return Err(format!(
+            return Err(anyhow!(
                 "`{}` {} before {} existed; its stderr:\n{}",
                 running.shown,
                 ended(status),
@@ -232,7 +233,7 @@ fn wait_ready(running: &mut Running, ready: &Path, deadline: Instant) -> Result<
             ));
         }
         if Instant::now() >= deadline {
-            return Err(format!(
+            return Err(anyhow!(
                 "`{}` made no {} in time; its stderr:\n{}",
                 running.shown,
                 ready.display(),
@@ -336,7 +337,8 @@ mod tests {
             &ready,
             Instant::now() + Duration::from_secs(5),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("exited with code 1 before"), "{err}");
         assert!(err.contains("broken config"), "{err}");
         let pid_file = dir.path().join("sleep.pid");

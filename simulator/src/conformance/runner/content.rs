@@ -199,7 +199,7 @@ mod tests {
 
     use super::*;
 
-    fn judge(content: Option<Content>, text: &str) -> Result<Captures, String> {
+    fn judge(content: Option<Content>, text: &str) -> Result<Captures, StepError> {
         let mut captures = Captures::new();
         captures.insert("dir".into(), json!("/case/run"));
         let judge = Judge {
@@ -210,14 +210,13 @@ mod tests {
         judge
             .judge(content.as_ref(), text, &mut captures)
             .map(|()| captures)
-            .map_err(|err| err.message)
     }
 
     #[test]
     fn texts_are_exact_or_contained_after_replacing_names() {
         assert!(judge(None, "").is_ok());
         assert_eq!(
-            judge(None, "x").unwrap_err(),
+            judge(None, "x").unwrap_err().message,
             "stdout holds text where nothing was expected"
         );
         assert!(
@@ -229,7 +228,9 @@ mod tests {
         );
         assert!(judge(Some(Content::Text("a\n".into())), "a").is_err());
         assert!(judge(Some(Content::Contains("$$HOME".into())), "set $HOME").is_ok());
-        let err = judge(Some(Content::Contains("nope".into())), "text").unwrap_err();
+        let err = judge(Some(Content::Contains("nope".into())), "text")
+            .unwrap_err()
+            .message;
         assert!(err.starts_with("stdout does not contain \"nope\""), "{err}");
         let all =
             |parts: &[&str]| Content::ContainsAll(parts.iter().map(|p| (*p).into()).collect());
@@ -240,7 +241,9 @@ mod tests {
             )
             .is_ok()
         );
-        let err = judge(Some(all(&["`bel`", "line 7"])), "line 6: `bel`").unwrap_err();
+        let err = judge(Some(all(&["`bel`", "line 7"])), "line 6: `bel`")
+            .unwrap_err()
+            .message;
         assert!(
             err.starts_with("stdout does not contain \"line 7\""),
             "{err}"
@@ -252,17 +255,23 @@ mod tests {
         let content = Content::JsonLines(vec![json!({"n": "$int:first"}), json!({"n": 2})]);
         let captures = judge(Some(content.clone()), "{\"n\":1}\n{\"n\":2}\n").unwrap();
         assert_eq!(captures["first"], json!(1));
-        let err = judge(Some(content.clone()), "{\"n\":1}\n").unwrap_err();
+        let err = judge(Some(content.clone()), "{\"n\":1}\n")
+            .unwrap_err()
+            .message;
         assert!(
             err.starts_with("stdout holds 1 JSON line(s), expected 2"),
             "{err}"
         );
-        let err = judge(Some(content.clone()), "{\"n\":1}\n{\"n\":3}\n").unwrap_err();
+        let err = judge(Some(content.clone()), "{\"n\":1}\n{\"n\":3}\n")
+            .unwrap_err()
+            .message;
         assert_eq!(
             err,
             "stdout line 2 does not match: at /n: expected 2, received 3"
         );
-        let err = judge(Some(content), "{\"n\":1}\n{\"n\":2}").unwrap_err();
+        let err = judge(Some(content), "{\"n\":1}\n{\"n\":2}")
+            .unwrap_err()
+            .message;
         assert!(err.contains("the last line has no"), "{err}");
     }
 
@@ -274,9 +283,12 @@ mod tests {
         assert!(
             judge(Some(content.clone()), "")
                 .unwrap_err()
+                .message
                 .contains("no line")
         );
-        let err = judge(Some(content), "{\"argv\":[\"send-keys\",\"x\"]}\n").unwrap_err();
+        let err = judge(Some(content), "{\"argv\":[\"send-keys\",\"x\"]}\n")
+            .unwrap_err()
+            .message;
         assert!(
             err.starts_with("stdout line 1 does not match: at /argv/0"),
             "{err}"
@@ -291,7 +303,9 @@ mod tests {
             json!("r")
         );
         assert!(judge(Some(content.clone()), "{\"id\":\"r\",\"n\":1}\n").is_ok());
-        let err = judge(Some(content), "{\"n\":1}\n{\"n\":1}\n").unwrap_err();
+        let err = judge(Some(content), "{\"n\":1}\n{\"n\":1}\n")
+            .unwrap_err()
+            .message;
         assert!(err.starts_with("stdout is not one JSON value"), "{err}");
     }
 
@@ -303,6 +317,7 @@ mod tests {
         assert!(
             judge(Some(content.clone()), "[[device")
                 .unwrap_err()
+                .message
                 .contains("not TOML")
         );
         let schemas = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/json");

@@ -26,6 +26,7 @@ mod stderr;
 mod steps;
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -206,7 +207,9 @@ impl RunContext {
                 Step::Background(started) if started.program == Program::Corral => &started.args,
                 _ => return None,
             };
-            adapter::command(profile, "cli", args).err()
+            adapter::command(profile, "cli", args)
+                .err()
+                .map(|lacking| lacking.to_string())
         })
     }
 }
@@ -281,9 +284,10 @@ struct StepError {
 }
 
 impl StepError {
-    fn new(message: impl Into<String>) -> StepError {
+    /// A failure saying `message`: a text, or an error of the kit or of a process, as it reads.
+    fn new(message: impl fmt::Display) -> StepError {
         StepError {
-            message: message.into(),
+            message: message.to_string(),
             diff: None,
             conn: None,
         }

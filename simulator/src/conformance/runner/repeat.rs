@@ -82,7 +82,8 @@ impl Case<'_> {
     fn iteration_line(&self, repeat: &Repeat, n: u64) -> Result<Vec<u8>, StepError> {
         let at = |message: String| StepError::new(format!("{} = {n}: {message}", repeat.counter));
         let captures = self.iteration_captures(repeat, n);
-        let frame = pattern::instantiate(&repeat.send, &captures).map_err(at)?;
+        let frame =
+            pattern::instantiate(&repeat.send, &captures).map_err(|err| at(err.to_string()))?;
         self.ctx
             .requests
             .validate(&frame)

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use anyhow::anyhow;
 use golden::Backend;
 use golden::pattern::Captures;
 use golden::session::{Prebound, Session};
@@ -238,16 +239,16 @@ fn search_path(bin: &Path) -> String {
     }
 }
 
-fn write_private(path: &Path, text: &str) -> Result<(), String> {
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().expect("files live in a dir");
-    std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|err| anyhow!("{}: {err}", dir.display()))?;
     let temp = dir.join(format!(
         ".{}.tmp",
         path.file_name().unwrap_or_default().to_string_lossy()
     ));
-    std::fs::write(&temp, text).map_err(|err| format!("{}: {err}", temp.display()))?;
+    std::fs::write(&temp, text).map_err(|err| anyhow!("{}: {err}", temp.display()))?;
     std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o600))
-        .map_err(|err| format!("{}: {err}", temp.display()))?;
-    std::fs::rename(&temp, path).map_err(|err| format!("{}: {err}", path.display()))
+        .map_err(|err| anyhow!("{}: {err}", temp.display()))?;
+    std::fs::rename(&temp, path).map_err(|err| anyhow!("{}: {err}", path.display()))
 }
