@@ -6,6 +6,7 @@ use std::os::unix::fs::MetadataExt;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use test_support::check_help;
 
 use crate::support::Home;
 
@@ -30,12 +31,7 @@ fn every_help_says_what_the_command_is_for_with_an_example_and_exits_0() {
         &["doctor", "--help"],
         &["help", "mute"],
     ] {
-        corral(&home)
-            .args(args)
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("Example"))
-            .stderr("");
+        check_help(home.corral().args(args));
     }
 }
 
@@ -115,7 +111,7 @@ fn device_list_has_a_header_and_says_when_the_store_is_empty() {
 /// socket; stdout is the listing as ever (a header, or the empty document).
 #[test]
 fn ls_on_a_socket_with_no_server_says_so_on_stderr() {
-    let socket = crate::support::unique("corral-absent");
+    let socket = test_support::unique("corral-absent");
     let home = Home::new(&socket);
     let uid = std::fs::metadata(home.dir.path()).unwrap().uid();
     let said = format!(
@@ -156,7 +152,7 @@ fn ls_on_a_running_server_says_nothing_on_stderr() {
 /// readable line and a non-zero exit from every command that reads the config.
 #[test]
 fn a_corral_config_naming_no_file_is_an_error() {
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
     let missing = home.dir.path().join("conifg.toml");
     let said = format!(
@@ -228,7 +224,7 @@ fn a_corral_config_naming_no_file_is_an_error() {
 fn doctor_reports_a_scope_the_build_does_not_know() {
     use std::os::unix::fs::PermissionsExt;
 
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "SHA256:p", &["read"]);
     let store = home.dir.path().join("config/corral/devices.toml");
     let text = std::fs::read_to_string(&store)

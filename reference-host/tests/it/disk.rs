@@ -13,9 +13,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use test_support::command;
 
 use crate::support::{
-    Backend, Fleet, Home, Host, command, eventually, fleet_with_phone, hold, is_error, json_lines,
+    Backend, Fleet, Home, Host, eventually, fleet_with_phone, hold, is_error, json_lines,
 };
 
 on_both_backends!(a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim);

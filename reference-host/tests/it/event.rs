@@ -332,7 +332,7 @@ fn an_unanswered_request_falls_back_to_the_dialog(backend: Backend) {
     let (child, _id) = park(&home, &idle);
     let pid = child.id().to_string();
     assert!(
-        crate::support::command("kill")
+        test_support::command("kill")
             .args(["-TERM", &pid])
             .status()
             .unwrap()
@@ -359,7 +359,7 @@ fn a_sigterm_at_any_moment_leaves_no_request_behind(backend: Backend) {
         std::thread::sleep(Duration::from_millis(round * 2));
         let pid = child.id().to_string();
         assert!(
-            crate::support::command("kill")
+            test_support::command("kill")
                 .args(["-TERM", &pid])
                 .status()
                 .unwrap()

@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use test_support::{command, unique};
 
 use crate::support::{
-    Backend, CallLog, Fleet, Gate, Home, Host, PATIENCE, command, eventually, fds,
-    fleet_with_phone, is_error, marked_processes, script, threads, unique,
+    Backend, CallLog, Fleet, Gate, Home, Host, PATIENCE, eventually, fds, fleet_with_phone,
+    is_error, marked_processes, script, threads,
 };
 
 const SUBSCRIBE_EDGES: &str = r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#;

@@ -6,30 +6,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::{Backend, Fleet, Home, LOCATIONS, NOWHERE, command, nowhere, unique};
+use test_support::{NOWHERE, command, seen_locations, unique};
 
-/// Each variable of [`LOCATIONS`] as a child sees it, from `env`'s output.
-fn locations(mut env: std::process::Command) -> Vec<(String, String)> {
-    let out = env.output().unwrap();
-    assert!(out.status.success());
-    let mut seen: Vec<(String, String)> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .filter(|(name, _)| LOCATIONS.contains(name))
-        .map(|(name, value)| (name.to_owned(), value.to_owned()))
-        .collect();
-    seen.sort();
-    assert_eq!(seen.len(), LOCATIONS.len(), "{seen:?}");
-    seen
-}
+use crate::support::{Backend, Fleet, Home};
 
+/// What `corral` would do with the locations a child given no temp dir gets: the runtime dir
+/// cannot be made. (`test-support` checks that a child sees them, and what tmux does.)
 #[test]
 fn a_child_given_no_temp_dir_can_write_nowhere() {
-    for (name, value) in locations(command("env")) {
-        assert_eq!(Path::new(&value), nowhere(&name), "{name}");
-    }
-    // What `corral` would do with them: the runtime dir and tmux's socket dir cannot be made.
     let out = command(env!("CARGO_BIN_EXE_corral"))
         .args(["device", "add", "phone", "--id", "fp"])
         .output()
@@ -40,26 +24,12 @@ fn a_child_given_no_temp_dir_can_write_nowhere() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = command("tmux")
-        .args(["-L", &unique("corral-nowhere"), "-f", "/dev/null"])
-        .args(["new-session", "-d"])
-        .output()
-        .unwrap();
-    assert!(
-        !out.status.success(),
-        "a tmux server started in /tmp/tmux-<uid>"
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("couldn't create directory /dev/null/"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]
 fn a_homes_children_find_every_location_inside_its_temp_dir() {
     let home = Home::new(&unique("corral-hygiene"));
-    for (name, value) in locations(home.command("env")) {
+    for (name, value) in seen_locations(home.command("env")) {
         assert!(
             Path::new(&value).starts_with(home.dir.path()),
             "{name}={value} is outside {}",
@@ -89,7 +59,7 @@ fn gone(pid: u32) -> bool {
 fn a_dropped_real_fleet_leaves_no_server_and_no_socket() {
     let fleet = Fleet::up(Backend::Real);
     let home = fleet.home();
-    for (name, value) in locations(home.command("env")) {
+    for (name, value) in seen_locations(home.command("env")) {
         let inside = [home.dir.path(), fleet.sim_dir.path()]
             .iter()
             .any(|dir| Path::new(&value).starts_with(dir));

@@ -14,11 +14,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_support::unique;
 
 use crate::dispatch::{act, home_with_act_log, stdout};
 use crate::support::{
     Backend, Background, Fleet, Gate, Home, Host, eventually, hold, json_lines, marked_processes,
-    unique,
 };
 
 /// Where the dispatching process is when it is killed.

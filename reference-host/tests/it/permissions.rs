@@ -150,7 +150,7 @@ fn a_store_another_user_could_change_is_refused() {
 /// not made private; one they could only read is made 0700.
 #[test]
 fn a_runtime_dir_another_user_could_write_is_refused() {
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
     let runtime = home.runtime().join("corral");
     std::fs::create_dir_all(&runtime).unwrap();
@@ -178,7 +178,7 @@ fn a_runtime_dir_another_user_could_write_is_refused() {
 /// is changed; a sticky parent others may write (`/tmp`) is fine.
 #[test]
 fn a_runtime_dir_another_user_owns_or_could_replace_is_refused() {
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
     let parent = home.runtime();
     let runtime = parent.join("corral");

@@ -554,7 +554,7 @@ fn failing_tmux(backend: Backend) {
 
 #[test]
 fn no_tmux_server_is_an_empty_fleet() {
-    let socket = crate::support::unique("corral-absent");
+    let socket = test_support::unique("corral-absent");
     let home = Home::new(&socket);
     home.enrol("phone", "fp-phone", &["read"]);
     let mut host = home.serve("fp-phone");
@@ -587,7 +587,7 @@ fn no_tmux_server_is_an_empty_fleet() {
 /// when it is the only one left, serve fails to start and its log names the file.
 #[test]
 fn an_unusable_slot_file_is_passed_over_and_named() {
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
     let slot = home.runtime().join("corral/serve/slot-0.lock");
     std::fs::create_dir_all(&slot).unwrap();
@@ -606,7 +606,7 @@ fn an_unusable_slot_file_is_passed_over_and_named() {
 /// default log level; a matching claim is not, nor are the hellos that are refused.
 #[test]
 fn a_hello_claiming_another_device_is_logged_once() {
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
     let hello = |schema: u32, id: &str, claim: &str| {
         json!({"schema":schema,"id":id,"t":"hello","app":"it","app_version":"1","device":claim})
@@ -723,7 +723,7 @@ fn logs_go_to_stderr(backend: Backend) {
 fn the_runtime_dir_is_xdg_runtime_dir_else_tmpdir() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-    let home = Home::new(&crate::support::unique("corral-absent"));
+    let home = Home::new(&test_support::unique("corral-absent"));
     home.enrol("phone", "fp-phone", &["read"]);
     let uid = std::fs::metadata(home.dir.path()).unwrap().uid();
     let tmpdir = home.dir.path().join("tmp");

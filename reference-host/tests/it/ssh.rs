@@ -11,8 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::command;
 
-use crate::support::{Backend, Fleet, Home, Host, command};
+use crate::support::{Backend, Fleet, Home, Host};
 
 const SSHD: &str = "/usr/sbin/sshd";
 

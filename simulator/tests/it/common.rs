@@ -1,37 +1,34 @@
 //! Helpers: a temp simulator directory, running the binaries in it, and a guard that kills a
-//! real scratch tmux server however the test ends.
+//! real scratch tmux server however the test ends. What the host's tests need too (child
+//! processes, the locations they write to, the host's binary) is in the `test-support` crate.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
+
+use test_support::{Binaries, LOCATIONS, in_temp_dirs, seen_locations, unique};
 
 pub const FAKE: &str = env!("CARGO_BIN_EXE_corral-fake-tmux");
 pub const SIM: &str = env!("CARGO_BIN_EXE_corral-sim");
 
-/// The reference host, built beside the simulator by `cargo test --workspace`.
+/// The reference host's binary, which the tests that run a host need.
+const HOST: Binaries = Binaries {
+    beside: SIM,
+    package: "reference-host",
+    names: &["corral"],
+};
+
+/// The reference host, built beside the simulator (by the first test that needs it).
 pub fn corral() -> PathBuf {
-    let built = Path::new(SIM).with_file_name("corral");
-    assert!(
-        built.is_file(),
-        "{} is not built: run `cargo test --workspace` (it builds the host) or `cargo build -p reference-host`",
-        built.display()
-    );
-    built
+    HOST.path("corral")
 }
 
 /// The brief's parity format.
 pub const PARITY_FORMAT: &str =
     "#{pane_id} #{@agent_name} #{@agent_state} #{session_name}:#{window_index}.#{pane_index}";
 
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
 /// A socket name no other test (or process) uses.
 pub fn unique_socket(tag: &str) -> String {
-    format!(
-        "corral-sim-it-{tag}-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::SeqCst)
-    )
+    unique(&format!("corral-sim-it-{tag}"))
 }
 
 /// The fixture directory.
@@ -41,42 +38,13 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Where a child process may write when its test gave it no directory of its own: nowhere.
-/// Nothing can be created under `/dev/null`, not even by root, so a test that forgets its temp
-/// dirs fails loudly instead of writing into `/tmp/tmux-<uid>`, the user's runtime dir or home.
-pub const NOWHERE: &str = "/dev/null/no-temp-dir-given";
-
-/// The variables that say where a process writes: tmux's socket dir, the host's config, device
-/// store and runtime dir, and whatever else follows HOME or TMPDIR.
-pub const LOCATIONS: &[&str] = &[
-    "HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_RUNTIME_DIR",
-    "XDG_STATE_HOME",
-    "XDG_DATA_HOME",
-    "XDG_CACHE_HOME",
-    "TMUX_TMPDIR",
-    "TMPDIR",
-];
-
-/// The one place the tests build a process. It inherits none of the developer's tmux or corral
-/// settings, and every location points [`NOWHERE`] until the test gives it a temp dir
+/// The one place the tests build a process: `test-support`'s, in a UTF-8 locale (what the fake
+/// tmux and a real one print depends on it). It inherits none of the developer's tmux or corral
+/// settings, and every location points nowhere until the test gives it a temp dir
 /// ([`Sim::command`] does).
-#[allow(clippy::disallowed_methods)]
 pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
-    command
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE")
-        .env("LC_ALL", "C.UTF-8");
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("CORRAL_") {
-            command.env_remove(name);
-        }
-    }
-    for name in LOCATIONS {
-        command.env(name, nowhere(name));
-    }
+    let mut command = test_support::command(program);
+    command.env("LC_ALL", "C.UTF-8");
     command
 }
 
@@ -87,18 +55,6 @@ pub fn locate_in(command: &mut Command, env: &Path) {
         let dir = env.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         command.env(name, dir);
-    }
-}
-
-/// The value of a location variable that lets nothing be written: [`NOWHERE`]`/<name>`, but
-/// `/dev/null` itself for `TMUX_TMPDIR`: tmux passes over a `TMUX_TMPDIR` that does not exist
-/// and puts its socket in `/tmp/tmux-<uid>` instead, while under an existing file it fails
-/// ("couldn't create directory /dev/null/tmux-0").
-pub fn nowhere(name: &str) -> PathBuf {
-    if name == "TMUX_TMPDIR" {
-        PathBuf::from("/dev/null")
-    } else {
-        Path::new(NOWHERE).join(name)
     }
 }
 
@@ -144,18 +100,11 @@ impl Sim {
     /// (`$XDG_RUNTIME_DIR/corral` is `xdg/corral`) and a home.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let dir = self.path();
-        let home = dir.join("home");
         let mut command = command(program);
         command
             .env("CORRAL_SIM_DIR", &dir)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_RUNTIME_DIR", dir.join("xdg"))
-            .env("TMUX_TMPDIR", &dir)
-            .env("TMPDIR", &dir);
+            .envs(in_temp_dirs(&dir))
+            .env("XDG_RUNTIME_DIR", dir.join("xdg"));
         command
     }
 
@@ -217,40 +166,10 @@ pub fn fake_fleet(fixture_name: &str) -> (Sim, String) {
     (sim, socket)
 }
 
-/// What a child of these tests sees of the locations: each variable of [`LOCATIONS`] and its
-/// value, as `env` printed them.
-fn locations(mut command: Command) -> Vec<(String, String)> {
-    let (out, err, code) = split(command.output().unwrap());
-    assert_eq!(code, 0, "{err}");
-    let mut seen: Vec<(String, String)> = out
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .filter(|(name, _)| LOCATIONS.contains(name))
-        .map(|(name, value)| (name.to_owned(), value.to_owned()))
-        .collect();
-    seen.sort();
-    seen
-}
-
+/// What `corral-sim` does with the locations a child given no temp dir gets: it finds no state
+/// dir. (`test-support` checks that a child sees them, and what tmux does.)
 #[test]
 fn a_child_given_no_temp_dir_can_write_nowhere() {
-    let seen = locations(command("env"));
-    assert_eq!(seen.len(), LOCATIONS.len(), "{seen:?}");
-    for (name, value) in &seen {
-        assert_eq!(Path::new(value), nowhere(name), "{name}");
-    }
-    let (_, err, code) = split(
-        command("tmux")
-            .args(["-L", &unique_socket("nowhere"), "-f", "/dev/null"])
-            .args(["new-session", "-d"])
-            .output()
-            .unwrap(),
-    );
-    assert_ne!(code, 0, "a tmux server started in /tmp/tmux-<uid>");
-    assert!(
-        err.contains("couldn't create directory /dev/null/"),
-        "{err}"
-    );
     let (_, err, code) = split(
         command(SIM)
             .args(["up", fixture("small.toml").to_str().unwrap()])
@@ -265,9 +184,7 @@ fn a_child_given_no_temp_dir_can_write_nowhere() {
 #[test]
 fn a_simulators_children_write_inside_its_temp_dir() {
     let sim = Sim::new();
-    let seen = locations(sim.command("env"));
-    assert_eq!(seen.len(), LOCATIONS.len(), "{seen:?}");
-    for (name, value) in &seen {
+    for (name, value) in &seen_locations(sim.command("env")) {
         assert!(
             Path::new(value).starts_with(sim.path()),
             "{name}={value} is outside {}",

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{SIM, command};
+use crate::common::{SIM, command, corral};
 
 const DEVICE: &str = "SHA256:corral-demo";
 
@@ -41,12 +41,8 @@ struct Demo {
 impl Demo {
     /// Starts `corral-sim demo` with `args`, its temp dir under `tmp`.
     fn start(tmp: &Path, args: &[&str]) -> Demo {
-        let corral = Path::new(SIM).with_file_name("corral");
-        assert!(
-            corral.is_file(),
-            "{} is missing: the demo runs the workspace's `corral` (cargo build --workspace)",
-            corral.display()
-        );
+        // The demo runs the workspace's `corral`, which corral-sim finds beside itself.
+        corral();
         let mut child = command(SIM)
             .arg("demo")
             .args(args)

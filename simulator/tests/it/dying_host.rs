@@ -27,8 +27,11 @@ fn run_against(host: &str) -> String {
 #[test]
 fn a_host_that_exits_at_once_is_said_with_its_code_and_its_stderr() {
     let stdout = run_against("sh -c 'echo cannot open the store >&2; exit 2' {device}");
+    // Whether the runner's first write or its first read meets the host's end is a race: either
+    // says how the host ended.
     assert!(
-        stdout.contains("the host exited with code 2 instead of sending a frame"),
+        stdout.contains("the host exited with code 2 instead of sending a frame")
+            || stdout.contains("the host exited with code 2 instead of reading its input"),
         "{stdout}"
     );
     assert!(stdout.contains("cannot open the store"), "{stdout}");
@@ -62,5 +65,37 @@ fn a_wrapper_passes_on_an_unfinished_last_line_and_the_exit_code() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "{\"x_kit_growth\":true,\"t\":\"ack\"}\n{\"schema\":1,"
+    );
+}
+
+/// A host command whose program cannot be run is one line before any case, not one failure per
+/// case.
+#[test]
+fn a_host_command_that_cannot_run_is_said_once_before_any_case() {
+    let env = tempfile::tempdir().unwrap();
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let mut cmd = command(RUNNER);
+    locate_in(&mut cmd, env.path());
+    let out = cmd
+        .arg("--kit")
+        .arg(checkout)
+        .args(["--host", "/nonexistent/herd serve --device {device}"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains(
+            "the host command cannot run: `/nonexistent/herd` does not exist (the command: \
+             /nonexistent/herd serve --device {device})"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("FAIL"),
+        "no case ran: {out:?}"
     );
 }

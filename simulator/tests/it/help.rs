@@ -2,8 +2,8 @@
 //! exits 0.
 
 use clap::CommandFactory;
-use simulator::help::undocumented;
 use simulator::sim::cli::Cli;
+use test_support::{check_help, undocumented};
 
 use crate::common::{FAKE, SIM, command, split};
 
@@ -32,9 +32,7 @@ fn help_exits_0_with_an_example_on_stdout() {
         (FAKE, &["--help"]),
         (FAKE, &["-h"]),
     ] {
-        let (out, err, code) = split(command(program).args(args).output().unwrap());
-        assert_eq!((code, err.as_str()), (0, ""), "{program} {args:?}");
-        assert!(out.contains("Example"), "{program} {args:?}: {out}");
+        check_help(command(program).args(args));
     }
 }
 

@@ -2,9 +2,9 @@
 //! binary, beside `corral-sim`), on both backends: stamps, a permission request waiting in the
 //! background for a verdict, `down` stopping a waiting hook, Codex's notify argument.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::common::{SIM, Sim, fixture, split, unique_socket};
+use crate::common::{SIM, Sim, corral, fixture, split, unique_socket};
 
 /// A fleet of `transcripts.toml` with the runtime dir where `corral event` looks
 /// (`$XDG_RUNTIME_DIR/corral`) and a config whose permission wait is long enough for a test.
@@ -15,12 +15,8 @@ struct Fleet {
 
 impl Fleet {
     fn up(backend: &str) -> Fleet {
-        let corral = Path::new(SIM).with_file_name("corral");
-        assert!(
-            corral.is_file(),
-            "{} is missing: the hook tests run the workspace's `corral` (cargo build --workspace)",
-            corral.display()
-        );
+        // The hook tests run the workspace's `corral`, which corral-sim finds beside itself.
+        corral();
         let sim = Sim::new();
         let socket = unique_socket(backend);
         if backend == "real" {

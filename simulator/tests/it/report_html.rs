@@ -13,8 +13,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
+use test_support::LOCATIONS;
 
-use crate::common::{LOCATIONS, command, corral, locate_in};
+use crate::common::{command, corral, locate_in};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 

@@ -1,0 +1,18 @@
+//! What the host's and the simulator's integration tests share, defined once: children that
+//! inherit none of the developer's tmux or corral settings and write only where their test says,
+//! the binaries of the other package, and the help walk. Each crate's own fixtures (a fleet, a
+//! home, a simulator dir) stay in its `tests/it/`.
+
+// The variables that say where a process writes, and their values: nowhere, or a test's temp dirs.
+mod locations;
+// The one way the tests build a child process, and names no other test uses.
+mod process;
+// The other package's binaries, built once per test run.
+mod binaries;
+// Every command says what it is for and shows an example.
+mod help;
+
+pub use binaries::Binaries;
+pub use help::{check_help, undocumented};
+pub use locations::{LOCATIONS, NOWHERE, RUN_MARK, in_temp_dirs, nowhere, seen_locations};
+pub use process::{command, unique};
