@@ -52,7 +52,11 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve one remote device on stdin/stdout (usually an ssh forced command).
+    // clap's own usage line in an error names every option that was given, from the environment
+    // too: inside the kit, which sets CORRAL_TMUX_BIN and CORRAL_TMUX_SOCKET, it showed them as
+    // if required.
     #[command(
+        override_usage = "corral serve [OPTIONS] --stdio --device <ID>",
         after_help = "Example, as the forced command of the device's key in ~/.ssh/authorized_keys (`corral device add --key` prints the line):\n  command=\"/usr/local/bin/corral serve --stdio --device SHA256:q3b1YwZk...\",restrict ssh-ed25519 AAAA... phone\n\nBy hand it speaks NDJSON frames on stdin/stdout (logs on stderr):\n  corral serve --stdio --device SHA256:q3b1YwZk...\n\nExit: 0 at end of input or on SIGTERM, 2 refused (unknown or revoked device, connection cap), 1 cannot start."
     )]
     Serve(ServeArgs),

@@ -22,6 +22,19 @@ pub struct PublicKey {
 impl PublicKey {
     /// Reads the first key of `text` (a `.pub` file or a line); a readable error otherwise.
     pub fn parse(text: &str) -> Result<PublicKey, String> {
+        // A private key (`-----BEGIN OPENSSH PRIVATE KEY-----`, or a PEM one) is the commonest
+        // mistake: the `.pub` file beside it is what enrolment reads.
+        if text.trim_start().starts_with("-----BEGIN") {
+            let private = if text.contains("PRIVATE KEY") {
+                "a private key"
+            } else {
+                "a PEM block, not an OpenSSH public key"
+            };
+            return Err(format!(
+                "this is {private}: pass the public key, the `.pub` file beside it (for example \
+                 ~/.ssh/id_ed25519.pub), or its one line `<type> <base64> [comment]`"
+            ));
+        }
         let line = text
             .lines()
             .map(str::trim)
@@ -114,6 +127,14 @@ mod tests {
             ("", "no public key"),
             ("ssh-ed25519", "no key after the type"),
             ("ssh-ed25519 !!!!", "not base64"),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+                "this is a private key: pass the public key, the `.pub` file",
+            ),
+            (
+                "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n",
+                "a PEM block, not an OpenSSH public key",
+            ),
             (
                 "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIIvEAB0SjBWrQ6cO/cV1BfYgoCiOTBFJxvfHhA142n4X",
                 "not a `ssh-rsa` key",

@@ -14,7 +14,7 @@ use golden::Backend;
 #[command(
     name = "cargo xtask",
     bin_name = "cargo xtask",
-    after_help = "Examples:\n  cargo xtask conformance            build, then run every golden session against the host\n  cargo xtask schema --check         fail if schema/json/ drifted from the types\n  cargo xtask tidy\n\n`cargo xtask` is an alias (.cargo/config.toml) for `cargo run --quiet --package xtask --`."
+    after_help = "Examples:\n  cargo xtask conformance            build, then run every golden session against the host\n  cargo xtask schema --check         fail if schema/json/ drifted from the types\n  cargo xtask tidy\n\n`cargo xtask` is an alias (.cargo/config.toml) for `cargo run --package xtask --`: cargo's own\nprogress shows while the first build compiles the workspace (xtask reaches every crate), and\nthe kit's binaries then need no second compile."
 )]
 pub struct Cli {
     #[command(subcommand)]

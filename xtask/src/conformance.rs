@@ -29,10 +29,9 @@ pub fn floors() -> anyhow::Result<Vec<(String, Option<u64>)>> {
     conformance::floors(&workspace_root())
 }
 
-/// Builds the checkout's debug binaries as the conformance run does (the host's too with
-/// `with_host`).
-pub fn build_binaries(with_host: bool) -> anyhow::Result<()> {
-    conformance::build_binaries(&workspace_root(), with_host)
+/// Builds the checkout's debug binaries as the conformance run does.
+pub fn build_binaries() -> anyhow::Result<()> {
+    conformance::build_binaries(&workspace_root())
 }
 
 /// The checkout's cargo target dir.

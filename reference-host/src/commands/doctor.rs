@@ -1,5 +1,6 @@
 //! `corral doctor [--json]`: why nothing rings. The last notification-command failure (reason,
-//! command, age), then the checks a person needs: the config parses, a daemon runs for the tmux
+//! command, age), then the checks a person needs: the config parses, a tmux server runs, this
+//! shell is inside a tmux pane (where an agent's hook can stamp), a daemon runs for the tmux
 //! server, tmux passes OSC sequences through when an OSC key is on, the device store has its mode
 //! and holds no scope this build does not know, and the runtime dir has its mode. Nothing is
 //! created or changed. Exit 1 when a check fails.
@@ -31,6 +32,41 @@ pub fn run(json: bool, tmux: Tmux, paths: &Paths) -> anyhow::Result<u8> {
     }
     let failed = report.checks.iter().any(|c| c.status == CheckStatus::Fail);
     Ok(u8::from(failed))
+}
+
+/// Whether a tmux server runs on the socket: the fleet is its panes, so with none every listing
+/// is empty and nothing rings.
+fn tmux_check(tmux: &Tmux) -> (CheckStatus, String) {
+    match tmux.socket_path() {
+        Ok(Some(path)) => (CheckStatus::Ok, format!("a tmux server runs at {path}")),
+        Ok(None) => (
+            CheckStatus::Warn,
+            format!(
+                "no tmux server is running on {}: the fleet is empty until one starts (run \
+                 `tmux`, or name another server with CORRAL_TMUX_SOCKET)",
+                server::identify(tmux).socket_path
+            ),
+        ),
+        Err(err) => (CheckStatus::Fail, format!("tmux cannot be asked: {err}")),
+    }
+}
+
+/// Whether this shell runs in a tmux pane: an agent started here has one for its hook
+/// (`corral event`) to stamp. `var` reads the environment.
+fn place_check(var: impl Fn(&str) -> Option<String>) -> (CheckStatus, String) {
+    let set = |name| var(name).filter(|v| !v.is_empty());
+    match (set("TMUX"), set("TMUX_PANE")) {
+        (Some(_), Some(pane)) => (
+            CheckStatus::Ok,
+            format!("inside tmux pane {pane}: an agent started here is stamped by its hook"),
+        ),
+        _ => (
+            CheckStatus::Warn,
+            "outside tmux ($TMUX or $TMUX_PANE unset): an agent started in this shell has no \
+             pane, and its hook (corral event) stamps nothing"
+                .into(),
+        ),
+    }
 }
 
 /// Every check, in order.
@@ -87,6 +123,10 @@ fn report(tmux: &Tmux, paths: &Paths, now: u64) -> DoctorReport {
             None
         }
     };
+    let (status, message) = tmux_check(tmux);
+    check("tmux", status, message);
+    let (status, message) = place_check(|name| std::env::var(name).ok());
+    check("hook-place", status, message);
     let server = server::identify(tmux);
     if socket::ping(&runtime.daemon_socket(&server.key)) {
         check(
@@ -269,6 +309,40 @@ fn text(report: &DoctorReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_tmux_server_and_an_unrunnable_tmux_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("no-server");
+        let tmux = Tmux::new("tmux", Some(crate::tmux::Socket::Path(socket.clone())));
+        let (status, message) = tmux_check(&tmux);
+        assert_eq!(status, CheckStatus::Warn, "{message}");
+        assert!(
+            message.starts_with(&format!(
+                "no tmux server is running on {}",
+                socket.display()
+            )),
+            "{message}"
+        );
+        let (status, message) = tmux_check(&Tmux::new("/nonexistent/tmux", None));
+        assert_eq!(status, CheckStatus::Fail);
+        assert!(message.starts_with("tmux cannot be asked"), "{message}");
+    }
+
+    #[test]
+    fn outside_tmux_is_a_warning_and_inside_names_the_pane() {
+        let (status, message) = place_check(|_| None);
+        assert_eq!(status, CheckStatus::Warn);
+        assert!(message.starts_with("outside tmux"), "{message}");
+        let (status, message) = place_check(|name| {
+            Some(match name {
+                "TMUX" => "/tmp/tmux-0/default,1,0".into(),
+                _ => "%3".into(),
+            })
+        });
+        assert_eq!(status, CheckStatus::Ok);
+        assert!(message.contains("pane %3"), "{message}");
+    }
 
     #[test]
     fn ages_use_the_largest_whole_unit() {

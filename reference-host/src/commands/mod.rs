@@ -41,7 +41,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
             paths,
             host: host_name(),
         })),
-        Command::Ls(args) => ls::run(args.json, tmux(&args.tmux), host_name()),
+        Command::Ls(args) => ls::run(args.json, tmux(&args.tmux), host_name(), &paths),
         Command::Device(command) => device::run(command, &paths),
         Command::Act(args) => act::act(args, &paths, host_name()),
         Command::Receipts(args) => act::receipts(args, &paths),

@@ -4,6 +4,7 @@
 
 use schema::Trigger;
 
+use super::NotifyTmux;
 use super::command::Launch;
 use super::markers::{self, Claim, Status};
 use super::payload;
@@ -12,45 +13,7 @@ use super::trigger::{self, Step, Triggers};
 use crate::fleet::Pane;
 use crate::git::GitCache;
 use crate::runtime::RuntimeDir;
-use crate::tmux::write::{Claimed, MarkerClaim, OptionWrite, PanePlace};
-use crate::tmux::{Tmux, TmuxError};
-
-/// What the notifier asks of tmux beyond the fleet read: [`Tmux`] itself, or a script in tests.
-pub trait NotifyTmux {
-    /// Claims a marker and, when the claim is won, shows the fire's status-line message, in one
-    /// invocation ([`MarkerClaim`]).
-    fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError>;
-    /// A pane's tty and directory, read on their own: a fire whose claim did not print them.
-    fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError>;
-    /// Sets and unsets pane options.
-    fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError>;
-    /// The attached clients.
-    fn list_clients(&self) -> Result<Vec<String>, TmuxError>;
-    /// A message on those clients' status lines.
-    fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError>;
-}
-
-impl NotifyTmux for Tmux {
-    fn claim_marker(&self, claim: &MarkerClaim<'_>) -> Result<Claimed, TmuxError> {
-        Tmux::claim_marker(self, claim)
-    }
-
-    fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError> {
-        Tmux::pane_place(self, pane)
-    }
-
-    fn set_pane_options(&self, pane: &str, writes: &[OptionWrite<'_>]) -> Result<(), TmuxError> {
-        Tmux::set_pane_options(self, pane, writes)
-    }
-
-    fn list_clients(&self) -> Result<Vec<String>, TmuxError> {
-        Tmux::list_clients(self)
-    }
-
-    fn display_message(&self, clients: &[String], message: &str) -> Result<(), TmuxError> {
-        Tmux::display_message(self, clients, message)
-    }
-}
+use crate::tmux::write::PanePlace;
 
 /// Everything a fire needs besides the pane.
 #[derive(Debug)]

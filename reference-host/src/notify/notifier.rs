@@ -9,8 +9,9 @@ use schema::config::NotifyConfig;
 use schema::notify::Transition;
 use schema::{FleetRow, TransitionRing};
 
+use super::NotifyTmux;
 use super::command::{Launch, Runner};
-use super::fire::{Fired, Notify, NotifyTmux, notify_pane};
+use super::fire::{Fired, Notify, notify_pane};
 use super::progress::{ProgressWrite, Rollup};
 use super::ring::{self, Ring};
 use super::sinks::{self, Sinks};

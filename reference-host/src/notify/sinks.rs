@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use schema::notify::{Completion, Fire, LogEntry};
 
+use super::NotifyTmux;
 use super::command::{self, Job, Launch, Runner};
-use super::fire::NotifyTmux;
 use super::payload;
 use super::terminal;
 use schema::config::NotifyConfig;

@@ -18,6 +18,16 @@ fn main() -> ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", simulator::fake::VERSION);
         return ExitCode::SUCCESS;
     }
+    // Its own version, as every binary of the project says it (tmux itself has no `--version`).
+    if matches!(args.as_slice(), [flag] if flag == "--version") {
+        let _ = writeln!(
+            std::io::stdout(),
+            "corral-fake-tmux {} (stands in for {})",
+            env!("CARGO_PKG_VERSION"),
+            simulator::fake::VERSION
+        );
+        return ExitCode::SUCCESS;
+    }
     let sim_dir = match simulator::env::sim_dir() {
         Ok(dir) => dir,
         Err(message) => {

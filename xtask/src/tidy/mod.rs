@@ -1,9 +1,13 @@
 //! `cargo xtask tidy`: every `.rs` file opens with a `//!` line, no test is `#[ignore]`d or
-//! `#[should_panic]` (assert on the error value or error frame instead), and no sibling modules
-//! of a crate use each other in a cycle ([`cycles`]). Also run as a test.
+//! `#[should_panic]` (assert on the error value or error frame instead), no sibling modules of a
+//! crate use each other in a cycle ([`cycles`]), and no code but `schema::PaneOption` spells a
+//! pane option of the contract ([`pane_options`]); and the README's two commands resolve every
+//! crate to one feature set, so each compiles once (`crate::one_build`, through `cargo tree`).
+//! Also run as a test.
 
 mod cycles;
 mod lex;
+mod pane_options;
 mod trees;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +17,15 @@ use anyhow::bail;
 use crate::workspace_root;
 
 pub fn run() -> anyhow::Result<()> {
-    let problems = check(&workspace_root());
+    let root = workspace_root();
+    let mut problems = check(&root);
+    problems.extend(
+        crate::one_build::differences(&root)?
+            .into_iter()
+            .map(|difference| {
+                format!("a crate compiles twice for the README's two commands: {difference}")
+            }),
+    );
     if problems.is_empty() {
         return Ok(());
     }
@@ -29,21 +41,20 @@ pub fn check(root: &Path) -> Vec<String> {
     collect_rust_files(root, &mut files);
     files.sort();
     let mut problems = Vec::new();
+    let mut sources = Vec::new();
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else {
             problems.push(format!("{}: unreadable", file.display()));
             continue;
         };
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
-        problems.extend(check_file(&shown, &text));
+        let path = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+        problems.extend(check_file(&path.display().to_string(), &text));
+        sources.push(pane_options::Source { path, text });
     }
     for (tree, files) in trees::trees(root) {
         problems.extend(cycles::check_tree(&tree, &files));
     }
+    problems.extend(pane_options::check(&sources));
     problems
 }
 
