@@ -28,6 +28,36 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        privsep_dir_released();
+    }
+}
+
+/// sshd, run as root, wants its privilege-separation dir, `/run/sshd`, for as long as it serves.
+const PRIVSEP_DIR: &str = "/run/sshd";
+
+/// How many sshd of this test binary use [`PRIVSEP_DIR`], and whether a test made it (then the
+/// last one to end removes it: the run leaves nothing outside its temp dirs, and `.ci/hygiene`
+/// checks that too).
+static PRIVSEP_USERS: std::sync::Mutex<(usize, bool)> = std::sync::Mutex::new((0, false));
+
+fn privsep_dir_taken() {
+    let mut users = PRIVSEP_USERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if users.0 == 0 && !std::path::Path::new(PRIVSEP_DIR).exists() {
+        users.1 = std::fs::create_dir(PRIVSEP_DIR).is_ok();
+    }
+    users.0 += 1;
+}
+
+fn privsep_dir_released() {
+    let mut users = PRIVSEP_USERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    users.0 = users.0.saturating_sub(1);
+    if users.0 == 0 && users.1 {
+        let _ = std::fs::remove_dir(PRIVSEP_DIR);
+        users.1 = false;
     }
 }
 
@@ -87,8 +117,7 @@ impl Sshd {
         config.push_str(&format!("SetEnv {}\n", set_env.join(" ")));
         let config_file = dir.path().join("sshd_config");
         std::fs::write(&config_file, config).unwrap();
-        // sshd, run as root, wants its privilege-separation dir.
-        let _ = std::fs::create_dir_all("/run/sshd");
+        privsep_dir_taken();
         let child = command(SSHD)
             .arg("-D")
             .arg("-e")
