@@ -488,26 +488,9 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
+    use test_support::undocumented;
 
     use super::Cli;
-
-    /// The commands under `command` (itself included, hidden ones too) that do not say what they
-    /// are for or show no example, by their full names.
-    fn undocumented(command: &clap::Command, name: &str) -> Vec<String> {
-        let about = command.get_about().map(ToString::to_string);
-        let after = command.get_after_help().map(ToString::to_string);
-        let mut missing = Vec::new();
-        if about.is_none_or(|about| about.trim().is_empty()) {
-            missing.push(format!("{name}: no about text"));
-        }
-        if !after.is_some_and(|after| after.contains("Example")) {
-            missing.push(format!("{name}: no example"));
-        }
-        for sub in command.get_subcommands() {
-            missing.extend(undocumented(sub, &format!("{name} {}", sub.get_name())));
-        }
-        missing
-    }
 
     #[test]
     fn every_command_says_what_it_is_for_with_an_example() {
