@@ -150,6 +150,24 @@ fn ls_on_a_running_server_says_nothing_on_stderr() {
 
 /// `$CORRAL_CONFIG` naming a file that does not exist is a mistake, not the defaults: one
 /// readable line and a non-zero exit from every command that reads the config.
+/// serve's usage line, in an error, does not show the options the environment gave (the kit sets
+/// CORRAL_TMUX_BIN and CORRAL_TMUX_SOCKET) as if they were required.
+#[test]
+fn serves_usage_line_names_only_what_is_required() {
+    let home = Home::new("unused");
+    corral(&home)
+        .env("CORRAL_TMUX_BIN", "/usr/bin/tmux")
+        .env("CORRAL_TMUX_SOCKET", "/tmp/nowhere")
+        .args(["serve", "--stdio"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "Usage: corral serve [OPTIONS] --stdio --device <ID>\n",
+        ))
+        .stderr(predicate::str::contains("--tmux-bin").not());
+}
+
 #[test]
 fn a_corral_config_naming_no_file_is_an_error() {
     let home = Home::new(&test_support::unique("corral-absent"));
@@ -161,6 +179,7 @@ fn a_corral_config_naming_no_file_is_an_error() {
     );
     for args in [
         &["daemon"][..],
+        &["ls"],
         &["debug", "notify-test", "--trigger", "done"],
         &["hooks", "print", "claude"],
     ] {

@@ -197,14 +197,32 @@ fn from_event_rings_once_even_with_a_daemon_running(backend: Backend) {
 #[test]
 fn outside_tmux_or_with_a_dead_server_it_exits_0_and_says_nothing_on_stdout() {
     let home = Home::new("unused");
+    // An agent simply started outside tmux: silence.
     let mut cmd = home.corral();
     cmd.args(["event", "claude", "Stop"])
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
+        .env_remove("CORRAL_TMUX_SOCKET")
         .stdin(Stdio::null());
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    // With CORRAL_TMUX_SOCKET set, someone meant it to stamp: one line says why it did not.
+    let mut cmd = home.corral();
+    cmd.args(["event", "claude", "Stop"])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("CORRAL_TMUX_SOCKET", home.dir.path().join("sock"))
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("outside a tmux pane: nothing stamped (CORRAL_TMUX_SOCKET names a server"),
+        "{stderr}"
+    );
     let dead = home.dir.path().join("no-server");
     let out = home
         .corral()

@@ -44,6 +44,7 @@ fn every_binary_says_its_version() {
     let mut binaries = vec![
         (SIM, "--version", "corral-sim "),
         (FAKE, "-V", "tmux 3.3a\n"),
+        (FAKE, "--version", "corral-fake-tmux "),
     ];
     // `corral-conformance` is built only with the kit embedded (the default).
     if cfg!(feature = "embed") {
