@@ -21,7 +21,6 @@
 pub mod conformance;
 pub mod env;
 pub mod fake;
-pub mod help;
 pub mod plan;
 pub mod process;
 pub mod replay;

@@ -143,7 +143,7 @@ fn backend_parser() -> impl TypedValueParser<Value = Backend> {
 mod tests {
     use clap::{CommandFactory, Parser};
 
-    use simulator::help::undocumented;
+    use test_support::undocumented;
 
     use super::Cli;
 

@@ -19,6 +19,8 @@ pub const SELECTIONS: &[(&str, &[&str])] = &[
             "simulator",
             "-p",
             "reference-host",
+            "-p",
+            "client",
             "-e",
             "normal,build",
         ],

@@ -37,11 +37,21 @@ pub fn target_dir(root: &Path) -> PathBuf {
 }
 
 /// The arguments of the build: the workspace's binaries a run may start (the host's even when
-/// `--host` names another), so that the crates resolve as xtask and `cargo test --workspace`
-/// resolve them and nothing compiles twice (`cargo xtask tidy` checks it). With the default features (the kit embedded); a run still reads the sessions from
+/// `--host` names another, and the client's, which no run starts), so that the crates resolve as
+/// xtask and `cargo test --workspace` resolve them and nothing compiles twice (`cargo xtask tidy`
+/// checks it). With the default features (the kit embedded); a run still reads the sessions from
 /// disk. Not `--quiet`: cargo's progress is what a person watches for the minutes a first build
 /// takes.
-const BUILD_ARGS: &[&str] = &["build", "--bins", "-p", "simulator", "-p", "reference-host"];
+const BUILD_ARGS: &[&str] = &[
+    "build",
+    "--bins",
+    "-p",
+    "simulator",
+    "-p",
+    "reference-host",
+    "-p",
+    "client",
+];
 
 /// The line said before the build starts.
 fn build_line() -> String {
@@ -446,8 +456,8 @@ mod tests {
         assert_eq!(
             build_line(),
             "conformance: building corral, corral-sim and corral-fake-tmux (cargo build --bins -p \
-             simulator -p reference-host; a first build of the workspace takes 10 to 25 minutes on 2 \
-             cores, later ones seconds)"
+             simulator -p reference-host -p client; a first build of the workspace takes 10 to 25 \
+             minutes on 2 cores, later ones seconds)"
         );
     }
 

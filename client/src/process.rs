@@ -1,0 +1,103 @@
+//! The one module that starts child processes: a host's `serve` (over ssh, locally, or any argv)
+//! and the notification command. Every child runs in a process group of its own, so a Ctrl-C
+//! meant for the client does not reach its hosts, and a time-out ends the whole group.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a notification command may run before its group is killed.
+pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// At most this many notification commands run at once; a ring past it runs none.
+pub const NOTIFY_RUNNING_CAP: usize = 8;
+
+static NOTIFY_RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+fn command(program: &str) -> Command {
+    // The only place the client builds a child process.
+    #[allow(clippy::disallowed_methods)]
+    let mut command = Command::new(program);
+    command.process_group(0);
+    command
+}
+
+/// Starts `argv` with its stdin, stdout and stderr piped to the client.
+pub fn spawn_piped(argv: &[String]) -> std::io::Result<Child> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("an empty command"))?;
+    command(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+}
+
+/// Kills a child's whole process group (what it started too), then reaps it.
+pub fn kill_group(child: &mut Child) {
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Waits up to `within` for a child to exit on its own; its exit code, `None` when it was killed
+/// by a signal or had to be.
+pub fn wait_or_kill(child: &mut Child, within: Duration) -> Option<i32> {
+    let deadline = Instant::now() + within;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code(),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                kill_group(child);
+                return None;
+            }
+        }
+    }
+}
+
+/// Runs `sh -c <command>` with `stdin` as its input and `env` added, in the background: a thread
+/// waits for it and kills its group after [`NOTIFY_TIMEOUT`]. Its output is discarded. `Err`
+/// when it could not start, or too many still run.
+pub fn run_notify_command(
+    shell_command: &str,
+    stdin: String,
+    env: Vec<(String, String)>,
+) -> Result<(), String> {
+    if NOTIFY_RUNNING.fetch_add(1, Ordering::SeqCst) >= NOTIFY_RUNNING_CAP {
+        NOTIFY_RUNNING.fetch_sub(1, Ordering::SeqCst);
+        return Err(format!(
+            "not run: {NOTIFY_RUNNING_CAP} notification commands were still running"
+        ));
+    }
+    let child = command("sh")
+        .arg("-c")
+        .arg(shell_command)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(err) => {
+            NOTIFY_RUNNING.fetch_sub(1, Ordering::SeqCst);
+            return Err(format!("cannot start sh: {err}"));
+        }
+    };
+    let input = child.stdin.take();
+    std::thread::spawn(move || {
+        if let Some(mut input) = input {
+            let _ = input.write_all(stdin.as_bytes());
+        }
+        wait_or_kill(&mut child, NOTIFY_TIMEOUT);
+        NOTIFY_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    });
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! Hosts that misbehave: one that sends garbage, unknown frames and unknown keys is a fault on
+//! its own line while the other host goes on; one whose process dies is reconnected; a device
+//! revoked while connected is shown revoked and not retried.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{Demo, Remote, command, corral, is, toml_string};
+
+fn row(pane: &str, state: &str, episode: u64, extra: &str) -> String {
+    let detail = if state == "blocked" {
+        "\"permission\""
+    } else {
+        "null"
+    };
+    format!(
+        r#"{{"pane":"{pane}","agent":"claude","state":"{state}","detail":{detail},"since_ms":{episode},"episode_ms":{episode},"locator":"w:0.0","attention":false,"done":false,"session":"w","transcript":null,"permission_request":null,"stamped_at_ms":null,"context":12,"context_at_ms":null,"muted":false,"repo":"api","branch":"main","worktree":null,"pending_tool":null,"pending_call":null,"server":"/tmp/s","host":"fake"{extra}}}"#
+    )
+}
+
+/// A host in `sh`: it answers the client's hello, snapshot and subscription in order, writing
+/// `before_hello` first, and `after_ack` once subscribed; then it reads until its input ends.
+fn script(before_hello: &[String], hello_extra: &str, rows: &str, after_ack: &[String]) -> String {
+    let print = |lines: &[String]| {
+        lines
+            .iter()
+            .map(|l| format!("printf '%s\\n' {}\n", shell(l)))
+            .collect::<String>()
+    };
+    let hello = format!(
+        r#"{{"schema":1,"id":"1","t":"hello","host":"fake","tool_version":"9.9","reconcile_interval_ms":500,"scopes":["read","act:answer"]{hello_extra}}}"#
+    );
+    format!(
+        "read -r line\n{}printf '%s\\n' {}\nread -r line\nprintf '%s\\n' {}\nread -r line\nprintf '%s\\n' {}\n{}while read -r line; do :; done\n",
+        print(before_hello),
+        shell(&hello),
+        shell(&format!(
+            r#"{{"schema":1,"id":"2","t":"snapshot","agents":[{rows}]}}"#
+        )),
+        shell(r#"{"schema":1,"id":"3","t":"ack"}"#),
+        print(after_ack),
+    )
+}
+
+fn shell(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+fn host(name: &str, script: &str) -> String {
+    format!(
+        "[[host]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", {}]\n",
+        toml_string(script)
+    )
+}
+
+#[test]
+fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let edge = r#"{"schema":1,"id":"3","t":"edge","at_ms":50,"pane":"%1","agent":"claude","from":"working","to":"blocked","detail":"permission","locator":"w:0.0","repo":"api","branch":"main","future":true}"#;
+    let good = script(&[], "", &row("%1", "working", 10, ""), &[edge.to_owned()]);
+    let bad = script(
+        &[
+            "not json".into(),
+            r#"{"schema":1,"id":"77","t":"teleport","to":"mars"}"#.into(),
+            r#"{"schema":2,"id":"78","t":"edge"}"#.into(),
+            r#"{"schema":1,"id":"0","t":"error","code":"internal","message":"nothing asked"}"#
+                .into(),
+        ],
+        r#","colour":"blue","scopes_v2":{"x":1}"#,
+        &format!(
+            "{},{}",
+            row("%0", "idle", 5, r#","mood":"calm""#),
+            row("%2", "working", 6, "")
+        ),
+        &[r#"{"schema":1,"id":"3","t":"receipt"}"#.into()],
+    );
+    let rings = tmp.path().join("rings");
+    let notify = format!(
+        "[notify]\ncommand = {}\n\n",
+        toml_string(&format!(
+            "{{ printf '%s ' \"$CORRAL_HOST\"; cat; }} >> {}",
+            shell(rings.to_str().unwrap())
+        ))
+    );
+    let config = format!("{notify}{}{}", host("good", &good), host("bad", &bad));
+    let mut remote = Remote::start(tmp.path(), &config);
+    let within = Duration::from_secs(20);
+    remote.wait(within, "the bad host connected", |l| {
+        is(l, "host", "bad") && l["link"] == "connected"
+    });
+    remote.seen_or_wait(within, "the bad host's rows", |l| {
+        is(l, "snapshot", "bad") && l["rows"] == 2
+    });
+    remote.seen_or_wait(within, "the good host's ring", |l| {
+        is(l, "attention", "good") && l["pane"] == "%1"
+    });
+    let rest = remote.drain(Duration::from_secs(2));
+    let seen: Vec<Value> = remote.seen.clone();
+    let faults: Vec<&Value> = seen.iter().filter(|l| l["ev"] == "fault").collect();
+    assert!(faults.iter().all(|f| f["host"] == "bad"), "{faults:#?}");
+    assert!(faults.len() >= 4, "{}", remote.shown());
+    assert!(faults[0]["message"].as_str().unwrap().contains("not json"));
+    // The row with an unknown key was read; the edge with one too.
+    assert!(
+        seen.iter()
+            .any(|l| is(l, "row", "bad") && l["row"]["pane"] == "%0")
+    );
+    assert!(seen.iter().any(|l| is(l, "edge", "good")));
+    // Neither host dropped: no line says so.
+    assert!(
+        !seen
+            .iter()
+            .any(|l| l["ev"] == "host" && l["link"] == "disconnected"),
+        "{}",
+        remote.shown()
+    );
+    // A command for a host that does not exist, and a line that is no command: error lines.
+    remote.send(r#"{"cmd":"card","host":"nowhere","pane":"%1"}"#);
+    remote.send("this is not json");
+    remote.wait(within, "an error line", |l| l["ev"] == "error");
+    remote.wait(within, "a second error line", |l| {
+        l["ev"] == "error" && l["line"] == "this is not json"
+    });
+    remote.send(r#"{"cmd":"fleet","host":"good"}"#);
+    let fleet = remote.wait(within, "the fleet", |l| l["ev"] == "fleet");
+    assert_eq!(fleet["rows"].as_array().unwrap().len(), 1, "{fleet}");
+    assert_eq!(fleet["rows"][0]["row"]["state"], "blocked");
+    let _ = rest;
+    // The ring ran the command, the host's own payload on its stdin.
+    let deadline = std::time::Instant::now() + within;
+    let rang = loop {
+        let text = std::fs::read_to_string(&rings).unwrap_or_default();
+        if text.ends_with('\n') {
+            break text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ring command did not run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (named, payload) = rang.trim_end().split_once(' ').unwrap();
+    assert_eq!(named, "good");
+    let payload: Value = serde_json::from_str(payload).unwrap();
+    assert_eq!(payload["schema"], 2);
+    assert_eq!(payload["pane"], "%1");
+    assert_eq!(payload["state"], "blocked");
+    assert_eq!(payload["detail"], "permission");
+    let (code, stderr) = remote.quit();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_killed_host_is_reconnected_and_a_revoked_device_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let demo = Demo::start(tmp.path(), 2, 1);
+    // `--local`, its `corral` a wrapper that notes its pid and runs the host in the demo's
+    // environment.
+    let pids = tmp.path().join("pids");
+    let wrapper = tmp.path().join("corral-wrapper");
+    let env: Vec<String> = demo
+        .env()
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell(v)))
+        .collect();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ >> {}\nexec env {} {} \"$@\"\n",
+            shell(pids.to_str().unwrap()),
+            env.join(" "),
+            shell(corral().to_str().unwrap())
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut remote = Remote::start_args(
+        tmp.path(),
+        &[
+            "--local".as_ref(),
+            "demo".as_ref(),
+            "--device".as_ref(),
+            "demo=SHA256:corral-demo".as_ref(),
+            "--corral".as_ref(),
+            wrapper.as_os_str(),
+        ],
+    );
+    let within = Duration::from_secs(30);
+    remote.wait(within, "the first connection", |l| {
+        is(l, "host", "demo") && l["link"] == "connected"
+    });
+    remote.wait(within, "the subscription", |l| is(l, "subscribed", "demo"));
+    let first: String = std::fs::read_to_string(&pids).unwrap().trim().to_owned();
+    let pid = rustix::process::Pid::from_raw(first.parse().unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    let down = remote.wait(within, "the drop", |l| {
+        is(l, "host", "demo") && l["link"] == "disconnected"
+    });
+    assert!(down["retry_in_ms"].as_u64().unwrap() <= 500, "{down}");
+    remote.wait(within, "the reconnection", |l| {
+        is(l, "host", "demo") && l["link"] == "connected"
+    });
+    remote.wait(within, "the new subscription", |l| {
+        is(l, "subscribed", "demo")
+    });
+    let serves = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(serves.lines().count(), 2, "{serves}");
+
+    // Revoked while connected: refused at the next publish, shown revoked, never retried.
+    let out = command(corral(), tmp.path())
+        .envs(demo.env())
+        .args(["device", "revoke", "demo-app"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let revoked = remote.wait(within, "the revocation", |l| {
+        is(l, "host", "demo") && l["link"] == "revoked"
+    });
+    assert!(
+        revoked["reason"].as_str().unwrap().contains("not retried"),
+        "{revoked}"
+    );
+    let after = remote.drain(Duration::from_secs(3));
+    assert!(
+        !after.iter().any(|l| is(l, "host", "demo")),
+        "it was retried: {after:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&pids).unwrap().lines().count(), 2);
+    remote.send(&json!({"cmd":"card","host":"demo","pane":"%0"}).to_string());
+    let refused = remote.wait(within, "the card refused", |l| is(l, "failed", "demo"));
+    assert_eq!(refused["message"], "the device was revoked");
+    let (code, stderr) = remote.quit();
+    assert_eq!(code, 0, "{stderr}");
+}

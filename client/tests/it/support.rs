@@ -1,0 +1,281 @@
+//! What the tests share: the binaries (this crate's, the simulator's, the host's), the headless
+//! client as a child whose JSON lines are read on a thread, and `corral-sim demo` as a lively
+//! fleet served by the real host. Every child gets temp dirs for every location it could write to,
+//! and is ended when its test ends, however it ends.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use test_support::{Binaries, in_temp_dirs};
+
+/// This crate's binary.
+pub const REMOTE: &str = env!("CARGO_BIN_EXE_corral-remote");
+
+const SIMULATOR: Binaries = Binaries {
+    beside: REMOTE,
+    package: "simulator",
+    names: &["corral-sim", "corral-fake-tmux"],
+};
+
+const HOST: Binaries = Binaries {
+    beside: REMOTE,
+    package: "reference-host",
+    names: &["corral"],
+};
+
+/// `corral-sim`, built beside this crate's binary by the first test that needs it.
+pub fn sim() -> PathBuf {
+    SIMULATOR.path("corral-sim")
+}
+
+/// The reference host, `corral`.
+pub fn corral() -> PathBuf {
+    HOST.path("corral")
+}
+
+/// A child process of a test, every location it could write to inside `dir`.
+pub fn command(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let mut command = test_support::command(program);
+    command.envs(in_temp_dirs(dir)).env("LC_ALL", "C.UTF-8");
+    for (name, value) in in_temp_dirs(dir) {
+        if name != "TMPDIR" && name != "TMUX_TMPDIR" {
+            let _ = std::fs::create_dir_all(value);
+        }
+    }
+    command
+}
+
+/// Lines of a child's stream, read on a thread of their own.
+pub fn lines(stream: impl Read + Send + 'static) -> Receiver<String> {
+    let (to, from) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { return };
+            if to.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    from
+}
+
+/// `corral-remote --ndjson` with a config file.
+pub struct Remote {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: Receiver<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    /// Every line printed so far.
+    pub seen: Vec<Value>,
+}
+
+impl Remote {
+    /// Starts the headless client over the hosts of `config` (the text of a `remote.toml`).
+    pub fn start(dir: &Path, config: &str) -> Remote {
+        let file = dir.join("remote.toml");
+        std::fs::write(&file, config).unwrap();
+        Remote::start_args(dir, &["--config".as_ref(), file.as_os_str()])
+    }
+
+    /// Starts the headless client with these arguments after `--ndjson`.
+    pub fn start_args(dir: &Path, args: &[&std::ffi::OsStr]) -> Remote {
+        let mut child = command(REMOTE, dir)
+            .arg("--ndjson")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = lines(child.stdout.take().unwrap());
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        });
+        Remote {
+            child,
+            stdin,
+            out,
+            stderr: Some(stderr),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Sends one command line.
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line `wanted` accepts, within `within`; the test fails with everything seen
+    /// otherwise.
+    pub fn wait(&mut self, within: Duration, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.out.recv_timeout(left) {
+                Ok(line) => {
+                    let value: Value = serde_json::from_str(&line)
+                        .unwrap_or_else(|err| panic!("not a JSON line ({err}): {line}"));
+                    self.seen.push(value.clone());
+                    if wanted(&value) {
+                        return value;
+                    }
+                }
+                Err(_) => panic!(
+                    "no {what} within {within:?}; corral-remote printed:\n{}",
+                    self.shown()
+                ),
+            }
+        }
+    }
+
+    /// A line `wanted` accepts, among those seen so far or the next ones, within `within`.
+    pub fn seen_or_wait(
+        &mut self,
+        within: Duration,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Value {
+        if let Some(line) = self.seen.iter().find(|l| wanted(l)) {
+            return line.clone();
+        }
+        self.wait(within, what, wanted)
+    }
+
+    /// Every line seen within `within` (none may be missed: it reads until the time is up).
+    pub fn drain(&mut self, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        let mut got = Vec::new();
+        while let Ok(line) = self
+            .out
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            let value: Value = serde_json::from_str(&line).unwrap();
+            self.seen.push(value.clone());
+            got.push(value);
+        }
+        got
+    }
+
+    /// What was printed, one line each, cut for reading.
+    pub fn shown(&self) -> String {
+        self.seen
+            .iter()
+            .map(|v| v.to_string().chars().take(300).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Says quit; the exit code and stderr.
+    pub fn quit(mut self) -> (i32, String) {
+        self.send(r#"{"cmd":"quit"}"#);
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "corral-remote did not quit");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        (status.code().unwrap_or(-1), stderr)
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Whether `line` is an `ev` line of host `host`.
+pub fn is(line: &Value, ev: &str, host: &str) -> bool {
+    line["ev"] == ev && line["host"] == host
+}
+
+/// A running `corral-sim demo`.
+pub struct Demo {
+    child: Child,
+    stdout: Receiver<String>,
+    /// The command that connects a client (`env … corral serve --stdio --device …`).
+    pub connect: String,
+}
+
+impl Demo {
+    /// Starts a demo fleet of `panes` agents under `dir`.
+    pub fn start(dir: &Path, panes: u32, speed: u32) -> Demo {
+        corral();
+        let mut child = command(sim(), dir)
+            .args(["demo", "--seed", "3"])
+            .args(["--panes", &panes.to_string(), "--speed", &speed.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = lines(child.stdout.take().unwrap());
+        let mut demo = Demo {
+            child,
+            stdout,
+            connect: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while demo.connect.is_empty() {
+            let line = demo
+                .stdout
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("the demo printed its connect command");
+            if let Some(connect) = line.strip_prefix("  env ") {
+                demo.connect = format!("env {connect}");
+            }
+        }
+        demo
+    }
+
+    /// The `NAME=VALUE` settings of the connect command (where the demo's host keeps its files).
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.connect
+            .split_whitespace()
+            .skip(1)
+            .map_while(|word| word.split_once('='))
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect()
+    }
+
+    /// A `[[host]]` table that connects to the demo, running `before` first in the same shell.
+    pub fn host(&self, name: &str, before: &str) -> String {
+        let script = format!("{before}exec {}", self.connect);
+        format!(
+            "[[host]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", {}]\n",
+            toml_string(&script)
+        )
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// A TOML basic string holding `text`.
+pub fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
