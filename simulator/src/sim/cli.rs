@@ -189,10 +189,11 @@ pub enum Command {
     ///
     /// A fleet on the fake tmux in a temp dir, a device enrolled, the agent API served; agents
     /// start work, ask for permissions and answers, finish, and go on when an app answers them.
-    /// Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
+    /// It prints `connect with: <dir>/connect`, a script that runs `corral serve --stdio` on the
+    /// fleet. Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
     /// golden/README.md.
     #[command(
-        after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
+        after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  cargo run -p simulator --bin corral-sim -- demo   from a checkout (after cargo build -p reference-host)\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
     )]
     Demo(Box<DemoArgs>),
 }

@@ -1,7 +1,12 @@
-//! `corral-sim demo` as an app developer uses it: started, connected to with the exact command
+//! `corral-sim demo` as an app developer uses it: started, connected to with the `connect` script
 //! it prints (the workspace's `corral serve --stdio`), watched until an agent blocks on a
 //! permission or a question, answered from the "app", and stopped with a signal, after which
-//! nothing it started is left: no dir, no process.
+//! nothing it started is left: no dir, no process. [`frames`] replays golden/README.md's worked
+//! example against it; [`upkeep`] runs it fast for hours of story and watches it stay the same
+//! size, with no zombie children.
+
+mod frames;
+mod upkeep;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -90,13 +95,29 @@ impl Demo {
         }
     }
 
-    /// The banner: the demo's dir and the connect command.
-    fn banner(&mut self) -> (PathBuf, String) {
+    /// The banner: the demo's dir, the connect script it names first, and the command line the
+    /// script runs.
+    fn banner(&mut self) -> Banner {
         let first = self.line(Duration::from_secs(60), |l| l.starts_with("corral demo: "));
         let dir = PathBuf::from(first.rsplit_once(", in ").unwrap().1);
+        let script = self.line(Duration::from_secs(5), |l| {
+            !l.is_empty() && !l.starts_with("device ")
+        });
+        let script = script
+            .strip_prefix("connect with: ")
+            .unwrap_or_else(|| panic!("not the connect line: {script}"));
         let command = self.line(Duration::from_secs(5), |l| l.starts_with("  env "));
         self.line(Duration::from_secs(5), |l| l.starts_with("Ctrl-C stops"));
-        (dir, command.trim_start().to_owned())
+        Banner {
+            script: PathBuf::from(script),
+            dir,
+            command: command.trim_start().to_owned(),
+        }
+    }
+
+    /// The demo's pid.
+    fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     fn signal(&self, signal: rustix::process::Signal) {
@@ -133,6 +154,16 @@ impl Drop for Demo {
     }
 }
 
+/// What the demo's banner says.
+struct Banner {
+    /// The demo's dir.
+    dir: PathBuf,
+    /// `connect with: <script>`.
+    script: PathBuf,
+    /// The line the script runs.
+    command: String,
+}
+
 /// A `corral serve --stdio` started with the command the demo printed.
 struct Client {
     child: Child,
@@ -142,6 +173,7 @@ struct Client {
 }
 
 impl Client {
+    /// Runs `command_line` through `sh`: the script's path, or the line it runs.
     fn connect(command_line: &str) -> Client {
         let mut child = command("sh")
             .args(["-c", command_line])
@@ -166,13 +198,18 @@ impl Client {
         let id = format!("app-{}", self.next_id);
         frame["schema"] = json!(1);
         frame["id"] = json!(id);
-        let line = format!("{frame}\n");
+        self.send_line(&frame.to_string());
+        id
+    }
+
+    /// Sends one line as it is.
+    fn send_line(&mut self, line: &str) {
+        let line = format!("{line}\n");
         self.stdin
             .as_mut()
             .unwrap()
             .write_all(line.as_bytes())
             .unwrap();
-        id
     }
 
     /// The next frame, within `within`.
@@ -253,11 +290,22 @@ fn beats(lines: &[String]) -> Vec<String> {
 fn an_app_connects_with_the_printed_command_sees_the_fleet_move_and_answers_it() {
     let tmp = tempfile::tempdir().unwrap();
     let mut demo = Demo::start(tmp.path(), &["--seed", "3", "--panes", "4", "--speed", "2"]);
-    let (dir, command_line) = demo.banner();
+    let Banner {
+        dir,
+        script,
+        command: command_line,
+    } = demo.banner();
     assert!(dir.starts_with(std::fs::canonicalize(tmp.path()).unwrap()));
     assert!(command_line.ends_with(&format!("serve --stdio --device {DEVICE}")));
+    // The short command is a script in the demo's dir that runs the long line.
+    assert_eq!(script, dir.join("connect"));
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        text.ends_with(&format!("\nexec {command_line}\n")),
+        "{text}"
+    );
 
-    let mut client = Client::connect(&command_line);
+    let mut client = Client::connect(script.to_str().unwrap());
     let id =
         client.send(json!({"t":"hello","app":"demo-test","app_version":"1.0.0","device":DEVICE}));
     let (hello, _) = client.answer(&id);
@@ -436,7 +484,11 @@ fn the_real_backend_serves_a_scratch_tmux_server_and_takes_it_down() {
         tmp.path(),
         &["--backend", "real", "--panes", "2", "--speed", "4"],
     );
-    let (dir, command_line) = demo.banner();
+    let Banner {
+        dir,
+        command: command_line,
+        ..
+    } = demo.banner();
     assert!(!command_line.contains("CORRAL_SIM_DIR"), "{command_line}");
     let watch = demo
         .seen

@@ -1,11 +1,13 @@
 //! What a client needs to reach the demo: the host's files in the demo's dir (a config, the
 //! device store with the demo's device enrolled), and the one command line that starts
 //! `corral serve --stdio` on them, its environment spelt out with `env` so the same line works in
-//! a shell, as an app's spawn command and as an ssh forced command.
+//! a shell, as an app's spawn command and as an ssh forced command; and `connect`, a script that
+//! runs that line, so a person types a short path instead.
 //!
-//! The dir's layout: `sim/` (`$CORRAL_SIM_DIR`, the fake tmux's state), `config/`
-//! (`$XDG_CONFIG_HOME`: `corral/config.toml`, `corral/devices.toml`), `run/` (`$XDG_RUNTIME_DIR`,
-//! 0700: the host's runtime dir is `run/corral`), `home/` (`$HOME` of the hooks the demo runs).
+//! The dir's layout: `connect` (the script), `sim/` (`$CORRAL_SIM_DIR`, the fake tmux's state),
+//! `config/` (`$XDG_CONFIG_HOME`: `corral/config.toml`, `corral/devices.toml`), `run/`
+//! (`$XDG_RUNTIME_DIR`, 0700: the host's runtime dir is `run/corral`), `home/` (`$HOME` of the
+//! hooks the demo runs).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -66,6 +68,19 @@ impl Dirs {
     /// `$HOME` of the hooks.
     pub fn home(&self) -> PathBuf {
         self.root.join("home")
+    }
+
+    /// The script that connects a client: `<dir>/connect`.
+    pub fn connect_script(&self) -> PathBuf {
+        self.root.join("connect")
+    }
+
+    /// Writes [`Dirs::connect_script`], executable by its owner only, running `command`.
+    pub fn write_connect_script(&self, command: &str) -> anyhow::Result<()> {
+        let path = self.connect_script();
+        write_private(&path, &script(&self.root, command))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+        Ok(())
     }
 
     /// Makes every dir, private, and writes the config and the device store with the device
@@ -165,6 +180,19 @@ pub fn command_line(env: &[(String, String)], corral: &Path, device: &str) -> St
     words.join(" ")
 }
 
+/// The connect script of the demo in `root`: `exec` of `command`, so the client's process is
+/// `corral serve` itself and its stdin, stdout and exit code are serve's.
+pub fn script(root: &Path, command: &str) -> String {
+    format!(
+        "#!/bin/sh\n\
+         # Written by corral-sim demo: connects a client to the demo fleet in {}\n\
+         # (NDJSON frames on stdin and stdout), while the demo runs.\n\
+         exec {command}\n",
+        // A comment ends at a line break, so one in the path must not end it.
+        root.display().to_string().replace(['\n', '\r'], "?")
+    )
+}
+
 /// The `authorized_keys` line that makes an ssh key run `command` whatever it asks for. Inside
 /// `command="..."` sshd reads `\"` as a quote and every other byte as it is.
 pub fn authorized_keys_line(command: &str) -> String {
@@ -218,6 +246,18 @@ mod tests {
     }
 
     #[test]
+    fn the_script_execs_the_command_line() {
+        let text = script(Path::new("/tmp/d"), "env A=b /bin/corral serve --stdio");
+        assert_eq!(
+            text,
+            "#!/bin/sh\n\
+             # Written by corral-sim demo: connects a client to the demo fleet in /tmp/d\n\
+             # (NDJSON frames on stdin and stdout), while the demo runs.\n\
+             exec env A=b /bin/corral serve --stdio\n"
+        );
+    }
+
+    #[test]
     fn the_forced_command_escapes_quotes() {
         assert_eq!(
             authorized_keys_line(r#"env 'A=b "c"' corral"#),
@@ -237,6 +277,9 @@ mod tests {
         assert_eq!(mode, 0o600);
         let mode = std::fs::metadata(dirs.run()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
+        dirs.write_connect_script("true").unwrap();
+        let script = std::fs::metadata(dirs.connect_script()).unwrap();
+        assert_eq!(script.permissions().mode() & 0o777, 0o700);
         let read: DeviceStore = toml::from_str(&std::fs::read_to_string(store).unwrap()).unwrap();
         assert_eq!(read.devices[0].id, "SHA256:x");
         assert_eq!(read.devices[0].scopes, SCOPES);

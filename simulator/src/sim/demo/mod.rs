@@ -5,13 +5,15 @@
 //! takes everything down: the hooks it started, the tmux server, and its dir (kept with `--dir`).
 //!
 //! Read in this order: [`story`] (what the agents do, a pure function of the seed), [`fleet`]
-//! (the fixture `up` brings up), [`connect`] (the host's files and the printed command),
-//! [`stage`] (moves played on the fleet, an app's answers read back).
+//! (the fixture `up` brings up), [`connect`] (the host's files, the printed command and the
+//! `connect` script), [`stage`] (moves played on the fleet, an app's answers read back),
+//! [`upkeep`] (what keeps a demo that runs for days the same size).
 
 pub mod connect;
 pub mod fleet;
 pub mod stage;
 pub mod story;
+pub mod upkeep;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -185,7 +187,9 @@ fn run(
         .map(|i| fleet::pane_name(&story, i))
         .collect();
     let mut stage = Stage::new(&sim_dir, &sim, &story, names, hook_env)?;
-    for line in banner(options, dirs, &env, &corral, &sim.socket_path) {
+    let command = connect::command_line(&env, &corral, &options.device);
+    dirs.write_connect_script(&command)?;
+    for line in banner(options, dirs, &command, &sim.socket_path) {
         print_line(&line);
     }
     let tick = TICK.div_f64(options.speed);
@@ -219,6 +223,14 @@ fn run(
                 Err(err) => eprintln!("corral-sim demo: tick {}: {err:#}", beat.tick),
             }
         }
+        match stage.upkeep() {
+            Ok(notes) => {
+                for (pane, text) in notes {
+                    log(&stage, pane, &text);
+                }
+            }
+            Err(err) => eprintln!("corral-sim demo: keeping the fleet's size: {err:#}"),
+        }
     }
 }
 
@@ -242,15 +254,8 @@ fn serve_api(sim_dir: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// What the demo says once the fleet is up.
-fn banner(
-    options: &DemoOptions,
-    dirs: &Dirs,
-    env: &[(String, String)],
-    corral: &Path,
-    socket: &str,
-) -> Vec<String> {
-    let command = connect::command_line(env, corral, &options.device);
+/// What the demo says once the fleet is up; `command` is the line that connects a client.
+fn banner(options: &DemoOptions, dirs: &Dirs, command: &str, socket: &str) -> Vec<String> {
     let scopes: Vec<&str> = connect::SCOPES.iter().map(|s| s.as_str()).collect();
     let mut lines = vec![
         format!(
@@ -267,14 +272,18 @@ fn banner(
             scopes.join(", ")
         ),
         String::new(),
-        "Connect an app or a terminal (NDJSON on stdin and stdout) with:".to_owned(),
+        format!("connect with: {}", dirs.connect_script().display()),
+        String::new(),
+        "It speaks NDJSON on stdin and stdout: run it in a terminal and type frames, or have the"
+            .to_owned(),
+        "app's transport spawn it. It runs this line, which an app can spawn as well:".to_owned(),
         String::new(),
         format!("  {command}"),
         String::new(),
         "Over ssh: on this machine, give the app's key this forced command in".to_owned(),
         "~/.ssh/authorized_keys, then connect with `ssh -T <user>@<this host>`:".to_owned(),
         String::new(),
-        format!("  {}", connect::authorized_keys_line(&command)),
+        format!("  {}", connect::authorized_keys_line(command)),
         String::new(),
     ];
     if options.backend == Backend::Real {

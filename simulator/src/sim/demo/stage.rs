@@ -12,13 +12,16 @@
 //! What an app did, read every tick: a hook that got a verdict has finished (it stamped the pane
 //! working itself); a POST the agent API recorded answers a request; keys or text a pane received
 //! answer a screen-lane permission, steer an idle agent, or interrupt a working one (Escape).
+//! Then the stage is kept the same size ([`upkeep`](super::upkeep)): finished hooks reaped,
+//! transcripts and the fake tmux's call log bounded.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use golden::SimFile;
+use golden::{Backend, SimFile};
 use schema::PaneOption;
 use serde_json::Value;
 
@@ -29,6 +32,11 @@ use super::super::keys::Received;
 use super::super::step::{self, StepOptions};
 use super::super::transcript::Generator;
 use super::story::{Beat, Block, CALLS, Move, Phase, QUESTIONS, Story};
+use super::upkeep::{self, Spawned};
+use crate::fake::state::ServerDir;
+
+/// How long a hook answered at the desk is given to take its verdict and exit.
+const HOOK_EXIT: Duration = Duration::from_secs(5);
 
 /// The options a pane blocked on something carries, cleared when it goes on.
 const BLOCKING: [PaneOption; 5] = [
@@ -69,6 +77,10 @@ pub struct Stage {
     hook_env: Vec<(String, String)>,
     /// Panes whose permission hook waits for a verdict: pane → the hook run's name.
     hooks: BTreeMap<usize, String>,
+    /// Every hook started and not yet reaped and forgotten.
+    spawned: Vec<Spawned>,
+    /// The fake tmux's call log (none on a real server).
+    calls: Option<PathBuf>,
     /// Requests the agent API answers for: request id → pane.
     requests: BTreeMap<String, usize>,
     /// Bytes of `api-replies.ndjson` already read.
@@ -105,6 +117,9 @@ impl Stage {
             panes,
             hook_env,
             hooks: BTreeMap::new(),
+            spawned: Vec::new(),
+            calls: (sim.backend == Backend::Fake)
+                .then(|| ServerDir::new(PathBuf::from(&sim.socket_path)).calls_file()),
             requests: BTreeMap::new(),
             replies_read: 0,
         })
@@ -191,8 +206,17 @@ impl Stage {
                 let (tool, input) = CALLS[pick];
                 let shown = call_summary(tool, input);
                 if agent == "claude" {
-                    let name = self.permission_hook(pane, tool, input)?;
-                    self.hooks.insert(pane, name);
+                    // A name of its own, never one a forgotten run had.
+                    let name = format!("{}-{ask}", self.panes[pane].name);
+                    let started = self.permission_hook(pane, &name, tool, input);
+                    // A hook that started is the pane's even when it was slow to say so: it is
+                    // answered, reaped and forgotten like any other.
+                    let spawned = Spawned::new(&self.sim_dir, &name);
+                    if spawned.started() {
+                        self.hooks.insert(pane, name);
+                    }
+                    self.spawned.push(spawned);
+                    started?;
                     return Ok(format!(
                         "working → blocked: permission for {shown} (hook lane: its hook waits)"
                     ));
@@ -232,8 +256,14 @@ impl Stage {
         }
     }
 
-    /// Starts the pane's real permission hook in the background; returns the run's name.
-    fn permission_hook(&self, pane: usize, tool: &str, input: &str) -> anyhow::Result<String> {
+    /// Starts the pane's real permission hook in the background, as the run `name`.
+    fn permission_hook(
+        &self,
+        pane: usize,
+        name: &str,
+        tool: &str,
+        input: &str,
+    ) -> anyhow::Result<()> {
         let payload = serde_json::json!({
             "session_id": "",
             "transcript_path": "",
@@ -250,24 +280,29 @@ impl Stage {
             payload: Some(payload.to_string()),
             pane_facts: true,
             as_argument: false,
-            name: None,
+            name: Some(name.to_owned()),
             background: true,
             ready: None,
             env: self.hook_env.clone(),
         };
-        match hook::run(&self.sim_dir, &options)? {
-            hook::Run::Background(name) | hook::Run::Finished(name) => Ok(name),
-        }
+        hook::run(&self.sim_dir, &options)?;
+        Ok(())
     }
 
     /// Answers whatever the pane is blocked on, as the person at the desk would, and has it go
     /// on working.
     fn settle(&mut self, pane: usize) -> anyhow::Result<()> {
-        if self.hooks.remove(&pane).is_some() {
+        if let Some(name) = self.hooks.remove(&pane) {
             // The hook stamps the pane itself once it has the verdict. An app that answered a
             // moment ago made the verdict first; its answer stands.
             for request in hook::parked_for(&self.runtime, &self.panes[pane].id) {
                 write_verdict(&self.runtime, &request)?;
+            }
+            // Its stamp lands before the pane's next move does (at a high --speed the next move
+            // can come within the hook's look for its verdict).
+            let deadline = Instant::now() + HOOK_EXIT;
+            while hook::finished(&self.sim_dir, &name)?.is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
             }
             return Ok(());
         }
@@ -366,6 +401,34 @@ impl Stage {
             });
         }
         Ok(())
+    }
+
+    /// Keeps the stage the same size: reaps the hooks that exited and forgets those whose verdict
+    /// was read, rotates a transcript over its cap, moves a full call log aside. Returns a line
+    /// for the log per pane whose transcript was rotated.
+    pub fn upkeep(&mut self) -> anyhow::Result<Vec<(usize, String)>> {
+        let hooks = &self.hooks;
+        upkeep::reap_hooks(&self.sim_dir, &mut self.spawned, |name| {
+            hooks.values().any(|waiting| waiting == name)
+        })?;
+        let mut notes = Vec::new();
+        for (index, pane) in self.panes.iter().enumerate() {
+            if let Some(path) = &pane.transcript
+                && upkeep::bound_transcript(path)?
+            {
+                notes.push((
+                    index,
+                    format!(
+                        "its transcript passed {} KiB: rotated (a fresh file at its path)",
+                        upkeep::TRANSCRIPT_CAP / 1024
+                    ),
+                ));
+            }
+        }
+        if let Some(calls) = &self.calls {
+            upkeep::bound_log(calls, upkeep::CALLS_CAP)?;
+        }
+        Ok(notes)
     }
 
     /// POSTs the agent API recorded since the last look: answers to its requests.
