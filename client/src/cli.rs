@@ -23,6 +23,7 @@ Hosts come from ~/.config/corral/remote.toml ($XDG_CONFIG_HOME honoured; --confi
   ssh = \"ci@build\"
   device = \"SHA256:q3b1YwZk\"       # ssh ci@build corral serve --stdio --device SHA256:q3b1YwZk
   corral = \"/opt/corral/bin/corral\"
+  ssh_options = [\"-p\", \"2222\", \"-i\", \"~/.ssh/corral\"]   # ssh's own, before the destination
 
   [[host]]
   name = \"here\"

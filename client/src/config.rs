@@ -18,6 +18,7 @@
 //! ssh = "ci@build"
 //! device = "SHA256:q3b1YwZk"        # no forced command: `ssh ci@build corral serve --stdio --device …`
 //! corral = "/opt/corral/bin/corral" # the program run there (default `corral`)
+//! ssh_options = ["-p", "2222", "-i", "~/.ssh/corral"]  # ssh's own options, before the destination
 //!
 //! [[host]]
 //! name = "here"
@@ -29,7 +30,7 @@
 //! command = ["sh", "-c", "exec my-host --stdio"]  # any argv speaking the protocol (tests)
 //! ```
 //!
-//! A host has exactly one of `ssh`, `local = true` and `command`. An unknown key, a wrong type, a
+//! A host has exactly one of `ssh`, `local = true` and `command`; `ssh_options` goes with `ssh`. An unknown key, a wrong type, a
 //! duplicate name or a file that does not parse is one line naming the file and the line, and
 //! `corral-remote` exits 2.
 
@@ -69,6 +70,8 @@ pub enum Target {
         device: Option<String>,
         /// The remote program (default `corral`).
         corral: Option<String>,
+        /// ssh's own options, put before the destination (`-p 2222`, `-i KEY`, `-o Name=value`).
+        options: Vec<String>,
     },
     /// This machine's fleet: `corral serve --stdio --device <device>` run here.
     Local {
@@ -237,6 +240,7 @@ fn add_flag_hosts(config: &mut Config, flags: &Flags) -> Result<(), ConfigError>
                 destination,
                 device,
                 corral: None,
+                options: Vec::new(),
             },
         });
     }
@@ -377,6 +381,16 @@ fn boolean(value: &Spanned<DeValue<'_>>, key: &str) -> Result<bool, Problem> {
     })
 }
 
+fn strings(value: &Spanned<DeValue<'_>>, key: &str, what: &str) -> Result<Vec<String>, Problem> {
+    let DeValue::Array(items) = value.get_ref() else {
+        return Err((
+            value.span(),
+            format!("`{key}` must be an array of strings ({what})"),
+        ));
+    };
+    items.iter().map(|item| string(item, key)).collect()
+}
+
 fn parse_notify(value: &Spanned<DeValue<'_>>) -> Result<NotifyConfig, Problem> {
     let mut notify = NotifyConfig::default();
     for (key, value) in table(value, "[notify]")?.iter() {
@@ -402,6 +416,7 @@ fn parse_host(value: &Spanned<DeValue<'_>>) -> Result<HostConfig, Problem> {
     let mut command = None;
     let mut device = None;
     let mut corral = None;
+    let mut ssh_options = None;
     for (key, value) in host.iter() {
         match key.get_ref().as_ref() {
             "name" => {
@@ -414,26 +429,23 @@ fn parse_host(value: &Spanned<DeValue<'_>>) -> Result<HostConfig, Problem> {
             "device" => device = Some(string(value, "device")?),
             "corral" => corral = Some(string(value, "corral")?),
             "command" => {
-                let DeValue::Array(items) = value.get_ref() else {
-                    return Err((
-                        value.span(),
-                        "`command` must be an array of strings (an argv)".into(),
-                    ));
-                };
-                let argv = items
-                    .iter()
-                    .map(|item| string(item, "command"))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let argv = strings(value, "command", "an argv")?;
                 if argv.is_empty() {
                     return Err((value.span(), "`command` cannot be empty".into()));
                 }
                 command = Some(argv);
             }
+            "ssh_options" => {
+                ssh_options = Some((
+                    strings(value, "ssh_options", "ssh's options")?,
+                    value.span(),
+                ))
+            }
             other => {
                 return Err((
                     key.span(),
                     format!(
-                        "unknown key `{other}` in [[host]] (it has name, ssh, local, command, device and corral)"
+                        "unknown key `{other}` in [[host]] (it has name, ssh, ssh_options, local, command, device and corral)"
                     ),
                 ));
             }
@@ -444,11 +456,18 @@ fn parse_host(value: &Spanned<DeValue<'_>>) -> Result<HostConfig, Problem> {
         return Err((span, "a [[host]] needs a `name`".into()));
     };
     let local = local.filter(|(on, _)| *on);
+    if let (None, Some((_, at))) = (&ssh, &ssh_options) {
+        return Err((
+            at.clone(),
+            format!("host {name} has `ssh_options` but no `ssh`: they are options of ssh"),
+        ));
+    }
     let target = match (ssh, local, command) {
         (Some(destination), None, None) => Target::Ssh {
             destination,
             device,
             corral,
+            options: ssh_options.map(|(options, _)| options).unwrap_or_default(),
         },
         (None, Some((_, at)), None) => match device {
             Some(device) => Target::Local { device, corral },
@@ -522,6 +541,7 @@ name = "build"
 ssh = "ci@build"
 device = "SHA256:abc"
 corral = "/opt/corral"
+ssh_options = ["-p", "2222"]
 
 [[host]]
 name = "here"
@@ -548,12 +568,14 @@ command = ["sh", "-c", "cat"]
                 Target::Ssh {
                     destination: "ana@studio".into(),
                     device: None,
-                    corral: None
+                    corral: None,
+                    options: Vec::new(),
                 },
                 Target::Ssh {
                     destination: "ci@build".into(),
                     device: Some("SHA256:abc".into()),
-                    corral: Some("/opt/corral".into())
+                    corral: Some("/opt/corral".into()),
+                    options: vec!["-p".into(), "2222".into()],
                 },
                 Target::Local {
                     device: "SHA256:def".into(),
@@ -568,7 +590,7 @@ command = ["sh", "-c", "cat"]
     fn mistakes_are_one_line_naming_the_line() {
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = \"x\"\nport = 22\n"),
-            "line 4: unknown key `port` in [[host]] (it has name, ssh, local, command, device and corral)"
+            "line 4: unknown key `port` in [[host]] (it has name, ssh, ssh_options, local, command, device and corral)"
         );
         assert_eq!(
             err("[notify]\nbel = true\n"),
@@ -581,6 +603,14 @@ command = ["sh", "-c", "cat"]
         assert_eq!(
             err("[[host]]\nname = \"a\"\nlocal = true\n"),
             "line 3: host a is local and needs `device`: the fingerprint it is served for"
+        );
+        assert_eq!(
+            err("[[host]]\nname = \"a\"\ncommand = [\"x\"]\nssh_options = [\"-p\", \"22\"]\n"),
+            "line 4: host a has `ssh_options` but no `ssh`: they are options of ssh"
+        );
+        assert_eq!(
+            err("[[host]]\nname = \"a\"\nssh = \"x\"\nssh_options = \"-p 22\"\n"),
+            "line 4: `ssh_options` must be an array of strings (ssh's options)"
         );
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = \"x\"\n[[host]]\nname = \"a\"\nssh = \"y\"\n"),
@@ -616,7 +646,8 @@ command = ["sh", "-c", "cat"]
             Target::Ssh {
                 destination: "ana@studio".into(),
                 device: Some("SHA256:y".into()),
-                corral: None
+                corral: None,
+                options: Vec::new(),
             }
         );
         assert_eq!(

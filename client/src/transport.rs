@@ -3,9 +3,10 @@
 //! thread cuts stdout into lines under a cap and checks they are UTF-8; a writer writes a line
 //! whole and flushes it. The host's stderr is kept, its last lines only, to say why it ended.
 //!
-//! The argv of each [`Target`]: `ssh -T <dest>` when the destination's forced command picks the
-//! device; `ssh <dest> -- corral serve --stdio --device <fp>` otherwise (every word quoted for the
-//! remote shell); `corral serve --stdio --device <fp>` locally. ssh runs with `BatchMode=yes` (a
+//! The argv of each [`Target`]: `ssh -T [ssh_options] <dest>` when the destination's forced
+//! command picks the device; `ssh [ssh_options] <dest> -- corral serve --stdio --device <fp>`
+//! otherwise (every word quoted for the remote shell); `corral serve --stdio --device <fp>`
+//! locally. ssh runs with `BatchMode=yes` (a
 //! password prompt would wait for a person the client's screen hides) and keep-alives, so a dead
 //! link ends within a minute.
 
@@ -40,8 +41,8 @@ pub enum LineIn {
 
 /// The argv that starts a target's `serve`.
 pub fn argv(target: &Target) -> Vec<String> {
-    let ssh = |destination: &str| {
-        [
+    let ssh = |destination: &str, options: &[String]| {
+        let mut argv: Vec<String> = [
             "ssh",
             "-T",
             "-o",
@@ -50,23 +51,27 @@ pub fn argv(target: &Target) -> Vec<String> {
             "ServerAliveInterval=15",
             "-o",
             "ServerAliveCountMax=3",
-            destination,
         ]
         .map(String::from)
-        .to_vec()
+        .to_vec();
+        argv.extend(options.iter().cloned());
+        argv.push(destination.to_owned());
+        argv
     };
     match target {
         Target::Ssh {
             destination,
             device: None,
+            options,
             ..
-        } => ssh(destination),
+        } => ssh(destination, options),
         Target::Ssh {
             destination,
             device: Some(device),
             corral,
+            options,
         } => {
-            let mut argv = ssh(destination);
+            let mut argv = ssh(destination, options);
             argv.push("--".into());
             let remote = [
                 corral.as_deref().unwrap_or("corral"),
@@ -324,14 +329,16 @@ mod tests {
             destination: "ana@studio".into(),
             device: None,
             corral: None,
+            options: vec!["-p".into(), "2222".into()],
         });
         assert_eq!(ssh[0], "ssh");
         assert_eq!(ssh[1], "-T");
-        assert_eq!(ssh.last().unwrap(), "ana@studio");
+        assert_eq!(ssh[ssh.len() - 3..], ["-p", "2222", "ana@studio"]);
         let named = argv(&Target::Ssh {
             destination: "ci@build".into(),
             device: Some("SHA256:ab+/cd=".into()),
             corral: Some("/opt/my corral".into()),
+            options: Vec::new(),
         });
         let remote: Vec<&str> = named
             .iter()

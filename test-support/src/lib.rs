@@ -11,6 +11,8 @@ mod process;
 mod binaries;
 // Every command says what it is for and shows an example.
 mod help;
+// A throwaway OpenSSH server on loopback.
+pub mod sshd;
 
 pub use binaries::Binaries;
 pub use help::{check_help, undocumented};

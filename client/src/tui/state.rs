@@ -3,6 +3,8 @@
 //! and the status line. Keys become commands for the core; changes from the core update the
 //! status line and the focus.
 
+use std::collections::HashMap;
+
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use schema::{Budget, Card, ErrorCode, EventHeader, State};
 
@@ -98,6 +100,9 @@ pub struct Ui {
     pub answers: Answers,
     /// The last receipt, fault or refusal.
     pub status: String,
+    /// The last receipt of each pane answered from here (host index, pane id): what its panel
+    /// shows, after the status line has moved on to the next ring.
+    pub answered: HashMap<(usize, String), String>,
     /// The help overlay.
     pub help: bool,
     /// The terminal's size (columns, rows), for the transcript's budgets.
@@ -492,13 +497,7 @@ impl Ui {
                 receipt,
                 retry,
             } => {
-                let mut text = format!(
-                    "{} {} {}: {}",
-                    name(*host),
-                    receipt.pane,
-                    receipt.action,
-                    receipt.outcome
-                );
+                let mut text = format!("{} → {}", receipt.action, receipt.outcome);
                 if let Some(reason) = &receipt.reason {
                     text.push_str(&format!(" ({reason})"));
                 }
@@ -508,7 +507,8 @@ impl Ui {
                 if let Some(retry) = retry {
                     text.push_str(&format!(": the pane is locked, trying again ({retry})"));
                 }
-                self.status = text;
+                self.status = format!("{} {}: {text}", name(*host), receipt.pane);
+                self.answered.insert((*host, receipt.pane.clone()), text);
             }
             Change::Failed {
                 host,
@@ -518,10 +518,15 @@ impl Ui {
                 message,
             } => {
                 let pane = pane.as_deref().unwrap_or("");
-                self.status = match code {
-                    Some(code) => format!("{} {pane} {what}: {code}: {message}", name(*host)),
-                    None => format!("{} {pane} {what}: {message}", name(*host)),
+                let why = match code {
+                    Some(code) => format!("{code}: {message}"),
+                    None => message.clone(),
                 };
+                self.status = format!("{} {pane} {what}: {why}", name(*host));
+                if *what == "dispatch" && !pane.is_empty() {
+                    self.answered
+                        .insert((*host, pane.to_owned()), format!("not answered: {why}"));
+                }
                 // A cursor that no longer addresses its bytes: start again from the end.
                 if *code == Some(ErrorCode::CursorInvalid)
                     && let Focus::Transcript {
@@ -821,6 +826,61 @@ mod tests {
                     vec!["No".into(), "later".into()]
                 ])
             })]
+        );
+    }
+
+    #[test]
+    fn an_answers_outcome_stays_on_its_pane_when_the_status_line_moves_on() {
+        let client = client();
+        let mut ui = Ui::default();
+        let receipt = schema::Receipt {
+            slot: "%2:5:approve".into(),
+            pane: "%2".into(),
+            action: schema::Action::Approve,
+            outcome: schema::Outcome::Replied,
+            reason: None,
+            exit_code: 0,
+            cached: true,
+            device: "d".into(),
+            at_ms: 9,
+        };
+        ui.changed(
+            &Change::Receipt {
+                host: 0,
+                receipt,
+                retry: None,
+            },
+            &client,
+        );
+        assert_eq!(
+            ui.status,
+            "a %2: approve → replied, already answered (cached)"
+        );
+        ui.changed(
+            &Change::Attention {
+                host: 1,
+                row: row("%1", State::Blocked),
+            },
+            &client,
+        );
+        assert_eq!(ui.status, "b %1 claude is blocked");
+        assert_eq!(
+            ui.answered[&(0, "%2".to_owned())],
+            "approve → replied, already answered (cached)"
+        );
+        ui.changed(
+            &Change::Failed {
+                host: 0,
+                pane: Some("%2".into()),
+                what: "dispatch",
+                code: None,
+                message: "not connected".into(),
+            },
+            &client,
+        );
+        assert_eq!(
+            ui.answered[&(0, "%2".to_owned())],
+            "not answered: not connected"
         );
     }
 

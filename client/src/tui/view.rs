@@ -271,6 +271,12 @@ fn draw_pane(frame: &mut Frame<'_>, area: Rect, ui: &Ui, client: &Client, now_ms
             ));
         }
     }
+    if let Some(answered) = ui.answered.get(&(host, pane.clone())) {
+        lines.push(Line::styled(
+            format!("last answer from here: {answered}"),
+            Style::new().fg(Color::Cyan),
+        ));
+    }
     frame.render_widget(
         Paragraph::new(Text::from(lines))
             .wrap(Wrap { trim: false })

@@ -54,9 +54,10 @@ fn host(name: &str, script: &str) -> String {
     )
 }
 
-#[test]
-fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
-    let tmp = tempfile::tempdir().unwrap();
+/// Two hosts: `good` streams an edge that blocks its `%1` once subscribed; `bad` sends garbage,
+/// frames of an unknown kind and schema and an error nothing asked for before its hello, unknown
+/// keys in its hello and a row, and a receipt nothing asked for once subscribed.
+pub fn good_and_bad_hosts() -> String {
     let edge = r#"{"schema":1,"id":"3","t":"edge","at_ms":50,"pane":"%1","agent":"claude","from":"working","to":"blocked","detail":"permission","locator":"w:0.0","repo":"api","branch":"main","future":true}"#;
     let good = script(&[], "", &row("%1", "working", 10, ""), &[edge.to_owned()]);
     let bad = script(
@@ -75,6 +76,12 @@ fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
         ),
         &[r#"{"schema":1,"id":"3","t":"receipt"}"#.into()],
     );
+    format!("{}{}", host("good", &good), host("bad", &bad))
+}
+
+#[test]
+fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
     let rings = tmp.path().join("rings");
     let notify = format!(
         "[notify]\ncommand = {}\n\n",
@@ -83,7 +90,7 @@ fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
             shell(rings.to_str().unwrap())
         ))
     );
-    let config = format!("{notify}{}{}", host("good", &good), host("bad", &bad));
+    let config = format!("{notify}{}", good_and_bad_hosts());
     let mut remote = Remote::start(tmp.path(), &config);
     let within = Duration::from_secs(20);
     remote.wait(within, "the bad host connected", |l| {

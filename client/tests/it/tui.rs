@@ -2,75 +2,10 @@
 //! SIGTERM, SIGINT or SIGHUP, the terminal is left in cooked mode on its main screen.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::{REMOTE, command, toml_string};
-
-/// A scratch tmux server, killed when dropped.
-struct Tmux {
-    socket: String,
-    dir: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn new(dir: &Path) -> Tmux {
-        Tmux {
-            socket: test_support::unique("corral-remote-tui"),
-            dir: dir.to_owned(),
-        }
-    }
-
-    fn tmux(&self) -> Command {
-        let mut tmux = command("tmux", &self.dir);
-        tmux.args(["-L", &self.socket, "-f", "/dev/null"]);
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = self.tmux().args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p"])
-    }
-
-    fn wait_for(&self, what: &str, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no {what} on the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// The pid of the pane's shell's child, corral-remote.
-    fn remote_pid(&self) -> i32 {
-        let shell = self.run(&["list-panes", "-F", "#{pane_pid}"]);
-        let shell = shell.trim();
-        let children =
-            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
-        children.split_whitespace().next().unwrap().parse().unwrap()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").output();
-    }
-}
+use crate::support::tmux::{Tmux, children};
+use crate::support::{REMOTE, toml_string};
 
 fn fake_host() -> String {
     let row = r#"{"pane":"%7","agent":"claude","state":"blocked","detail":"permission","since_ms":1000,"episode_ms":1000,"locator":"w:0.0","attention":false,"done":false,"session":"w","transcript":null,"permission_request":null,"stamped_at_ms":null,"context":61,"context_at_ms":null,"muted":false,"repo":"api","branch":"main","worktree":null,"pending_tool":"Bash","pending_call":null,"server":"/tmp/s","host":"fake"}"#;
@@ -90,12 +25,17 @@ fn fake_host() -> String {
     )
 }
 
-fn start(tmux: &Tmux, config: &Path) {
+fn start(dir: &Path, config: &Path) -> Tmux {
     let shell = format!(
         "'{REMOTE}' --config '{}'; echo EXITED $?; stty -a | grep -o -- '-*icanon'; sleep 60",
         config.display()
     );
-    tmux.run(&["new-session", "-d", "-x", "120", "-y", "30", &shell]);
+    Tmux::start(dir, 120, 30, &shell)
+}
+
+/// The pid of corral-remote, the child of the pane's shell.
+fn remote_pid(tmux: &Tmux) -> i32 {
+    children(tmux.pane_pid())[0]
 }
 
 #[test]
@@ -104,21 +44,20 @@ fn the_tui_draws_the_fleet_and_always_gives_the_terminal_back() {
     let config = tmp.path().join("remote.toml");
     std::fs::write(&config, fake_host()).unwrap();
     for end in ["q", "TERM", "INT", "HUP"] {
-        let tmux = Tmux::new(tmp.path());
-        start(&tmux, &config);
+        let tmux = start(tmp.path(), &config);
         let screen = tmux.wait_for("the fleet", "BLOCKED");
         assert!(screen.contains("fake connected"), "{screen}");
         assert!(screen.contains("%7"), "{screen}");
         assert!(screen.contains("61%"), "{screen}");
         match end {
             "q" => {
-                tmux.run(&["send-keys", "?"]);
+                tmux.keys(&["?"]);
                 tmux.wait_for("the help", "corral-remote keys");
-                tmux.run(&["send-keys", "x"]);
-                tmux.run(&["send-keys", "q"]);
+                tmux.keys(&["x"]);
+                tmux.keys(&["q"]);
             }
             signal => {
-                let pid = rustix::process::Pid::from_raw(tmux.remote_pid()).unwrap();
+                let pid = rustix::process::Pid::from_raw(remote_pid(&tmux)).unwrap();
                 let signal = match signal {
                     "TERM" => rustix::process::Signal::TERM,
                     "INT" => rustix::process::Signal::INT,
@@ -127,8 +66,48 @@ fn the_tui_draws_the_fleet_and_always_gives_the_terminal_back() {
                 rustix::process::kill_process(pid, signal).unwrap();
             }
         }
-        let screen = tmux.wait_for("the end", "EXITED");
+        // The shell prints the exit code, then what stty says: both, or the screen is read
+        // between the two.
+        let screen = tmux.wait(Duration::from_secs(30), "the end", |s| {
+            s.contains("EXITED") && s.contains("icanon")
+        });
         let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
         assert_eq!(lines, ["EXITED 0", "icanon"], "after {end}: {screen}");
     }
+}
+
+#[test]
+fn a_host_sending_malformed_lines_shows_its_faults_and_the_other_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("remote.toml");
+    std::fs::write(&config, crate::faults::good_and_bad_hosts()).unwrap();
+    let tmux = start(tmp.path(), &config);
+    let faults = |screen: &str| -> Option<u32> {
+        let line = screen.lines().find(|l| l.starts_with("● bad connected"))?;
+        let (_, count) = line.split_once("faults: ")?;
+        count.split_whitespace().next()?.parse().ok()
+    };
+    let screen = tmux.wait(Duration::from_secs(30), "the bad host's faults", |s| {
+        faults(s).is_some_and(|n| n >= 4) && s.contains("BLOCKED")
+    });
+    // Both stay connected; only the bad host counts faults; every row of both is shown.
+    let good = screen.lines().find(|l| l.starts_with("● good connected"));
+    assert!(good.is_some_and(|l| !l.contains("faults")), "{screen}");
+    for (pane, state) in [("%1", "BLOCKED"), ("%0", "idle"), ("%2", "working")] {
+        assert!(
+            screen
+                .lines()
+                .any(|l| l.contains(&format!(" {pane} ")) && l.contains(state)),
+            "no {pane} {state}:\n{screen}"
+        );
+    }
+    // The status line said what the last fault was, until the good host's ring took it.
+    let status = screen.lines().rev().nth(1).unwrap_or_default();
+    assert!(
+        status.starts_with("bad: ") || status.starts_with("good %1 claude is blocked"),
+        "{screen}"
+    );
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("the end", "EXITED");
+    assert!(screen.contains("EXITED 0"), "{screen}");
 }

@@ -29,6 +29,8 @@ const PANES_PER_WINDOW: usize = 20;
 pub struct Bins {
     pub corral: PathBuf,
     pub sim: PathBuf,
+    /// The reference client, `corral-remote` (C1).
+    pub remote: PathBuf,
     /// `reference-host/examples/ledger_claims` (P7's claims per second).
     pub ledger_claims: PathBuf,
     /// `release`, or `debug` when the binaries came from a debug build (a test's quick run).
@@ -52,6 +54,8 @@ impl Bins {
                 "reference-host",
                 "-p",
                 "simulator",
+                "-p",
+                "client",
                 "--bins",
                 "--example",
                 "ledger_claims",
@@ -61,6 +65,7 @@ impl Bins {
         let bins = Bins {
             corral: dir.join("corral"),
             sim: dir.join("corral-sim"),
+            remote: dir.join("corral-remote"),
             ledger_claims: dir.join("examples/ledger_claims"),
             profile: if dir.ends_with("debug") {
                 "debug".into()
@@ -68,10 +73,10 @@ impl Bins {
                 "release".into()
             },
         };
-        for bin in [&bins.corral, &bins.sim, &bins.ledger_claims] {
+        for bin in [&bins.corral, &bins.sim, &bins.remote, &bins.ledger_claims] {
             if !bin.exists() {
                 bail!(
-                    "{} is not built (cargo build --release -p reference-host -p simulator --bins --example ledger_claims)",
+                    "{} is not built (cargo build --release -p reference-host -p simulator -p client --bins --example ledger_claims)",
                     bin.display()
                 );
             }
@@ -140,7 +145,8 @@ impl Fleet {
         Fleet::up_on(&self.bins, &dir, &options, &command(&dir), socket)
     }
 
-    fn up_on(
+    /// [`Fleet::up`] on the tmux server named `socket` (a name of the bench's own).
+    pub fn up_on(
         bins: &Bins,
         dir: &Path,
         options: &Options,

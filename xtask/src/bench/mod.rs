@@ -29,7 +29,7 @@ use cli::Options;
 use fleet::{Bins, Fleet};
 use machine::Machine;
 use report::{Report, Row};
-use rows::{ROWS, dispatch, group, latency, memory, snapshot, spawn, suite, window};
+use rows::{ROWS, dispatch, group, latency, memory, remote, snapshot, spawn, suite, window};
 use transcripts::Transcripts;
 
 /// Runs `cargo xtask bench`.
@@ -103,6 +103,16 @@ pub fn measure(options: &Options) -> anyhow::Result<Report> {
     }
     if options.wants("P5") {
         rows.extend(group("P5", options, |specs| suite::p5(options, specs)));
+    }
+    if options.wants("C1") {
+        progress(&format!(
+            "bringing {} hosts of {} panes up for the client",
+            remote::HOSTS,
+            remote::host_panes(options)
+        ));
+        rows.extend(group("C1", options, |specs| {
+            remote::c1(&bins, &dir, options, specs)
+        }));
     }
     rows.sort_by_key(|row| ROWS.iter().position(|(id, _)| *id == row.id));
     Ok(Report {
@@ -181,6 +191,7 @@ mod tests {
             "corral",
             "corral-sim",
             "corral-fake-tmux",
+            "corral-remote",
             "examples/ledger_claims",
         ] {
             assert!(

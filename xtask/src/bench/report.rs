@@ -7,7 +7,7 @@ use super::machine::Machine;
 use super::stats::Summary;
 
 /// Every row, in report order, with the group that measures it (`--only` takes either).
-pub const ROWS: [(&str, &str); 14] = [
+pub const ROWS: [(&str, &str); 17] = [
     ("P1", "P1"),
     ("P2", "P2"),
     ("P2b", "P2"),
@@ -22,6 +22,9 @@ pub const ROWS: [(&str, &str); 14] = [
     ("P7b", "P7"),
     ("E1", "E1"),
     ("E1b", "E1"),
+    ("C1", "C1"),
+    ("C1b", "C1"),
+    ("C1c", "C1"),
 ];
 
 /// What a row's figure must be to pass.

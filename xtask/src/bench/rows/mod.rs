@@ -4,11 +4,12 @@
 //!
 //! Groups, in the order they run: [`spawn`] (P1, E1), [`snapshot`] (P2, P2b), [`window`] (P3),
 //! [`dispatch`] (P7, P7b), [`latency`] (P4, P4b, P4c), [`memory`] (P6) on the fleet, then [`suite`]
-//! (P5, P5b) alone.
+//! (P5, P5b) alone, then [`remote`] (C1, C1b, C1c: the reference client) on fleets of its own.
 
 pub mod dispatch;
 pub mod latency;
 pub mod memory;
+pub mod remote;
 pub mod snapshot;
 pub mod spawn;
 pub mod suite;
@@ -32,6 +33,10 @@ pub const CLAIMS_PER_S: f64 = 2000.0;
 pub const PEAK_RSS_MIB: f64 = 15.0;
 /// P4's allowance over one interval, in ms.
 pub const LATENCY_SLACK_MS: f64 = 20.0;
+/// C1's allowance over one interval, in ms: the host's own 20 ms and the client's relay.
+pub const CLIENT_SLACK_MS: f64 = 50.0;
+/// The share of one core the client may use while idle, in percent.
+pub const CLIENT_IDLE_CPU: f64 = 1.0;
 
 /// What row `id` measures and its target, for this run's settings.
 pub fn describe(id: &'static str, options: &Options) -> Spec {
@@ -113,6 +118,33 @@ pub fn describe(id: &'static str, options: &Options) -> Spec {
             format!("`corral event claude <hook>` stamping a pane, wall time ({panes} panes)"),
             Target::Report,
             "report".to_owned(),
+        ),
+        "C1" => (
+            format!(
+                "pane transition → `corral-remote --ndjson` row line, p95 ({} hosts × {} panes)",
+                remote::HOSTS,
+                remote::host_panes(options)
+            ),
+            Target::AtMost(interval + CLIENT_SLACK_MS),
+            format!("≤ {} ms (1 interval + 50 ms)", interval + CLIENT_SLACK_MS),
+        ),
+        "C1b" => (
+            format!(
+                "`corral-remote --ndjson` CPU while idle ({} hosts × {} panes)",
+                remote::HOSTS,
+                remote::host_panes(options)
+            ),
+            Target::Below(CLIENT_IDLE_CPU),
+            "< 1% of a core".to_owned(),
+        ),
+        "C1c" => (
+            format!(
+                "`corral-remote` TUI CPU while idle ({} hosts × {} panes)",
+                remote::HOSTS,
+                remote::host_panes(options)
+            ),
+            Target::Below(CLIENT_IDLE_CPU),
+            "< 1% of a core".to_owned(),
         ),
         _ => unreachable!("row {id} is in ROWS"),
     };

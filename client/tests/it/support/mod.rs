@@ -1,7 +1,10 @@
 //! What the tests share: the binaries (this crate's, the simulator's, the host's), the headless
-//! client as a child whose JSON lines are read on a thread, and `corral-sim demo` as a lively
-//! fleet served by the real host. Every child gets temp dirs for every location it could write to,
-//! and is ended when its test ends, however it ends.
+//! client as a child whose JSON lines are read on a thread, `corral-sim demo` as a lively fleet
+//! served by the real host, a scratch tmux server to run the TUI in ([`tmux`]) and a real sshd on
+//! loopback (`test_support::sshd`). Every child gets temp dirs for every location it could write to, and is
+//! ended when its test ends, however it ends.
+
+pub mod tmux;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -211,16 +214,29 @@ pub fn is(line: &Value, ev: &str, host: &str) -> bool {
 pub struct Demo {
     child: Child,
     stdout: Receiver<String>,
+    /// Every line it printed so far.
+    pub log: Vec<String>,
     /// The command that connects a client (`env … corral serve --stdio --device …`).
     pub connect: String,
+    /// The `connect` script that runs it.
+    pub script: PathBuf,
+    /// The `authorized_keys` line it prints for ssh, the key left as a placeholder.
+    pub forced: String,
 }
 
 impl Demo {
-    /// Starts a demo fleet of `panes` agents under `dir`.
+    /// Starts a demo fleet of `panes` agents under `dir` (seed 3).
     pub fn start(dir: &Path, panes: u32, speed: u32) -> Demo {
+        let mut demo = Demo::spawn(dir, 3, panes, speed);
+        demo.ready();
+        demo
+    }
+
+    /// Starts a demo fleet of `panes` agents under `dir`; [`Demo::ready`] waits for its banner.
+    pub fn spawn(dir: &Path, seed: u32, panes: u32, speed: u32) -> Demo {
         corral();
         let mut child = command(sim(), dir)
-            .args(["demo", "--seed", "3"])
+            .args(["demo", "--seed", &seed.to_string()])
             .args(["--panes", &panes.to_string(), "--speed", &speed.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -228,22 +244,78 @@ impl Demo {
             .spawn()
             .unwrap();
         let stdout = lines(child.stdout.take().unwrap());
-        let mut demo = Demo {
+        Demo {
             child,
             stdout,
+            log: Vec::new(),
             connect: String::new(),
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while demo.connect.is_empty() {
-            let line = demo
-                .stdout
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .expect("the demo printed its connect command");
-            if let Some(connect) = line.strip_prefix("  env ") {
-                demo.connect = format!("env {connect}");
+            script: PathBuf::new(),
+            forced: String::new(),
+        }
+    }
+
+    /// Reads the banner: the connect script, the command it runs and the forced command line.
+    pub fn ready(&mut self) {
+        self.line(Duration::from_secs(60), "the banner's end", |l| {
+            l.starts_with("Ctrl-C stops")
+        });
+        for line in &self.log {
+            if let Some(script) = line.strip_prefix("connect with: ") {
+                self.script = PathBuf::from(script);
+            } else if let Some(connect) = line.strip_prefix("  env ") {
+                self.connect = format!("env {connect}");
+            } else if let Some(forced) = line.strip_prefix("  command=") {
+                self.forced = format!("command={forced}");
             }
         }
-        demo
+        assert!(
+            !self.connect.is_empty() && self.script.is_file() && !self.forced.is_empty(),
+            "the banner:\n{}",
+            self.log.join("\n")
+        );
+    }
+
+    /// Where its log is now: what [`Demo::line_since`] reads from.
+    pub fn mark(&mut self) -> usize {
+        while let Ok(line) = self.stdout.try_recv() {
+            self.log.push(line);
+        }
+        self.log.len()
+    }
+
+    /// The next line of its log that `wanted` accepts, among those seen or the next ones, within
+    /// `within`; the test fails with the log otherwise.
+    pub fn line(&mut self, within: Duration, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+        self.line_since(0, within, what, wanted)
+    }
+
+    /// [`Demo::line`], among the lines from `mark` on.
+    pub fn line_since(
+        &mut self,
+        mark: usize,
+        within: Duration,
+        what: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> String {
+        if let Some(line) = self.log.iter().skip(mark).find(|l| wanted(l)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(left) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if wanted(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no {what} within {within:?}; the demo printed:\n{}",
+                    self.log.join("\n")
+                ),
+            }
+        }
     }
 
     /// The `NAME=VALUE` settings of the connect command (where the demo's host keeps its files).
@@ -263,6 +335,22 @@ impl Demo {
             "[[host]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", {}]\n",
             toml_string(&script)
         )
+    }
+
+    /// The receipts of the demo's host ledger: `corral receipts --json` in its environment.
+    pub fn receipts(&self, dir: &Path) -> Vec<Value> {
+        let out = command(corral(), dir)
+            .envs(self.env())
+            .args(["receipts", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "corral receipts: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["receipts"].as_array().unwrap().clone()
     }
 }
 
