@@ -351,10 +351,14 @@ impl<'a> Tui<'a> {
         Ok(tui)
     }
 
-    /// The system's tmux on the TUI's own server, with the fleet's clean environment.
+    /// The system's tmux on the TUI's own server, with the fleet's clean environment and its
+    /// socket dir inside the fleet's dir (nothing left in the default `TMUX_TMPDIR`).
     fn tmux(&self) -> Command {
         let mut cmd = self.fleet.command("tmux");
-        cmd.args(["-L", &self.socket, "-f", "/dev/null"]);
+        let sockets = self.fleet.dir.join("tui-tmux");
+        let _ = std::fs::create_dir_all(&sockets);
+        cmd.env("TMUX_TMPDIR", sockets)
+            .args(["-L", &self.socket, "-f", "/dev/null"]);
         cmd
     }
 }
