@@ -1,6 +1,6 @@
 //! The terminal UI: the fleet of every host in one list, blocked panes first; a pane's card,
 //! transcript or event below it; keys to answer, steer and filter ([`state`]), drawn by
-//! [`view`]. The terminal is never left in raw mode: it is restored when the loop ends, on an
+//! `view`. The terminal is never left in raw mode: it is restored when the loop ends, on an
 //! error, on a panic (a hook restores it before the panic is printed) and on SIGTERM, SIGINT and
 //! SIGHUP (signals are events of the loop).
 

@@ -12,7 +12,7 @@
 //! What an app did, read every tick: a hook that got a verdict has finished (it stamped the pane
 //! working itself); a POST the agent API recorded answers a request; keys or text a pane received
 //! answer a screen-lane permission, steer an idle agent, or interrupt a working one (Escape).
-//! Then the stage is kept the same size ([`upkeep`](super::upkeep)): finished hooks reaped,
+//! Then the stage is kept the same size (`upkeep`): finished hooks reaped,
 //! transcripts and the fake tmux's call log bounded.
 
 use std::collections::BTreeMap;
