@@ -46,11 +46,12 @@ pub fn notify_command(dir: &Path) -> String {
     )
 }
 
-/// A small xorshift generator: where in a cycle each transition falls.
-struct Jitter(u64);
+/// A small xorshift generator: where in a cycle each transition falls (the client's rows use it
+/// too).
+pub(super) struct Jitter(u64);
 
 impl Jitter {
-    fn new() -> Jitter {
+    pub(super) fn new() -> Jitter {
         let seed = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64);
@@ -58,7 +59,7 @@ impl Jitter {
     }
 
     /// A duration in `[0, max)`.
-    fn below(&mut self, max: Duration) -> Duration {
+    pub(super) fn below(&mut self, max: Duration) -> Duration {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

@@ -26,7 +26,7 @@ use super::super::fleet::{Bins, DEVICE, Fleet};
 use super::super::process::{output, stdout};
 use super::super::report::{Row, Spec};
 use super::super::stats::{Summary, ms};
-use super::latency::MOVED_PANE;
+use super::latency::{Jitter, MOVED_PANE};
 
 /// Hosts the client watches.
 pub const HOSTS: usize = 3;
@@ -282,25 +282,6 @@ fn stamp(fleet: &Fleet, pane: &str, state: &str) -> anyhow::Result<()> {
             (PaneOption::Since, now.to_string()),
         ],
     )
-}
-
-/// A small xorshift generator: where in a cycle each transition falls.
-struct Jitter(u64);
-
-impl Jitter {
-    fn new() -> Jitter {
-        let seed = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
-        Jitter(seed | 1)
-    }
-
-    fn below(&mut self, max: Duration) -> Duration {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        max.mul_f64((self.0 % 1_000_000) as f64 / 1_000_000.0)
-    }
 }
 
 /// The TUI in a scratch tmux server of its own, killed when dropped.
