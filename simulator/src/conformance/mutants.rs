@@ -126,14 +126,21 @@ fn rename(frame: &mut Map<String, Value>, key: &str, from: &str, to: &str) -> bo
 
 /// Applies `edit` to every row of a snapshot's `agents`.
 fn each_row(frame: &mut Map<String, Value>, edit: fn(&mut Map<String, Value>) -> bool) -> bool {
-    let Some(Value::Array(rows)) = frame.get_mut("agents") else {
+    each(frame, "agents", edit)
+}
+
+/// Applies `edit` to every object of the array under `key`; whether any changed.
+fn each(
+    frame: &mut Map<String, Value>,
+    key: &str,
+    edit: fn(&mut Map<String, Value>) -> bool,
+) -> bool {
+    let Some(Value::Array(items)) = frame.get_mut(key) else {
         return false;
     };
     let mut changed = false;
-    for row in rows {
-        if let Value::Object(row) = row {
-            changed |= edit(row);
-        }
+    for item in items.iter_mut().filter_map(Value::as_object_mut) {
+        changed |= edit(item);
     }
     changed
 }
@@ -519,17 +526,10 @@ pub const CATALOGUE: &[Mutant] = &[
         breaks: "leaves the parked request id off a hook card's options",
         sample: r#"{"schema":1,"id":"3","t":"card","lane":"hook","options":[{"kind":"allow-once","name":"Yes","option_id":"r"}]}"#,
         make: edit!("card", |f| {
-            if f.get("lane").and_then(Value::as_str) != Some("hook") {
-                return false;
-            }
-            let Some(Value::Array(options)) = f.get_mut("options") else {
-                return false;
-            };
-            let mut changed = false;
-            for option in options.iter_mut().filter_map(Value::as_object_mut) {
-                changed |= option.shift_remove("option_id").is_some();
-            }
-            changed
+            f.get("lane").and_then(Value::as_str) == Some("hook")
+                && each(f, "options", |option| {
+                    option.shift_remove("option_id").is_some()
+                })
         }),
     },
     Mutant {
@@ -549,16 +549,11 @@ pub const CATALOGUE: &[Mutant] = &[
         rule: "card.question-record-fields",
         breaks: "calls every question single-choice",
         sample: r#"{"schema":1,"id":"3","t":"card","card":"question","questions":[{"multiple":true}]}"#,
-        make: edit!("card", |f| {
-            let Some(Value::Array(questions)) = f.get_mut("questions") else {
-                return false;
-            };
-            let mut changed = false;
-            for question in questions.iter_mut().filter_map(Value::as_object_mut) {
-                changed |= set(question, "multiple", Value::from(false));
-            }
-            changed
-        }),
+        make: edit!("card", |f| each(f, "questions", |question| set(
+            question,
+            "multiple",
+            Value::from(false)
+        ))),
     },
     Mutant {
         name: "never-cached",
