@@ -6,20 +6,25 @@ use crate::common::{command, locate_in};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_corral-conformance");
 
-/// Runs one hello case against `host` (a command for `sh -c`); what the runner printed.
-fn run_against(host: &str) -> String {
+/// Runs the checkout's kit against `host` (a command for `sh -c`) with `args` besides.
+fn runner(host: &str, args: &[&str]) -> std::process::Output {
     let env = tempfile::tempdir().unwrap();
     let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
     let mut cmd = command(RUNNER);
     locate_in(&mut cmd, env.path());
-    let out = cmd
-        .arg("--kit")
+    cmd.arg("--kit")
         .arg(checkout)
-        .args(["--host", host, "--case", "handshake.second-hello"])
+        .args(["--host", host])
+        .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs one hello case against `host`; what the runner printed.
+fn run_against(host: &str) -> String {
+    let out = runner(host, &["--case", "handshake.second-hello"]);
     assert!(!out.status.success());
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -72,18 +77,7 @@ fn a_wrapper_passes_on_an_unfinished_last_line_and_the_exit_code() {
 /// case.
 #[test]
 fn a_host_command_that_cannot_run_is_said_once_before_any_case() {
-    let env = tempfile::tempdir().unwrap();
-    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap();
-    let mut cmd = command(RUNNER);
-    locate_in(&mut cmd, env.path());
-    let out = cmd
-        .arg("--kit")
-        .arg(checkout)
-        .args(["--host", "/nonexistent/herd serve --device {device}"])
-        .output()
-        .unwrap();
+    let out = runner("/nonexistent/herd serve --device {device}", &[]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
