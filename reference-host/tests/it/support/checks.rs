@@ -36,6 +36,21 @@ pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The exit code of `child` once it has exited (-1 for a signal); `None` when it still runs
+/// after [`PATIENCE`] (the caller fails the test with what the process said).
+pub fn exit_code_within_patience(child: &mut std::process::Child) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status.code().unwrap_or(-1));
+        }
+        if start.elapsed() >= PATIENCE {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The JSON lines of a file (none when it does not exist).
 pub fn json_lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use test_support::command;
 
-use super::checks::PATIENCE;
+use super::checks::{PATIENCE, exit_code_within_patience};
 use super::home::Home;
 
 /// A running `corral daemon`, killed on drop; its stderr collected as it comes.
@@ -82,18 +82,8 @@ impl Daemon {
 
     /// Waits for it to exit; its code.
     pub fn exit_code(&mut self) -> i32 {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(
-                start.elapsed() < PATIENCE,
-                "the daemon did not exit; it logged:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        exit_code_within_patience(&mut self.child)
+            .unwrap_or_else(|| panic!("the daemon did not exit; it logged:\n{}", self.log()))
     }
 }
 

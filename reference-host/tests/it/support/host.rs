@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use test_support::command;
 
-use super::checks::PATIENCE;
+use super::checks::{PATIENCE, exit_code_within_patience};
 
 /// A running `corral serve`.
 #[derive(Debug)]
@@ -162,18 +162,8 @@ impl Host {
 
     /// Waits for the process to exit; its code.
     pub fn exit_code(&mut self) -> i32 {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(
-                start.elapsed() < PATIENCE,
-                "the host did not exit; stderr:\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        exit_code_within_patience(&mut self.child)
+            .unwrap_or_else(|| panic!("the host did not exit; stderr:\n{}", self.stderr()))
     }
 
     /// Waits up to `wait` for the process to exit; its code, or `None` while it runs.
