@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::tmux::{Tmux, children, cmdline};
-use crate::support::{Demo, REMOTE, command, corral, sim, toml_string};
+use crate::support::{Demo, REMOTE, command, sim, toml_string};
 use test_support::sshd::{Sshd, keygen, user};
 
 const WIDTH: u16 = 160;
@@ -448,16 +448,7 @@ fn the_tui_answers_two_fleets_one_over_ssh() {
     });
 
     // A revoked device: `remote` shown revoked, and not retried.
-    let out = command(corral(), &dir)
-        .envs(world.remote.env())
-        .args(["device", "revoke", "demo-app"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    world.remote.corral(&dir, &["device", "revoke", "demo-app"]);
     let screen = tmux.wait(STEP, "the revoked device", |s| {
         header(s, "remote").starts_with("✗ remote revoked")
     });

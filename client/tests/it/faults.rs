@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Demo, Remote, command, corral, is, toml_string};
+use crate::support::{Demo, Remote, corral, is, toml_string};
 
 fn row(pane: &str, state: &str, episode: u64, extra: &str) -> String {
     let detail = if state == "blocked" {
@@ -219,16 +219,7 @@ fn a_killed_host_is_reconnected_and_a_revoked_device_is_not() {
     assert_eq!(serves.lines().count(), 2, "{serves}");
 
     // Revoked while connected: refused at the next publish, shown revoked, never retried.
-    let out = command(corral(), tmp.path())
-        .envs(demo.env())
-        .args(["device", "revoke", "demo-app"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    demo.corral(tmp.path(), &["device", "revoke", "demo-app"]);
     let revoked = remote.wait(within, "the revocation", |l| {
         is(l, "host", "demo") && l["link"] == "revoked"
     });

@@ -337,19 +337,26 @@ impl Demo {
         )
     }
 
-    /// The receipts of the demo's host ledger: `corral receipts --json` in its environment.
-    pub fn receipts(&self, dir: &Path) -> Vec<Value> {
+    /// `corral <args>` in the demo's environment, which must succeed; its stdout.
+    pub fn corral(&self, dir: &Path, args: &[&str]) -> Vec<u8> {
         let out = command(corral(), dir)
             .envs(self.env())
-            .args(["receipts", "--json"])
+            .args(args)
             .output()
             .unwrap();
         assert!(
             out.status.success(),
-            "corral receipts: {}",
+            "corral {}: {}",
+            args.join(" "),
             String::from_utf8_lossy(&out.stderr)
         );
-        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        out.stdout
+    }
+
+    /// The receipts of the demo's host ledger: `corral receipts --json` in its environment.
+    pub fn receipts(&self, dir: &Path) -> Vec<Value> {
+        let answer: Value =
+            serde_json::from_slice(&self.corral(dir, &["receipts", "--json"])).unwrap();
         answer["receipts"].as_array().unwrap().clone()
     }
 }
