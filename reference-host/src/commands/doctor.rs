@@ -34,21 +34,28 @@ pub fn run(json: bool, tmux: Tmux, paths: &Paths) -> anyhow::Result<u8> {
     Ok(u8::from(failed))
 }
 
-/// Whether a tmux server runs on the socket: the fleet is its panes, so with none every listing
-/// is empty and nothing rings.
-fn tmux_check(tmux: &Tmux) -> (CheckStatus, String) {
-    match tmux.socket_path() {
-        Ok(Some(path)) => (CheckStatus::Ok, format!("a tmux server runs at {path}")),
-        Ok(None) => (
+/// Whether a tmux server runs on the socket, and the server it is or would be (one question to
+/// tmux serves both this check and the daemon's): the fleet is its panes, so with none every
+/// listing is empty and nothing rings.
+fn tmux_check(tmux: &Tmux) -> (CheckStatus, String, server::Server) {
+    let asked = tmux.socket_path();
+    let known = match &asked {
+        Ok(Some(path)) => Some((CheckStatus::Ok, format!("a tmux server runs at {path}"))),
+        Ok(None) => None,
+        Err(err) => Some((CheckStatus::Fail, format!("tmux cannot be asked: {err}"))),
+    };
+    let server = server::identify_answered(tmux, asked);
+    let (status, message) = known.unwrap_or_else(|| {
+        (
             CheckStatus::Warn,
             format!(
                 "no tmux server is running on {}: the fleet is empty until one starts (run \
                  `tmux`, or name another server with CORRAL_TMUX_SOCKET)",
-                server::identify(tmux).socket_path
+                server.socket_path
             ),
-        ),
-        Err(err) => (CheckStatus::Fail, format!("tmux cannot be asked: {err}")),
-    }
+        )
+    });
+    (status, message, server)
 }
 
 /// Whether this shell runs in a tmux pane: an agent started here has one for its hook
@@ -123,11 +130,10 @@ fn report(tmux: &Tmux, paths: &Paths, now: u64) -> DoctorReport {
             None
         }
     };
-    let (status, message) = tmux_check(tmux);
+    let (status, message, server) = tmux_check(tmux);
     check("tmux", status, message);
     let (status, message) = place_check(|name| std::env::var(name).ok());
     check("hook-place", status, message);
-    let server = server::identify(tmux);
     if socket::ping(&runtime.daemon_socket(&server.key)) {
         check(
             "daemon",
@@ -315,7 +321,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("no-server");
         let tmux = Tmux::new("tmux", Some(crate::tmux::Socket::Path(socket.clone())));
-        let (status, message) = tmux_check(&tmux);
+        let (status, message, _) = tmux_check(&tmux);
         assert_eq!(status, CheckStatus::Warn, "{message}");
         assert!(
             message.starts_with(&format!(
@@ -324,7 +330,7 @@ mod tests {
             )),
             "{message}"
         );
-        let (status, message) = tmux_check(&Tmux::new("/nonexistent/tmux", None));
+        let (status, message, _) = tmux_check(&Tmux::new("/nonexistent/tmux", None));
         assert_eq!(status, CheckStatus::Fail);
         assert!(message.starts_with("tmux cannot be asked"), "{message}");
     }

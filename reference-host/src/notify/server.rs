@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::tmux::{Socket, Tmux};
+use crate::tmux::{Socket, Tmux, TmuxError};
 
 /// A tmux server, named.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,13 @@ impl Server {
 
 /// The server `tmux` talks to.
 pub fn identify(tmux: &Tmux) -> Server {
-    match tmux.socket_path() {
+    identify_answered(tmux, tmux.socket_path())
+}
+
+/// [`identify`], given what `tmux.socket_path()` already answered (a caller that needs the
+/// answer itself asks once).
+pub fn identify_answered(tmux: &Tmux, asked: Result<Option<String>, TmuxError>) -> Server {
+    match asked {
         Ok(Some(path)) => return Server::at(path),
         Ok(None) => {}
         Err(err) => tracing::warn!(%err, "asking tmux for its socket path failed"),
