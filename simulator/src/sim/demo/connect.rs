@@ -152,16 +152,8 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A word as `sh` reads it back: left alone when it is made of safe characters only, else in
-/// single quotes.
-pub fn quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+/// A word as `sh` reads it back: golden's one quoting rule, which the kit's host profiles use too.
+pub use golden::profile::shell_quote as quote;
 
 /// The command that connects a client: `env NAME=VALUE ... <corral> serve --stdio --device ID`.
 pub fn command_line(env: &[(String, String)], corral: &Path, device: &str) -> String {
