@@ -138,7 +138,7 @@ impl<I: Send + 'static> App<I> {
 
     /// A host's report: the changes to show.
     pub fn host_event(&mut self, host: usize, event: HostEvent) -> Vec<Change> {
-        let effects = self.client.host_event(host, event);
+        let effects = self.client.host_event(host, event, connection::now_ms());
         self.perform(effects)
     }
 

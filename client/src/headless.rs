@@ -2,15 +2,19 @@
 //! changes as JSON lines on stdout. Bad input is an `error` line, never an end. The end of stdin,
 //! `{"cmd":"quit"}`, SIGTERM, SIGINT or SIGHUP close every connection and exit 0.
 //!
-//! Commands (`host` is the configured name, `pane` the pane id):
+//! Commands (`host` is the configured name, `pane` the pane id). An answer (`approve`, `deny`,
+//! `answer`, `reject`) quotes, in `binder`, the binder of the card line it answers, as printed
+//! (`card.binder`): it is refused with an `error` line when it has none, when no card of the pane
+//! was read, and when the card held for the pane is another or its pane moved on since (a
+//! `card_changed` line said so). Nothing fetches a card on an answer's behalf.
 //!
 //! | command | does |
 //! |---|---|
 //! | `{"cmd":"card","host":"a","pane":"%1"}` | fetch what the pane asks |
-//! | `{"cmd":"approve","host":"a","pane":"%1"}` | allow its permission once (its card fetched first when needed) |
-//! | `{"cmd":"deny","host":"a","pane":"%1"}` | reject it; with `"text":"why"`, reject telling the agent why |
-//! | `{"cmd":"answer","host":"a","pane":"%1","answers":[["src/","tests/"],["free text"]]}` | answer its question card: one list of chosen labels per question |
-//! | `{"cmd":"reject","host":"a","pane":"%1"}` | dismiss its question |
+//! | `{"cmd":"approve","host":"a","pane":"%1","binder":{…}}` | allow its permission once |
+//! | `{"cmd":"deny","host":"a","pane":"%1","binder":{…}}` | reject it; with `"text":"why"`, reject telling the agent why |
+//! | `{"cmd":"answer","host":"a","pane":"%1","binder":{…},"answers":[["src/","tests/"],["free text"]]}` | answer its question card: one list of chosen labels per question |
+//! | `{"cmd":"reject","host":"a","pane":"%1","binder":{…}}` | dismiss its question |
 //! | `{"cmd":"steer","host":"a","pane":"%1","text":"…"}` | send a line (`"now":true`: interrupt first) |
 //! | `{"cmd":"interrupt","host":"a","pane":"%1"}` | interrupt it |
 //! | `{"cmd":"window","host":"a","pane":"%1"}` | the newest page of its transcript (`"last":N`, `"budget":{…}` as on the wire); `"older":true` pages back from the last page |
@@ -24,7 +28,8 @@
 //! Lines printed (`ev` says which): `host` (link `connecting`, `connected` with `scopes`,
 //! `disconnected` with `reason` and `retry_in_ms`, `revoked` with `reason`), `fault` (a line the
 //! client could not use, an error nothing asked for), `row` (`added`, `changed` or `removed`, with
-//! the row), `edge`, `snapshot`, `subscribed`, `card`, `receipt` (`retry` when a locked one goes
+//! the row), `edge`, `snapshot`, `subscribed`, `card`, `card_changed` (a card read earlier no
+//! longer stands: `binder`, `reason`), `receipt` (`retry` when a locked one goes
 //! again), `window`, `event`, `receipts`, `failed` (a request refused or not sent: `request`,
 //! `code`, `message`), `attention` (a pane became blocked: the ring), `fleet`, `error` (a command
 //! line that could not be used).
@@ -62,9 +67,31 @@ pub enum Parsed {
     Quit,
 }
 
-/// Runs the headless client until its input ends or it is told to quit.
+/// Whoever read stdout closed it: nothing more to say, and no reason to fail.
+#[derive(Debug)]
+struct ReaderGone;
+
+impl std::fmt::Display for ReaderGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout was closed")
+    }
+}
+
+impl std::error::Error for ReaderGone {}
+
+/// Runs the headless client until its input ends, it is told to quit or its reader leaves; every
+/// way out goes through the app's shutdown, which ends every host's connection.
 pub fn run(config: Config) -> anyhow::Result<()> {
     let mut app: App<Input> = App::start(crate::app::hosts_of(&config), config.notify.clone());
+    let ran = follow(&mut app);
+    app.shutdown();
+    match ran {
+        Err(err) if err.is::<ReaderGone>() => Ok(()),
+        other => other,
+    }
+}
+
+fn follow(app: &mut App<Input>) -> anyhow::Result<()> {
     let input = app.sender();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -91,7 +118,7 @@ pub fn run(config: Config) -> anyhow::Result<()> {
                 match parse(&line) {
                     Ok(Parsed::Quit) => break,
                     Ok(Parsed::Fleet(filter)) => {
-                        printer.print(fleet_line(&app, &filter))?;
+                        printer.print(fleet_line(app, &filter))?;
                         continue;
                     }
                     Ok(Parsed::Command(command)) => match app.command(command) {
@@ -109,12 +136,11 @@ pub fn run(config: Config) -> anyhow::Result<()> {
             }
         };
         for change in changes {
-            for line in printer.lines(&app, &change) {
+            for line in printer.lines(app, &change) {
                 printer.print(line)?;
             }
         }
     }
-    app.shutdown();
     Ok(())
 }
 
@@ -135,9 +161,10 @@ pub fn parse(line: &str) -> Result<Parsed, String> {
     let known: &[&str] = match cmd.as_str() {
         "quit" => &[],
         "fleet" => &["host", "state", "agent"],
-        "card" | "approve" | "reject" | "interrupt" => &["host", "pane"],
-        "deny" => &["host", "pane", "text"],
-        "answer" => &["host", "pane", "answers"],
+        "card" | "interrupt" => &["host", "pane"],
+        "approve" | "reject" => &["host", "pane", "binder"],
+        "deny" => &["host", "pane", "binder", "text"],
+        "answer" => &["host", "pane", "binder", "answers"],
         "steer" => &["host", "pane", "text", "now"],
         "window" => &["host", "pane", "older", "last", "budget"],
         "event" => &["host", "pane", "index", "cursor"],
@@ -155,10 +182,20 @@ pub fn parse(line: &str) -> Result<Parsed, String> {
     {
         return Err(format!("`{cmd}` takes no `{stray}`"));
     }
+    // An answer quotes the binder of the card line it answers, as printed: a script answers
+    // only what it read.
     let answer = |choice| -> Result<Parsed, String> {
+        let host = args.string("host")?;
+        let pane = args.string("pane")?;
+        let binder = args.optional("binder")?.ok_or_else(|| {
+            format!(
+                "`binder` is missing: `{cmd}` quotes the binder of the card line it answers (`card.binder`)"
+            )
+        })?;
         Ok(Parsed::Command(Command::Answer {
-            host: args.string("host")?,
-            pane: args.string("pane")?,
+            host,
+            pane,
+            binder,
             choice,
         }))
     };
@@ -279,10 +316,7 @@ impl Printer {
         let mut out = self.out.lock();
         let written = writeln!(out, "{line}").and_then(|()| out.flush());
         match written {
-            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
-                // Whoever read us is gone: nothing more to say, and no reason to fail.
-                std::process::exit(0)
-            }
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Err(ReaderGone.into()),
             other => other.context("cannot write to stdout"),
         }
     }
@@ -310,6 +344,14 @@ impl Printer {
             }
             Change::Card { host, pane, card } => {
                 vec![json!({"ev": "card", "host": name(*host), "pane": pane, "card": card})]
+            }
+            Change::CardChanged { host, pane } => {
+                let held = app.client().card(*host, pane);
+                vec![json!({
+                    "ev": "card_changed", "host": name(*host), "pane": pane,
+                    "binder": held.and_then(|h| h.binder()),
+                    "reason": held.and_then(|h| h.changed.as_deref()),
+                })]
             }
             Change::Receipt {
                 host,
@@ -440,25 +482,38 @@ mod tests {
 
     #[test]
     fn every_command_parses() {
+        let binder = schema::Binder {
+            expect_episode_ms: 1763780412000,
+            expect_permission_request: Some("req-7".into()),
+        };
         assert_eq!(
-            command(r#"{"cmd":"approve","host":"a","pane":"%1"}"#),
+            command(
+                r#"{"cmd":"approve","host":"a","pane":"%1","binder":{"expect_episode_ms":1763780412000,"expect_permission_request":"req-7"}}"#
+            ),
             Command::Answer {
                 host: "a".into(),
                 pane: "%1".into(),
+                binder: binder.clone(),
                 choice: Choice::Approve
             }
         );
         assert_eq!(
-            command(r#"{"cmd":"deny","host":"a","pane":"%1","text":"no"}"#),
+            command(
+                r#"{"cmd":"deny","host":"a","pane":"%1","text":"no","binder":{"expect_episode_ms":1763780412000,"expect_permission_request":"req-7"}}"#
+            ),
             Command::Answer {
                 host: "a".into(),
                 pane: "%1".into(),
+                binder,
                 choice: Choice::DenyWithMessage("no".into())
             }
         );
         assert!(matches!(
-            command(r#"{"cmd":"answer","host":"a","pane":"%1","answers":[["x"],["y","z"]]}"#),
-            Command::Answer { choice: Choice::Answer(a), .. } if a.len() == 2
+            command(
+                r#"{"cmd":"answer","host":"a","pane":"%1","binder":{"expect_episode_ms":5},"answers":[["x"],["y","z"]]}"#
+            ),
+            Command::Answer { choice: Choice::Answer(a), binder, .. }
+                if a.len() == 2 && binder.expect_episode_ms == 5 && binder.expect_permission_request.is_none()
         ));
         assert!(matches!(
             command(r#"{"cmd":"steer","host":"a","pane":"%1","text":"go","now":true}"#),
@@ -511,6 +566,18 @@ mod tests {
             (
                 r#"{"cmd":"approve","host":"a","pane":"%1","force":true}"#,
                 "`approve` takes no `force`",
+            ),
+            (
+                r#"{"cmd":"approve","host":"a","pane":"%1"}"#,
+                "`binder` is missing: `approve` quotes the binder of the card line",
+            ),
+            (
+                r#"{"cmd":"reject","host":"a","pane":"%1","binder":{"episode":5}}"#,
+                "`binder`: missing field `expect_episode_ms`",
+            ),
+            (
+                r#"{"cmd":"interrupt","host":"a","pane":"%1","binder":{"expect_episode_ms":5}}"#,
+                "`interrupt` takes no `binder`",
             ),
             (
                 r#"{"cmd":"event","host":"a","pane":"%1"}"#,

@@ -1,10 +1,11 @@
 //! When to ring: once per episode of a blocked pane, on any host, never for a muted one.
 //!
-//! A pane rings when it becomes blocked: an edge into `blocked`, or a snapshot showing it blocked
-//! in an episode not seen before (a second dialog in one blocked run is a new episode without an
-//! edge). An edge carries no episode, so a ring from an edge waits for the next snapshot to learn
-//! which episode it was, and that snapshot does not ring it again. The first snapshot of a host is
-//! a baseline, as a stream's first cycle is: what was already blocked when the client started is
+//! A pane rings when a snapshot shows it blocked in an episode not seen before: after an edge
+//! into `blocked` (the session asks for a snapshot after every edge, and it follows at once), or
+//! without one (a second dialog in one blocked run is a new episode without an edge). An edge
+//! carries no episode, so it never rings by itself: the ring waits the one round trip for the
+//! snapshot that tells the episode, and says which one it is. The first snapshot of a host is a
+//! baseline, as a stream's first cycle is: what was already blocked when the client started is
 //! shown, not rung. What was seen outlives a reconnection, so an episode that began while the
 //! connection was down rings once it is back, and one rung before does not ring again. A muted
 //! episode counts as seen: a mute that ends mid-episode rings nothing, as the host's daemon does.
@@ -13,47 +14,20 @@ use std::collections::HashMap;
 
 use schema::{FleetRow, State};
 
-#[derive(Debug, Default, Clone)]
-struct Seen {
-    /// The last blocked episode seen (rung, muted or in a baseline).
-    episode: Option<u64>,
-    /// An edge into blocked rang; the next snapshot tells its episode.
-    awaiting_episode: bool,
-}
-
-/// The episodes seen, per host and pane.
+/// The last blocked episode seen (rung, muted or in a baseline), per host and pane.
 #[derive(Debug, Default)]
 pub struct Attention {
-    panes: HashMap<(usize, String), Seen>,
+    panes: HashMap<(usize, String), u64>,
 }
 
 impl Attention {
     /// A row as a snapshot shows it. True when it rings.
     pub fn observe(&mut self, host: usize, row: &FleetRow, baseline: bool) -> bool {
-        let key = (host, row.pane.clone());
         if row.state != State::Blocked {
-            if let Some(seen) = self.panes.get_mut(&key) {
-                seen.awaiting_episode = false;
-            }
             return false;
         }
-        let seen = self.panes.entry(key).or_default();
-        if seen.episode == Some(row.episode_ms) {
-            seen.awaiting_episode = false;
-            return false;
-        }
-        let rings = !baseline && !seen.awaiting_episode && !row.muted;
-        seen.episode = Some(row.episode_ms);
-        seen.awaiting_episode = false;
-        rings
-    }
-
-    /// An edge moved a pane into blocked; `muted` is what the pane's last row said. True when it
-    /// rings.
-    pub fn edge_into_blocked(&mut self, host: usize, pane: &str, muted: bool) -> bool {
-        let seen = self.panes.entry((host, pane.to_owned())).or_default();
-        seen.awaiting_episode = true;
-        !muted
+        let seen = self.panes.insert((host, row.pane.clone()), row.episode_ms);
+        seen != Some(row.episode_ms) && !baseline && !row.muted
     }
 
     /// The pane is gone.
@@ -87,15 +61,13 @@ mod tests {
     }
 
     #[test]
-    fn an_edge_rings_and_the_snapshot_after_it_does_not() {
+    fn answered_then_blocked_again_rings_the_new_episode_once() {
         let mut attention = Attention::default();
         attention.observe(0, &row("%1", State::Working), true);
-        assert!(attention.edge_into_blocked(0, "%1", false));
+        assert!(attention.observe(0, &blocked("%1", 30), false));
         assert!(!attention.observe(0, &blocked("%1", 30), false));
-        assert!(!attention.observe(0, &blocked("%1", 30), false));
-        // Answered, then blocked again: the edge rings the new episode.
         attention.observe(0, &row("%1", State::Working), false);
-        assert!(attention.edge_into_blocked(0, "%1", false));
+        assert!(attention.observe(0, &blocked("%1", 40), false));
         assert!(!attention.observe(0, &blocked("%1", 40), false));
     }
 
@@ -112,8 +84,6 @@ mod tests {
             !attention.observe(0, &muted, false),
             "the mute ended mid-episode"
         );
-        assert!(!attention.edge_into_blocked(0, "%3", true));
-        assert!(!attention.observe(0, &blocked("%3", 5), false));
     }
 
     #[test]

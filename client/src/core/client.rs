@@ -2,16 +2,20 @@
 //! changes to show out. The model is [`Fleet`]; beside it the last card of each pane (what an
 //! answer quotes) and the last transcript page (what paging and opening an event start from).
 //!
-//! An answer needs the card it answers: when the pane's card is not at hand, or belongs to an
-//! episode the pane has left, the card is fetched first and the answer follows it. Pressing the
-//! same answer again, with the same card, sends the same slot.
+//! An answer is bound to the card the person read: the command quotes that card's binder, and
+//! the dispatch is built from the card held for the pane only when it is that very card and its
+//! pane has not moved on since (a [`HeldCard`] keeps why it no longer stands). Anything else is
+//! refused here, before a byte is sent: no card held ("open it first"), another card, or one whose
+//! pane moved on ("the card changed: read it again"). A card that arrives after the command never
+//! answers it: nothing waits for a card. The host's binder is the second line of defence. Pressing
+//! the same answer again, on the same card, sends the same slot.
 
 use std::collections::HashMap;
 
 use schema::{
-    Budget, Card, CardRequest, Cursor, Edge, ErrorCode, EventHeader, EventRequest, FleetRow,
-    Frames, Receipt, ReceiptsRequest, Request, Response, Selector, SessionMeta, SnapshotRequest,
-    State, Subscribe, Window, WindowRequest,
+    Binder, Budget, Card, CardRequest, Cursor, Edge, ErrorCode, EventHeader, EventRequest,
+    FleetRow, Frames, Receipt, ReceiptsRequest, Request, Response, Selector, SessionMeta,
+    SnapshotRequest, State, Subscribe, Window, WindowRequest,
 };
 
 use super::answer::{self, Choice};
@@ -29,12 +33,14 @@ pub enum Command {
         /// Pane id.
         pane: String,
     },
-    /// Answer a pane's card.
+    /// Answer a pane's card: the one whose binder is quoted, which the person read.
     Answer {
         /// Host name.
         host: String,
         /// Pane id.
         pane: String,
+        /// The binder of the card answered, as the card showed it.
+        binder: Binder,
         /// The choice.
         choice: Choice,
     },
@@ -156,6 +162,13 @@ pub enum Change {
         /// The card.
         card: Card,
     },
+    /// A held card no longer stands: its pane moved on ([`HeldCard::changed`] says how).
+    CardChanged {
+        /// Host index.
+        host: usize,
+        /// Pane id.
+        pane: String,
+    },
     /// A receipt; `retry` when it said locked and the dispatch goes again.
     Receipt {
         /// Host index.
@@ -242,21 +255,79 @@ pub struct Transcript {
     pub unknown: u32,
 }
 
-/// An answer waiting for its card.
-#[derive(Debug, Clone)]
-struct Waiting {
-    host: usize,
-    pane: String,
-    choice: Choice,
+/// What an answer to a card that no longer stands is refused with.
+pub const CARD_CHANGED: &str = "the card changed: read it again";
+
+/// A pane's card as the client holds it: what the host answered, and, once the pane moved on
+/// (an edge, a new episode or permission request, the pane gone), why it no longer stands. A card
+/// that changed stays shown, marked, until the person opens the pane's card again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeldCard {
+    /// The card.
+    pub card: Card,
+    /// Why the card no longer stands; `None` while it does.
+    pub changed: Option<String>,
+}
+
+impl HeldCard {
+    /// The binder an answer to this card quotes; `None` for a card with nothing to answer.
+    pub fn binder(&self) -> Option<&Binder> {
+        binder_of(&self.card)
+    }
+
+    /// Whether an answer quoting `binder` may be built from this card: it is that card and it
+    /// still stands.
+    pub fn answers(&self, binder: &Binder) -> Result<&Card, String> {
+        if self.binder() != Some(binder) {
+            return Err(CARD_CHANGED.to_owned());
+        }
+        match &self.changed {
+            Some(why) => Err(format!("{CARD_CHANGED} ({why})")),
+            None => Ok(&self.card),
+        }
+    }
+}
+
+/// The binder a card's answer quotes.
+pub fn binder_of(card: &Card) -> Option<&Binder> {
+    match card {
+        Card::Permission(card) => Some(&card.binder),
+        Card::Question(card) => Some(&card.binder),
+        Card::Informational(_) | Card::None => None,
+    }
+}
+
+/// Why a held card no longer stands once its pane's row reads `row`, or `None` while it does.
+fn moved_on(binder: &Binder, row: &FleetRow) -> Option<String> {
+    if row.state != State::Blocked {
+        return Some(format!("the pane is {} now", row.state));
+    }
+    if row.episode_ms != binder.expect_episode_ms {
+        return Some("the pane is in another episode".to_owned());
+    }
+    if let Some(quoted) = &binder.expect_permission_request
+        && row.permission_request.as_ref() != Some(quoted)
+    {
+        return Some("the pane asks another permission".to_owned());
+    }
+    None
+}
+
+/// Where a row change came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// An edge: a transition, so whatever card the pane had no longer stands.
+    Edge,
+    /// A snapshot: the row as it is.
+    Snapshot,
 }
 
 /// The whole client's state.
 #[derive(Debug)]
 pub struct Client {
     fleet: Fleet,
-    cards: HashMap<(usize, String), Card>,
+    cards: HashMap<(usize, String), HeldCard>,
     transcripts: HashMap<(usize, String), Transcript>,
-    waiting: Vec<Waiting>,
     nonces: Nonces,
 }
 
@@ -267,7 +338,6 @@ impl Client {
             fleet: Fleet::new(names),
             cards: HashMap::new(),
             transcripts: HashMap::new(),
-            waiting: Vec::new(),
             nonces: Nonces::default(),
         }
     }
@@ -277,8 +347,8 @@ impl Client {
         &self.fleet
     }
 
-    /// The last card fetched for a pane.
-    pub fn card(&self, host: usize, pane: &str) -> Option<&Card> {
+    /// The last card fetched for a pane, and whether it still stands.
+    pub fn card(&self, host: usize, pane: &str) -> Option<&HeldCard> {
         self.cards.get(&(host, pane.to_owned()))
     }
 
@@ -296,26 +366,20 @@ impl Client {
                 let host = self.host(&host)?;
                 send(host, Request::Card(CardRequest { pane }))
             }
-            Command::Answer { host, pane, choice } => {
+            Command::Answer {
+                host,
+                pane,
+                binder,
+                choice,
+            } => {
                 let host = self.host(&host)?;
-                if let Some(card) = self.current_card(host, &pane) {
-                    let dispatch = answer::answer(card, choice)?;
-                    return send(host, Request::Dispatch(dispatch));
-                }
-                let asked = self
-                    .waiting
-                    .iter()
-                    .any(|w| w.host == host && w.pane == pane);
-                self.waiting.push(Waiting {
-                    host,
-                    pane: pane.clone(),
-                    choice,
-                });
-                if asked {
-                    Ok(Vec::new())
-                } else {
-                    send(host, Request::Card(CardRequest { pane }))
-                }
+                let Some(held) = self.cards.get(&(host, pane.clone())) else {
+                    return Err(format!(
+                        "no card of {pane} was read here: open its card and read it first"
+                    ));
+                };
+                let dispatch = answer::answer(held.answers(&binder)?, choice)?;
+                send(host, Request::Dispatch(dispatch))
             }
             Command::Steer {
                 host,
@@ -417,30 +481,19 @@ impl Client {
         })
     }
 
-    /// The pane's card, when it can still be answered: the pane's row (when there is one) is
-    /// blocked in the episode the card's binder quotes.
-    fn current_card(&self, host: usize, pane: &str) -> Option<&Card> {
-        let card = self.cards.get(&(host, pane.to_owned()))?;
-        let episode = match card {
-            Card::Permission(card) => card.binder.expect_episode_ms,
-            Card::Question(card) => card.binder.expect_episode_ms,
-            Card::Informational(_) | Card::None => return None,
-        };
-        match self.fleet.row(host, pane) {
-            Some(row) => (row.state == State::Blocked && row.episode_ms == episode).then_some(card),
-            None => Some(card),
-        }
-    }
-
-    /// What a connection reported.
-    pub fn host_event(&mut self, host: usize, event: HostEvent) -> Vec<Effect> {
+    /// What a connection reported; `now_ms` is when (epoch ms): a host's last news is shown
+    /// beside its rows while it is disconnected.
+    pub fn host_event(&mut self, host: usize, event: HostEvent, now_ms: u64) -> Vec<Effect> {
         let mut out = Vec::new();
         match event {
             HostEvent::Link(link) => {
                 self.fleet.set_link(host, link);
                 out.push(Effect::Show(Change::Host(host)));
             }
-            HostEvent::Session(event) => self.session_event(host, event, &mut out),
+            HostEvent::Session(event) => {
+                self.fleet.heard(host, now_ms);
+                self.session_event(host, event, &mut out);
+            }
         }
         out
     }
@@ -456,7 +509,7 @@ impl Client {
                 let whole = selector.is_none();
                 let count = rows.len();
                 let changes = self.fleet.apply_snapshot(host, rows, whole);
-                self.rows_changed(changes, out);
+                self.rows_changed(changes, Via::Snapshot, out);
                 show(
                     out,
                     Change::Snapshot {
@@ -470,7 +523,7 @@ impl Client {
             SessionEvent::Edge(edge) => {
                 let changes = self.fleet.apply_edge(host, &edge);
                 show(out, Change::Edge(host, edge));
-                self.rows_changed(changes, out);
+                self.rows_changed(changes, Via::Edge, out);
             }
             SessionEvent::Answer { request, response } => {
                 self.answered(host, request, response, out);
@@ -510,17 +563,32 @@ impl Client {
         }
     }
 
-    fn rows_changed(&mut self, changes: Vec<Changed>, out: &mut Vec<Effect>) {
+    fn rows_changed(&mut self, changes: Vec<Changed>, via: Via, out: &mut Vec<Effect>) {
         for changed in changes {
             let key = (changed.host, changed.row.pane.clone());
-            // A card stays only while the pane is blocked in the episode it quotes.
             if changed.change == RowChange::Removed {
-                self.cards.remove(&key);
                 self.transcripts.remove(&key);
-            } else if self.cards.contains_key(&key)
-                && self.current_card(changed.host, &changed.row.pane).is_none()
+            }
+            // A card stands while its pane stays blocked in the episode (and on the permission
+            // request) it quotes; once the pane moves on it is marked, never silently replaced.
+            if let Some(held) = self.cards.get_mut(&key)
+                && held.changed.is_none()
+                && let Some(binder) = held.binder()
             {
-                self.cards.remove(&key);
+                let why = match (&changed.change, via) {
+                    (RowChange::Removed, _) => Some("the pane is gone".to_owned()),
+                    (_, Via::Edge) => {
+                        Some(format!("the pane moved: it is {} now", changed.row.state))
+                    }
+                    (_, Via::Snapshot) => moved_on(binder, &changed.row),
+                };
+                if let Some(why) = why {
+                    held.changed = Some(why);
+                    out.push(Effect::Show(Change::CardChanged {
+                        host: changed.host,
+                        pane: changed.row.pane.clone(),
+                    }));
+                }
             }
             if changed.rings {
                 out.push(Effect::Show(Change::Attention {
@@ -541,32 +609,17 @@ impl Client {
     ) {
         match (request, response) {
             (Request::Card(asked), Response::Card(card)) => {
+                // The card read now replaces whatever was held: it is what the host says the
+                // pane asks, and what the screen shows next.
                 let pane = asked.pane;
-                self.cards.insert((host, pane.clone()), card.clone());
-                out.push(Effect::Show(Change::Card {
-                    host,
-                    pane: pane.clone(),
-                    card: card.clone(),
-                }));
-                let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
-                    .into_iter()
-                    .partition(|w| w.host == host && w.pane == pane);
-                self.waiting = rest;
-                for waiting in ready {
-                    match answer::answer(&card, waiting.choice) {
-                        Ok(dispatch) => out.push(Effect::Send {
-                            host,
-                            request: Request::Dispatch(dispatch),
-                        }),
-                        Err(message) => out.push(Effect::Show(Change::Failed {
-                            host,
-                            pane: Some(pane.clone()),
-                            what: "dispatch",
-                            code: None,
-                            message,
-                        })),
-                    }
-                }
+                self.cards.insert(
+                    (host, pane.clone()),
+                    HeldCard {
+                        card: card.clone(),
+                        changed: None,
+                    },
+                );
+                out.push(Effect::Show(Change::Card { host, pane, card }));
             }
             (Request::Window(asked), Response::Window(window)) => {
                 let older = asked.before.is_some();
@@ -643,22 +696,6 @@ impl Client {
         out: &mut Vec<Effect>,
     ) {
         let pane = pane_of(request).map(str::to_owned);
-        if let Request::Card(asked) = request {
-            // The answers that waited for this card cannot be made.
-            let (dropped, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
-                .into_iter()
-                .partition(|w| w.host == host && w.pane == asked.pane);
-            self.waiting = rest;
-            for waiting in dropped {
-                out.push(Effect::Show(Change::Failed {
-                    host,
-                    pane: Some(waiting.pane),
-                    what: "dispatch",
-                    code: None,
-                    message: format!("not sent: the card it answers could not be read ({message})"),
-                }));
-            }
-        }
         if code == Some(ErrorCode::CursorInvalid)
             && let Some(pane) = &pane
         {
@@ -708,10 +745,14 @@ mod tests {
             .collect()
     }
 
-    fn approve(host: &str, pane: &str) -> Command {
+    fn approve(host: &str, pane: &str, episode: u64) -> Command {
         Command::Answer {
             host: host.into(),
             pane: pane.into(),
+            binder: Binder {
+                expect_episode_ms: episode,
+                expect_permission_request: Some("req-1".into()),
+            },
             choice: Choice::Approve,
         }
     }
@@ -723,7 +764,26 @@ mod tests {
                 request: Request::Card(CardRequest { pane: pane.into() }),
                 response: Response::Card(card),
             }),
+            0,
         )
+    }
+
+    fn snapshot(client: &mut Client, host: usize, rows: Vec<FleetRow>) -> Vec<Effect> {
+        client.host_event(
+            host,
+            HostEvent::Session(SessionEvent::Snapshot {
+                rows,
+                selector: None,
+            }),
+            0,
+        )
+    }
+
+    fn blocked(pane: &str, episode: u64) -> FleetRow {
+        let mut row = row(pane, State::Blocked);
+        row.episode_ms = episode;
+        row.permission_request = Some("req-1".into());
+        row
     }
 
     fn dispatched(effects: &[Effect]) -> Dispatch {
@@ -733,75 +793,137 @@ mod tests {
         }
     }
 
+    fn card_changed(effects: &[Effect]) -> bool {
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Show(Change::CardChanged { .. })))
+    }
+
     #[test]
-    fn an_approve_fetches_the_card_first_then_repeats_the_same_slot() {
+    fn an_answer_is_built_from_the_card_read_and_the_same_press_sends_the_same_slot() {
         let mut client = client();
-        let mut blocked = row("%4", State::Blocked);
-        blocked.episode_ms = 70;
-        client.host_event(
-            1,
-            HostEvent::Session(SessionEvent::Snapshot {
-                rows: vec![blocked],
-                selector: None,
-            }),
+        snapshot(&mut client, 1, vec![blocked("%4", 70)]);
+        // No card read: refused here, nothing sent, and no card fetched to answer later.
+        let unread = client.command(approve("b", "%4", 70), 0).unwrap_err();
+        assert!(
+            unread.contains("open its card and read it first"),
+            "{unread}"
         );
-        let first = client.command(approve("b", "%4"), 0).unwrap();
+        answer_card(&mut client, 1, "%4", permission_card("%4", 70));
+        let first = dispatched(&client.command(approve("b", "%4", 70), 0).unwrap());
+        let second = dispatched(&client.command(approve("b", "%4", 70), 0).unwrap());
+        assert_eq!(first, second, "the same slot twice");
+        assert_eq!(first.slot, "%4:70:approve");
+        assert_eq!(first.pane, "%4");
+        assert_eq!(first.binder.expect_episode_ms, 70);
+        // Quoting another card than the one held: refused before anything is sent.
         assert_eq!(
-            sends(&first),
-            [(1, Request::Card(CardRequest { pane: "%4".into() }))]
+            client.command(approve("b", "%4", 69), 0).unwrap_err(),
+            CARD_CHANGED
         );
-        // Pressed again before the card came: no second card request.
-        assert!(client.command(approve("b", "%4"), 0).unwrap().is_empty());
-        let effects = answer_card(&mut client, 1, "%4", permission_card("%4", 70));
-        let dispatches: Vec<_> = sends(&effects).into_iter().map(|(_, r)| r).collect();
-        assert_eq!(dispatches.len(), 2);
-        assert_eq!(dispatches[0], dispatches[1], "the same slot twice");
-        // With the card at hand, a third press sends the same slot at once.
-        let third = dispatched(&client.command(approve("b", "%4"), 0).unwrap());
-        assert_eq!(Request::Dispatch(third.clone()), dispatches[0]);
-        assert_eq!(third.slot, "%4:70:approve");
+        // The other host's pane of the same id has no card read.
+        assert!(client.command(approve("a", "%4", 70), 0).is_err());
     }
 
     #[test]
-    fn a_card_of_an_episode_the_pane_left_is_fetched_again() {
+    fn a_card_arriving_after_the_command_never_answers_it() {
         let mut client = client();
-        let mut blocked = row("%4", State::Blocked);
-        blocked.episode_ms = 70;
-        client.host_event(
-            0,
-            HostEvent::Session(SessionEvent::Snapshot {
-                rows: vec![blocked.clone()],
-                selector: None,
-            }),
-        );
+        snapshot(&mut client, 0, vec![blocked("%4", 70)]);
+        assert!(client.command(approve("a", "%4", 70), 0).is_err());
+        let effects = answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        assert!(sends(&effects).is_empty(), "{effects:?}");
+    }
+
+    #[test]
+    fn a_card_whose_pane_moved_on_is_marked_and_refused() {
+        let fresh = client;
+        // A new episode by snapshot.
+        let mut client = fresh();
+        snapshot(&mut client, 0, vec![blocked("%4", 70)]);
         answer_card(&mut client, 0, "%4", permission_card("%4", 70));
-        assert!(client.card(0, "%4").is_some());
-        blocked.episode_ms = 80;
-        client.host_event(
+        assert!(card_changed(&snapshot(
+            &mut client,
             0,
-            HostEvent::Session(SessionEvent::Snapshot {
-                rows: vec![blocked],
-                selector: None,
-            }),
+            vec![blocked("%4", 80)]
+        )));
+        let held = client.card(0, "%4").unwrap();
+        assert_eq!(
+            held.changed.as_deref(),
+            Some("the pane is in another episode")
         );
-        assert!(client.card(0, "%4").is_none());
-        let effects = client.command(approve("a", "%4"), 0).unwrap();
-        assert!(matches!(sends(&effects)[0].1, Request::Card(_)));
+        let refused = client.command(approve("a", "%4", 70), 0).unwrap_err();
+        assert!(refused.starts_with(CARD_CHANGED), "{refused}");
+        // Reading the card again makes the new one answerable.
+        answer_card(&mut client, 0, "%4", permission_card("%4", 80));
+        assert!(client.command(approve("a", "%4", 80), 0).is_ok());
+
+        // Another permission request in the same episode.
+        let mut client = fresh();
+        snapshot(&mut client, 0, vec![blocked("%4", 70)]);
+        answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        let mut other = blocked("%4", 70);
+        other.permission_request = Some("req-2".into());
+        assert!(card_changed(&snapshot(&mut client, 0, vec![other])));
+        assert!(client.command(approve("a", "%4", 70), 0).is_err());
+
+        // An edge: whatever it says, the pane moved.
+        let mut client = fresh();
+        snapshot(&mut client, 0, vec![blocked("%4", 70)]);
+        answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        let edge = Edge {
+            at_ms: 9,
+            pane: "%4".into(),
+            agent: "claude".into(),
+            from: Some(State::Blocked),
+            to: Some(State::Working),
+            detail: None,
+            locator: "w:0.0".into(),
+            repo: None,
+            branch: None,
+        };
+        let effects = client.host_event(0, HostEvent::Session(SessionEvent::Edge(edge)), 0);
+        assert!(card_changed(&effects));
+        assert_eq!(
+            client.card(0, "%4").unwrap().changed.as_deref(),
+            Some("the pane moved: it is working now")
+        );
+        assert!(client.command(approve("a", "%4", 70), 0).is_err());
+
+        // The pane gone.
+        let mut client = fresh();
+        snapshot(&mut client, 0, vec![blocked("%4", 70)]);
+        answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        assert!(card_changed(&snapshot(&mut client, 0, Vec::new())));
+        assert_eq!(
+            client.card(0, "%4").unwrap().changed.as_deref(),
+            Some("the pane is gone")
+        );
+        assert!(client.command(approve("a", "%4", 70), 0).is_err());
     }
 
     #[test]
-    fn an_answer_its_card_does_not_offer_is_refused_after_the_card() {
+    fn a_row_that_did_not_move_leaves_the_card_standing() {
         let mut client = client();
-        client.command(approve("a", "%1"), 0).unwrap();
-        let effects = answer_card(&mut client, 0, "%1", Card::None);
-        assert!(sends(&effects).is_empty());
-        assert!(effects.iter().any(|e| matches!(
-            e,
-            Effect::Show(Change::Failed { what: "dispatch", message, .. }) if message.contains("not blocked")
-        )));
+        snapshot(&mut client, 0, vec![blocked("%4", 70)]);
+        answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        let mut same = blocked("%4", 70);
+        same.context = Some(55);
+        assert!(!card_changed(&snapshot(&mut client, 0, vec![same])));
+        assert!(client.command(approve("a", "%4", 70), 0).is_ok());
+    }
+
+    #[test]
+    fn an_answer_its_card_does_not_offer_is_refused() {
+        let mut client = client();
+        answer_card(&mut client, 0, "%1", Card::None);
+        let refused = client.command(approve("a", "%1", 70), 0).unwrap_err();
+        assert_eq!(
+            refused, CARD_CHANGED,
+            "a card with no binder answers nothing"
+        );
         assert!(
             client
-                .command(approve("nowhere", "%1"), 0)
+                .command(approve("nowhere", "%1", 70), 0)
                 .unwrap_err()
                 .contains("no host is named")
         );
@@ -849,6 +971,7 @@ mod tests {
                 request: asked,
                 response: Response::Window(page),
             }),
+            0,
         );
         let back = sends(&client.command(window("%0"), 0).unwrap());
         assert!(
@@ -870,6 +993,7 @@ mod tests {
                     message: "rewritten".into(),
                 },
             }),
+            0,
         );
         assert!(client.command(event, 0).is_err(), "the cursor was dropped");
     }
@@ -895,6 +1019,7 @@ mod tests {
                 receipt: receipt.clone(),
                 attempt: 1,
             }),
+            0,
         );
         assert_eq!(
             effects,
@@ -907,15 +1032,9 @@ mod tests {
     }
 
     #[test]
-    fn an_edge_into_blocked_rings_and_moves_the_row() {
+    fn an_edge_into_blocked_moves_the_row_and_the_snapshot_after_it_rings_its_episode() {
         let mut client = client();
-        client.host_event(
-            0,
-            HostEvent::Session(SessionEvent::Snapshot {
-                rows: vec![row("%1", State::Working)],
-                selector: None,
-            }),
-        );
+        snapshot(&mut client, 0, vec![row("%1", State::Working)]);
         let edge = Edge {
             at_ms: 9,
             pane: "%1".into(),
@@ -927,12 +1046,41 @@ mod tests {
             repo: None,
             branch: None,
         };
-        let effects = client.host_event(0, HostEvent::Session(SessionEvent::Edge(edge)));
-        assert!(
+        let rang = |effects: &[Effect]| -> Vec<u64> {
             effects
                 .iter()
-                .any(|e| matches!(e, Effect::Show(Change::Attention { host: 0, .. })))
-        );
+                .filter_map(|e| match e {
+                    Effect::Show(Change::Attention { row, .. }) => Some(row.episode_ms),
+                    _ => None,
+                })
+                .collect()
+        };
+        let effects = client.host_event(0, HostEvent::Session(SessionEvent::Edge(edge)), 0);
+        assert_eq!(rang(&effects), Vec::<u64>::new(), "no episode known yet");
         assert_eq!(client.fleet().row(0, "%1").unwrap().state, State::Blocked);
+        let effects = snapshot(&mut client, 0, vec![blocked("%1", 9)]);
+        assert_eq!(rang(&effects), [9], "the ring carries the row's episode");
+        assert!(rang(&snapshot(&mut client, 0, vec![blocked("%1", 9)])).is_empty());
+    }
+
+    #[test]
+    fn news_from_a_host_is_timed() {
+        let mut client = client();
+        assert_eq!(client.fleet().host(0).last_news_ms, None);
+        client.host_event(
+            0,
+            HostEvent::Session(SessionEvent::Snapshot {
+                rows: Vec::new(),
+                selector: None,
+            }),
+            1234,
+        );
+        assert_eq!(client.fleet().host(0).last_news_ms, Some(1234));
+        client.host_event(0, HostEvent::Link(Link::Connecting), 5678);
+        assert_eq!(
+            client.fleet().host(0).last_news_ms,
+            Some(1234),
+            "a link change is not news from the host"
+        );
     }
 }

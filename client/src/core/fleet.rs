@@ -66,7 +66,16 @@ pub struct Host {
     pub fault: Option<Fault>,
     /// Its agents, in the host's (tmux's) order.
     pub rows: Vec<FleetRow>,
+    /// When the host last said anything (epoch ms): how old its rows may be once it is down.
+    pub last_news_ms: Option<u64>,
     baseline_taken: bool,
+}
+
+impl Host {
+    /// Whether its rows are only what it last said: it is not connected now.
+    pub fn stale(&self) -> bool {
+        self.link != Link::Connected
+    }
 }
 
 /// What happened to one row.
@@ -179,6 +188,7 @@ impl Fleet {
                     hello: None,
                     fault: None,
                     rows: Vec::new(),
+                    last_news_ms: None,
                     baseline_taken: false,
                 })
                 .collect(),
@@ -209,6 +219,11 @@ impl Fleet {
     /// The host's connection changed.
     pub fn set_link(&mut self, host: usize, link: Link) {
         self.hosts[host].link = link;
+    }
+
+    /// The host said something at `now_ms`.
+    pub fn heard(&mut self, host: usize, now_ms: u64) {
+        self.hosts[host].last_news_ms = Some(now_ms);
     }
 
     /// The host answered its handshake.
@@ -333,17 +348,13 @@ impl Fleet {
         row.locator = edge.locator.clone();
         row.repo = edge.repo.clone();
         row.branch = edge.branch.clone();
-        let row = row.clone();
-        let rings = to == State::Blocked
-            && edge.from != Some(State::Blocked)
-            && self
-                .attention
-                .edge_into_blocked(host, &edge.pane, row.muted);
+        // No ring yet: the edge carries no episode. The snapshot the session asks for after
+        // every edge tells it, and rings it ([`super::attention`]).
         vec![Changed {
             host,
             change,
-            row,
-            rings,
+            row: row.clone(),
+            rings: false,
         }]
     }
 
@@ -492,23 +503,24 @@ mod tests {
     }
 
     #[test]
-    fn an_edge_moves_the_row_at_once_and_rings_when_it_blocks() {
+    fn an_edge_moves_the_row_at_once_and_the_snapshot_after_it_rings() {
         let mut fleet = Fleet::new(["a".to_owned()]);
         fleet.apply_snapshot(0, vec![row("%0", State::Working)], true);
         let changes = fleet.apply_edge(
             0,
             &edge("%0", Some(State::Working), Some(State::Blocked), 99),
         );
-        assert_eq!(kinds(&changes), [("%0".into(), RowChange::Changed, true)]);
+        assert_eq!(kinds(&changes), [("%0".into(), RowChange::Changed, false)]);
         let now = fleet.row(0, "%0").unwrap();
         assert_eq!(now.state, State::Blocked);
         assert_eq!(now.detail, Some(Detail::Permission));
         assert_eq!(now.since_ms, Some(99));
-        // The snapshot that follows brings the episode and does not ring again.
+        // The snapshot that follows brings the episode, and rings it, once.
         let mut blocked = row("%0", State::Blocked);
         blocked.episode_ms = 99;
-        let after = fleet.apply_snapshot(0, vec![blocked], true);
-        assert_eq!(kinds(&after), [("%0".into(), RowChange::Changed, false)]);
+        let after = fleet.apply_snapshot(0, vec![blocked.clone()], true);
+        assert_eq!(kinds(&after), [("%0".into(), RowChange::Changed, true)]);
+        assert!(fleet.apply_snapshot(0, vec![blocked], true).is_empty());
         // A pane that appears, then vanishes.
         let appeared = fleet.apply_edge(0, &edge("%5", None, Some(State::Working), 100));
         assert_eq!(kinds(&appeared), [("%5".into(), RowChange::Added, false)]);

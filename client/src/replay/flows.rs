@@ -18,6 +18,14 @@ pub const HOST: &str = "replay";
 pub enum Step {
     /// Do this, and wait for its answer.
     Do(Command),
+    /// Answer the card of this pane read by an earlier step, quoting its binder as an app quotes
+    /// the card on its screen, and wait for the receipt.
+    Answer {
+        /// Pane id.
+        pane: String,
+        /// The choice.
+        choice: Choice,
+    },
     /// Wait until this many edges arrived since the start.
     Edges(usize),
     /// Wait until the host ends the connection.
@@ -62,11 +70,10 @@ fn card(pane: &str) -> Step {
 }
 
 fn choose(pane: &str, choice: Choice) -> Step {
-    Step::Do(Command::Answer {
-        host: HOST.into(),
+    Step::Answer {
         pane: pane.into(),
         choice,
-    })
+    }
 }
 
 fn window(pane: &str, last: Option<u32>) -> Step {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crate::app::{App, HostSpec, hello};
 use crate::config::NotifyConfig;
 use crate::connection::Spec;
+use crate::core::answer::Choice;
 use crate::core::client::{Change, Command};
 use crate::core::fleet::Link;
 use crate::core::session::Policy;
@@ -182,7 +183,18 @@ fn play(flow: Flow, device: String) -> Result<(), String> {
         if player.ended {
             break;
         }
+        let step = match step {
+            Step::Answer { pane, choice } => match bind(player.app.client(), &pane, choice) {
+                Ok(command) => Step::Do(command),
+                Err(why) => {
+                    outcome = Err(why);
+                    break;
+                }
+            },
+            other => other,
+        };
         let waited = match step {
+            Step::Answer { .. } => unreachable!("bound above"),
             Step::Do(command) => {
                 let awaited = Awaited::of(&command);
                 match player.app.command(command) {
@@ -201,6 +213,24 @@ fn play(flow: Flow, device: String) -> Result<(), String> {
     }
     player.app.shutdown();
     outcome
+}
+
+/// The answer to the card of `pane` an earlier step read, quoting its binder.
+fn bind(
+    client: &crate::core::client::Client,
+    pane: &str,
+    choice: Choice,
+) -> Result<Command, String> {
+    let binder = client
+        .card(0, pane)
+        .and_then(|held| held.binder().cloned())
+        .ok_or_else(|| format!("no card of {pane} with a binder was read before its answer"))?;
+    Ok(Command::Answer {
+        host: HOST.into(),
+        pane: pane.into(),
+        binder,
+        choice,
+    })
 }
 
 /// One line per change on stderr: the replayer shows the end of it when a case fails.

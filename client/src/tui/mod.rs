@@ -102,6 +102,8 @@ fn run_loop(app: &mut App<TermEvent>) -> anyhow::Result<()> {
         match event {
             Event::Signal(_) => return Ok(()),
             Event::Input(TermEvent::Key(key)) if key.kind != KeyEventKind::Release => {
+                #[cfg(debug_assertions)]
+                panic_on_test_key(&key);
                 actions = ui.key(key, app.client());
             }
             Event::Input(_) => {}
@@ -124,6 +126,19 @@ fn run_loop(app: &mut App<TermEvent>) -> anyhow::Result<()> {
                 },
             }
         }
+    }
+}
+
+/// In debug builds only (the tests' builds), the key `CORRAL_REMOTE_TEST_PANIC_KEY` names
+/// panics the loop: how a test shows the terminal is given back after a panic. Release builds
+/// have no such key.
+#[cfg(debug_assertions)]
+fn panic_on_test_key(key: &event::KeyEvent) {
+    if let Ok(wanted) = std::env::var("CORRAL_REMOTE_TEST_PANIC_KEY")
+        && let event::KeyCode::Char(c) = key.code
+        && wanted.chars().eq(std::iter::once(c))
+    {
+        panic!("the test panic key was pressed");
     }
 }
 

@@ -2,15 +2,28 @@
 //! fleet, a transcript, an event), the answers being chosen on a question card, the line editor,
 //! and the status line. Keys become commands for the core; changes from the core update the
 //! status line and the focus.
+//!
+//! Two rules hold a key to what the person sees:
+//!
+//! - **The selection is a pane, never a position.** It is a host and a pane id; rows re-sorting
+//!   never move it, and when its pane leaves the list (filtered out, vanished, its host down) it
+//!   stays on that pane, which the panel shows as not in the list, and no pane key acts until the
+//!   person selects again.
+//! - **A key acts on the panel as it was last drawn** ([`Ui::drawn`], which the view records at
+//!   every draw). An answer (approve, deny, deny with a message, a question's reply or
+//!   rejection) quotes the binder of the card the panel shows; with no card shown, the key opens
+//!   it and sends nothing else; on a card whose pane moved on it is refused with one line. Steer
+//!   names its pane in the editor's prompt; interrupt asks for a second `i`, naming the pane on
+//!   the status line first.
 
 use std::collections::HashMap;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use schema::{Budget, Card, ErrorCode, EventHeader, State};
+use schema::{Binder, Budget, Card, ErrorCode, EventHeader, State};
 
 use super::editor::{Edit, Editor};
-use crate::core::answer::Choice;
-use crate::core::client::{Change, Client, Command, EventRef};
+use crate::core::answer::{self, Choice};
+use crate::core::client::{CARD_CHANGED, Change, Client, Command, EventRef};
 use crate::core::fleet::{Filter, StateWanted, human_duration};
 
 /// Where the arrow keys go.
@@ -52,12 +65,14 @@ pub enum Purpose {
         /// `steer_now`.
         now: bool,
     },
-    /// Why a permission is denied.
+    /// Why a permission is denied: the card's binder is the one shown when `D` was pressed.
     Deny {
         /// Host name.
         host: String,
         /// Pane id.
         pane: String,
+        /// The binder of the card being denied.
+        binder: Binder,
     },
     /// A free-text answer to the current question.
     Custom,
@@ -76,6 +91,46 @@ pub struct Answers {
     pub current: usize,
 }
 
+/// Why the selected pane is not in the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absent {
+    /// The filter hides it.
+    Filtered,
+    /// Its host no longer lists it.
+    Gone,
+    /// Its host is not connected: its row is only what the host last said.
+    HostDown,
+}
+
+/// A card as the panel shows it: what an answer key quotes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownCard {
+    /// The card.
+    pub card: Card,
+    /// Its pane moved on since it was read ([`crate::core::client::HeldCard::changed`]).
+    pub changed: Option<String>,
+}
+
+/// What the panel shows of the selected pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    /// Host index.
+    pub host: usize,
+    /// Pane id.
+    pub pane: String,
+    /// Why the pane is not in the list; `None` while it is.
+    pub absent: Option<Absent>,
+    /// The pane's card, once read.
+    pub card: Option<ShownCard>,
+}
+
+/// A key that waits for a second one before it acts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    /// `i` again interrupts this pane (host index, pane id).
+    Interrupt(usize, String),
+}
+
 /// What a key asks the loop to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -90,8 +145,13 @@ pub enum Action {
 pub struct Ui {
     /// The filter of the fleet list.
     pub filter: Filter,
-    /// The selected pane (host index, pane id), kept across reorders.
+    /// The selected pane (host index, pane id): an identity, kept across reorders, and kept
+    /// when the pane leaves the list.
     pub selected: Option<(usize, String)>,
+    /// The panel as the last draw showed it: what the pane keys act on.
+    pub drawn: Option<Panel>,
+    /// A key waiting for its second press.
+    pub confirm: Option<Confirm>,
     /// Where the arrows go.
     pub focus: Option<Focus>,
     /// The line being typed.
@@ -117,34 +177,79 @@ impl Ui {
         self.focus.clone().unwrap_or(Focus::Fleet)
     }
 
-    /// The selected row's host and pane, clamped to what the filter shows.
-    pub fn selection(&self, client: &Client) -> Option<(usize, String)> {
-        let shown = client.fleet().shown(&self.filter);
-        if let Some((host, pane)) = &self.selected
-            && shown.iter().any(|(h, r)| h == host && &r.pane == pane)
-        {
-            return self.selected.clone();
-        }
-        shown.first().map(|(h, r)| (*h, r.pane.clone()))
+    /// The selected pane, whether or not the list shows it.
+    pub fn selection(&self) -> Option<(usize, String)> {
+        self.selected.clone()
+    }
+
+    /// What the panel shows of the selected pane now: whether it is in the list, and its card.
+    pub fn panel(&self, client: &Client) -> Option<Panel> {
+        let (host, pane) = self.selected.clone()?;
+        let fleet = client.fleet();
+        let listed = fleet
+            .shown(&self.filter)
+            .iter()
+            .any(|(h, r)| *h == host && r.pane == pane);
+        let absent = if fleet.host(host).stale() {
+            Some(Absent::HostDown)
+        } else if fleet.row(host, &pane).is_none() {
+            Some(Absent::Gone)
+        } else if !listed {
+            Some(Absent::Filtered)
+        } else {
+            None
+        };
+        let card = client.card(host, &pane).map(|held| ShownCard {
+            card: held.card.clone(),
+            changed: held.changed.clone(),
+        });
+        Some(Panel {
+            host,
+            pane,
+            absent,
+            card,
+        })
+    }
+
+    /// Records what the panel shows now: the view calls it at every draw, and the pane keys act
+    /// on it.
+    pub fn seen(&mut self, client: &Client) {
+        self.drawn = self.panel(client);
     }
 
     fn selected_index(&self, client: &Client) -> Option<usize> {
-        let selection = self.selection(client)?;
+        let (host, pane) = self.selected.as_ref()?;
         client
             .fleet()
             .shown(&self.filter)
             .iter()
-            .position(|(h, r)| *h == selection.0 && r.pane == selection.1)
+            .position(|(h, r)| h == host && &r.pane == pane)
     }
 
+    /// Moves the selection `by` rows; from a pane not in the list, `by` counts from the first
+    /// row (down) or the last (up).
     fn move_selection(&mut self, client: &Client, by: isize) {
         let shown = client.fleet().shown(&self.filter);
         if shown.is_empty() {
             return;
         }
-        let at = self.selected_index(client).unwrap_or(0) as isize;
-        let to = (at + by).clamp(0, shown.len() as isize - 1) as usize;
+        let last = shown.len() as isize - 1;
+        let to = match self.selected_index(client) {
+            Some(at) => at as isize + by,
+            None if by >= 0 => by - 1,
+            None => last + by + 1,
+        };
+        let to = to.clamp(0, last) as usize;
         self.selected = Some((shown[to].0, shown[to].1.pane.clone()));
+    }
+
+    /// The first row shown becomes the selection when nothing was ever selected.
+    fn pick_first(&mut self, client: &Client) {
+        if self.selected.is_none()
+            && let Some((host, row)) = client.fleet().shown(&self.filter).first()
+        {
+            self.selected = Some((*host, row.pane.clone()));
+        }
     }
 
     /// One key.
@@ -158,6 +263,24 @@ impl Ui {
         if self.help {
             self.help = false;
             return Vec::new();
+        }
+        if let Some(Confirm::Interrupt(host, pane)) = self.confirm.take() {
+            let name = client.fleet().host(host).name.clone();
+            if key.code != KeyCode::Char('i') {
+                self.status = format!("{name} {pane}: not interrupted");
+                return Vec::new();
+            }
+            return match self.drawn.as_ref() {
+                Some(panel)
+                    if panel.host == host && panel.pane == pane && panel.absent.is_none() =>
+                {
+                    vec![Action::Command(Command::Interrupt { host: name, pane })]
+                }
+                _ => {
+                    self.status = format!("{name} {pane}: not interrupted, it left the list");
+                    Vec::new()
+                }
+            };
         }
         match self.focus() {
             Focus::Fleet => self.fleet_key(key, client),
@@ -231,31 +354,66 @@ impl Ui {
         Vec::new()
     }
 
-    /// Keys that act on the selected pane.
+    /// Keys that act on the selected pane, as the panel was last drawn.
     fn pane_key(&mut self, key: KeyEvent, client: &Client) -> Vec<Action> {
-        let Some((host, pane)) = self.selection(client) else {
+        let acts = matches!(
+            key.code,
+            KeyCode::Enter
+                | KeyCode::Tab
+                | KeyCode::BackTab
+                | KeyCode::Left
+                | KeyCode::Right
+                | KeyCode::Char(
+                    'a' | 'd' | 'D' | 's' | 'S' | 'i' | 'r' | 't' | 'x' | 'y' | 'c' | '1'..='9'
+                )
+        );
+        if !acts {
+            return Vec::new();
+        }
+        let Some(panel) = self.drawn.clone() else {
+            self.status = "select a pane first (↑↓)".into();
             return Vec::new();
         };
+        let Panel {
+            host,
+            ref pane,
+            absent,
+            ref card,
+        } = panel;
+        let pane = pane.clone();
         let name = client.fleet().host(host).name.clone();
-        let answer = |choice| {
-            vec![Action::Command(Command::Answer {
-                host: name.clone(),
-                pane: pane.clone(),
-                choice,
-            })]
-        };
-        let question = match client.card(host, &pane) {
-            Some(Card::Question(card)) => Some(card.clone()),
+        if let Some(absent) = absent {
+            self.status = format!(
+                "{name} {pane} is not in the list ({}): select a pane (↑↓)",
+                absent_words(absent)
+            );
+            return Vec::new();
+        }
+        let question = match card {
+            Some(ShownCard {
+                card: Card::Question(question),
+                ..
+            }) => Some(question.clone()),
             _ => None,
         };
         match key.code {
             KeyCode::Enter => vec![Action::Command(Command::Card { host: name, pane })],
-            KeyCode::Char('a') => answer(Choice::Approve),
-            KeyCode::Char('d') => answer(Choice::Deny),
-            KeyCode::Char('D') => {
-                self.editor = Some((Purpose::Deny { host: name, pane }, Editor::default()));
-                Vec::new()
-            }
+            KeyCode::Char('a') => self.answer(&panel, &name, Choice::Approve),
+            KeyCode::Char('d') => self.answer(&panel, &name, Choice::Deny),
+            KeyCode::Char('D') => match self.bound(&panel, &name, &Choice::Deny) {
+                Ok(binder) => {
+                    self.editor = Some((
+                        Purpose::Deny {
+                            host: name,
+                            pane,
+                            binder,
+                        },
+                        Editor::default(),
+                    ));
+                    Vec::new()
+                }
+                Err(actions) => actions,
+            },
             KeyCode::Char(c @ ('s' | 'S')) => {
                 let purpose = Purpose::Steer {
                     host: name,
@@ -265,7 +423,12 @@ impl Ui {
                 self.editor = Some((purpose, Editor::default()));
                 Vec::new()
             }
-            KeyCode::Char('i') => vec![Action::Command(Command::Interrupt { host: name, pane })],
+            KeyCode::Char('i') => {
+                self.status =
+                    format!("interrupt {name} {pane}? i again sends it, any other key does not");
+                self.confirm = Some(Confirm::Interrupt(host, pane));
+                Vec::new()
+            }
             KeyCode::Char('r') => vec![Action::Command(Command::Snapshot {
                 host: name,
                 selector: None,
@@ -278,11 +441,12 @@ impl Ui {
                 });
                 vec![Action::Command(self.window(name, pane, false))]
             }
-            KeyCode::Char('x') if question.is_some() => answer(Choice::Reject),
+            KeyCode::Char('x') if question.is_some() => self.answer(&panel, &name, Choice::Reject),
             KeyCode::Char('y') if question.is_some() => {
                 let card = question.expect("checked");
                 self.sync_answers(host, &pane, &Card::Question(card));
-                answer(Choice::Answer(self.answers.chosen.clone()))
+                let chosen = self.answers.chosen.clone();
+                self.answer(&panel, &name, Choice::Answer(chosen))
             }
             KeyCode::Tab | KeyCode::Right if question.is_some() => {
                 let card = question.expect("checked");
@@ -322,6 +486,46 @@ impl Ui {
                 Vec::new()
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// An answer to the card the panel shows, quoting its binder.
+    fn answer(&mut self, panel: &Panel, name: &str, choice: Choice) -> Vec<Action> {
+        match self.bound(panel, name, &choice) {
+            Ok(binder) => vec![Action::Command(Command::Answer {
+                host: name.to_owned(),
+                pane: panel.pane.clone(),
+                binder,
+                choice,
+            })],
+            Err(actions) => actions,
+        }
+    }
+
+    /// The binder an answer to the panel's card quotes; otherwise what the key does instead: it
+    /// opens the card when none is shown, and says why when the card changed or offers nothing
+    /// to answer.
+    fn bound(&mut self, panel: &Panel, name: &str, choice: &Choice) -> Result<Binder, Vec<Action>> {
+        let pane = &panel.pane;
+        let Some(shown) = &panel.card else {
+            self.status = format!("{name} {pane}: opening its card; read it, then answer");
+            return Err(vec![Action::Command(Command::Card {
+                host: name.to_owned(),
+                pane: pane.clone(),
+            })]);
+        };
+        if let Some(why) = &shown.changed {
+            self.status = format!("{name} {pane}: {CARD_CHANGED} ({why}; Enter reads it)");
+            return Err(Vec::new());
+        }
+        // What the card does not offer is said here, as the core would say it.
+        if let Err(why) = answer::answer(&shown.card, choice.clone()) {
+            self.status = format!("{name} {pane}: {why}");
+            return Err(Vec::new());
+        }
+        match crate::core::client::binder_of(&shown.card) {
+            Some(binder) => Ok(binder.clone()),
+            None => Err(Vec::new()),
         }
     }
 
@@ -461,9 +665,10 @@ impl Ui {
                     now,
                 })]
             }
-            Purpose::Deny { host, pane } => vec![Action::Command(Command::Answer {
+            Purpose::Deny { host, pane, binder } => vec![Action::Command(Command::Answer {
                 host,
                 pane,
+                binder,
                 choice: if text.trim().is_empty() {
                     Choice::Deny
                 } else {
@@ -580,6 +785,17 @@ impl Ui {
                     scroll: 0,
                 });
             }
+            Change::CardChanged { host, pane } => {
+                if self.selected.as_ref() == Some(&(*host, pane.clone()))
+                    && let Some(why) = client.card(*host, pane).and_then(|h| h.changed.clone())
+                {
+                    self.status = format!(
+                        "{} {pane}: {CARD_CHANGED} ({why}; Enter reads it)",
+                        name(*host)
+                    );
+                }
+            }
+            Change::Row(_) | Change::Snapshot { .. } => self.pick_first(client),
             Change::Card { host, pane, card } => {
                 self.sync_answers(*host, pane, card);
                 if let Card::None = card {
@@ -589,13 +805,18 @@ impl Ui {
             Change::Receipts { host, receipts } => {
                 self.status = format!("{}: {} receipt(s)", name(*host), receipts.len());
             }
-            Change::Row(_)
-            | Change::Snapshot { .. }
-            | Change::Subscribed(_)
-            | Change::Edge(..)
-            | Change::Window { .. } => {}
+            Change::Subscribed(_) | Change::Edge(..) | Change::Window { .. } => {}
         }
         Vec::new()
+    }
+}
+
+/// Why a pane is not in the list, in a few words.
+pub fn absent_words(absent: Absent) -> &'static str {
+    match absent {
+        Absent::Filtered => "the filter hides it",
+        Absent::Gone => "it is gone",
+        Absent::HostDown => "its host is disconnected",
     }
 }
 
@@ -674,9 +895,12 @@ pub fn waited(since_ms: Option<u64>, now_ms: u64) -> String {
 mod tests {
     use super::*;
     use crate::core::client::HostEvent;
+    use crate::core::fleet::Link;
     use crate::core::session::SessionEvent;
-    use crate::core::testing::row;
-    use schema::{Binder, CardRequest, Question, QuestionCard, QuestionOption, Request, Response};
+    use crate::core::testing::{permission_card, row};
+    use schema::{
+        CardRequest, FleetRow, Question, QuestionCard, QuestionOption, Request, Response,
+    };
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
@@ -684,6 +908,9 @@ mod tests {
 
     fn client() -> Client {
         let mut client = Client::new(["a".to_owned(), "b".to_owned()]);
+        for host in [0, 1] {
+            client.host_event(host, HostEvent::Link(Link::Connected), 0);
+        }
         let mut blocked = row("%2", State::Blocked);
         blocked.since_ms = Some(5);
         client.host_event(
@@ -692,6 +919,7 @@ mod tests {
                 rows: vec![row("%1", State::Working), blocked],
                 selector: None,
             }),
+            0,
         );
         client.host_event(
             1,
@@ -699,53 +927,210 @@ mod tests {
                 rows: vec![row("%1", State::Idle)],
                 selector: None,
             }),
+            0,
         );
         client
+    }
+
+    fn snapshot(client: &mut Client, host: usize, rows: Vec<FleetRow>) {
+        client.host_event(
+            host,
+            HostEvent::Session(SessionEvent::Snapshot {
+                rows,
+                selector: None,
+            }),
+            0,
+        );
+    }
+
+    fn read_card(client: &mut Client, pane: &str, card: Card) {
+        client.host_event(
+            0,
+            HostEvent::Session(SessionEvent::Answer {
+                request: Request::Card(CardRequest { pane: pane.into() }),
+                response: Response::Card(card),
+            }),
+            0,
+        );
+    }
+
+    /// A key pressed on the screen as drawn now.
+    fn press(ui: &mut Ui, client: &Client, code: KeyCode) -> Vec<Action> {
+        ui.seen(client);
+        ui.key(key(code), client)
+    }
+
+    /// A UI that picked its first row, as it does when the first rows arrive.
+    fn ui(client: &Client) -> Ui {
+        let mut ui = Ui::default();
+        ui.pick_first(client);
+        ui
     }
 
     #[test]
     fn the_selection_starts_on_the_first_blocked_pane_and_moves() {
         let client = client();
-        let mut ui = Ui::default();
-        assert_eq!(ui.selection(&client), Some((0, "%2".into())));
-        ui.key(key(KeyCode::Down), &client);
-        ui.key(key(KeyCode::Down), &client);
-        assert_eq!(ui.selection(&client), Some((1, "%1".into())));
-        ui.key(key(KeyCode::Down), &client);
-        assert_eq!(
-            ui.selection(&client),
-            Some((1, "%1".into())),
-            "stays at the end"
-        );
-        ui.key(key(KeyCode::Char('b')), &client);
-        assert_eq!(
-            ui.selection(&client),
-            Some((0, "%2".into())),
-            "filtered away"
-        );
+        let mut ui = ui(&client);
+        assert_eq!(ui.selection(), Some((0, "%2".into())));
+        press(&mut ui, &client, KeyCode::Down);
+        press(&mut ui, &client, KeyCode::Down);
+        assert_eq!(ui.selection(), Some((1, "%1".into())));
+        press(&mut ui, &client, KeyCode::Down);
+        assert_eq!(ui.selection(), Some((1, "%1".into())), "stays at the end");
     }
 
     #[test]
-    fn keys_become_commands_for_the_selected_pane() {
-        let client = client();
-        let mut ui = Ui::default();
-        assert_eq!(
-            ui.key(key(KeyCode::Char('a')), &client),
-            [Action::Command(Command::Answer {
-                host: "a".into(),
-                pane: "%2".into(),
-                choice: Choice::Approve
-            })]
+    fn the_selection_is_a_pane_and_stays_on_it_when_it_leaves_the_list() {
+        let mut client = client();
+        let mut ui = ui(&client);
+        press(&mut ui, &client, KeyCode::Down);
+        assert_eq!(ui.selection(), Some((0, "%1".into())));
+        // Filtered away: the selection stays on %1, which the panel shows as not in the list,
+        // and no pane key acts on it, nor on the blocked pane the list now shows first.
+        press(&mut ui, &client, KeyCode::Char('b'));
+        assert_eq!(ui.selection(), Some((0, "%1".into())));
+        ui.seen(&client);
+        assert_eq!(ui.drawn.as_ref().unwrap().absent, Some(Absent::Filtered));
+        for code in [
+            KeyCode::Char('a'),
+            KeyCode::Enter,
+            KeyCode::Char('i'),
+            KeyCode::Char('s'),
+        ] {
+            assert!(press(&mut ui, &client, code).is_empty(), "{code:?}");
+            assert!(ui.editor.is_none() && ui.confirm.is_none());
+        }
+        assert!(
+            ui.status.contains("not in the list (the filter hides it)"),
+            "{}",
+            ui.status
         );
+        // Selecting again picks a row the list shows.
+        press(&mut ui, &client, KeyCode::Down);
+        assert_eq!(ui.selection(), Some((0, "%2".into())));
+        // Rows re-sorting never move it: %2 stops blocking and %1 blocks.
+        press(&mut ui, &client, KeyCode::Esc);
+        let mut blocked = row("%1", State::Blocked);
+        blocked.since_ms = Some(9);
+        snapshot(&mut client, 0, vec![blocked, row("%2", State::Working)]);
+        assert_eq!(ui.selection(), Some((0, "%2".into())));
+        // It vanishes: the selection stays, gone, and nothing acts.
+        snapshot(&mut client, 0, vec![row("%1", State::Blocked)]);
+        ui.seen(&client);
+        assert_eq!(ui.drawn.as_ref().unwrap().absent, Some(Absent::Gone));
+        assert!(press(&mut ui, &client, KeyCode::Char('d')).is_empty());
+        assert_eq!(ui.selection(), Some((0, "%2".into())));
+        // Its host drops: the row stays, stale, and nothing acts on it.
+        press(&mut ui, &client, KeyCode::Up);
+        assert_eq!(ui.selection(), Some((1, "%1".into())));
+        client.host_event(
+            1,
+            HostEvent::Link(Link::Down {
+                reason: "gone".into(),
+                retry_at_ms: None,
+            }),
+            0,
+        );
+        ui.seen(&client);
+        assert_eq!(ui.drawn.as_ref().unwrap().absent, Some(Absent::HostDown));
+        assert!(press(&mut ui, &client, KeyCode::Enter).is_empty());
+    }
+
+    #[test]
+    fn an_answer_key_opens_the_card_when_none_is_shown_and_never_dispatches() {
+        let client = client();
+        let mut ui = ui(&client);
         assert_eq!(
-            ui.key(key(KeyCode::Enter), &client),
+            press(&mut ui, &client, KeyCode::Char('a')),
             [Action::Command(Command::Card {
                 host: "a".into(),
                 pane: "%2".into()
             })]
         );
-        // A steer is typed in the editor, then sent.
-        assert!(ui.key(key(KeyCode::Char('s')), &client).is_empty());
+        assert_eq!(ui.status, "a %2: opening its card; read it, then answer");
+        assert!(matches!(
+            press(&mut ui, &client, KeyCode::Char('D'))[..],
+            [Action::Command(Command::Card { .. })]
+        ));
+        assert!(ui.editor.is_none(), "no deny message without a card shown");
+    }
+
+    #[test]
+    fn an_answer_key_quotes_the_card_drawn() {
+        let mut client = client();
+        let mut ui = ui(&client);
+        let mut blocked = row("%2", State::Blocked);
+        blocked.since_ms = Some(5);
+        blocked.episode_ms = 70;
+        blocked.permission_request = Some("req-1".into());
+        snapshot(
+            &mut client,
+            0,
+            vec![row("%1", State::Working), blocked.clone()],
+        );
+        read_card(&mut client, "%2", permission_card("%2", 70));
+        let binder = Binder {
+            expect_episode_ms: 70,
+            expect_permission_request: Some("req-1".into()),
+        };
+        assert_eq!(
+            press(&mut ui, &client, KeyCode::Char('a')),
+            [Action::Command(Command::Answer {
+                host: "a".into(),
+                pane: "%2".into(),
+                binder: binder.clone(),
+                choice: Choice::Approve
+            })]
+        );
+        // Deny with a message: the editor holds the binder of the card drawn when D was pressed.
+        assert!(press(&mut ui, &client, KeyCode::Char('D')).is_empty());
+        for c in "not main".chars() {
+            ui.key(key(KeyCode::Char(c)), &client);
+        }
+        assert_eq!(
+            ui.key(key(KeyCode::Enter), &client),
+            [Action::Command(Command::Answer {
+                host: "a".into(),
+                pane: "%2".into(),
+                binder,
+                choice: Choice::DenyWithMessage("not main".into())
+            })]
+        );
+        // A key acts on what was drawn: the model moved on, the screen not redrawn yet.
+        ui.seen(&client);
+        let mut moved = blocked;
+        moved.episode_ms = 80;
+        snapshot(&mut client, 0, vec![row("%1", State::Working), moved]);
+        let acted = ui.key(key(KeyCode::Char('a')), &client);
+        assert!(
+            matches!(&acted[..], [Action::Command(Command::Answer { binder, .. })] if binder.expect_episode_ms == 70),
+            "the drawn card's binder, which the core then refuses: {acted:?}"
+        );
+        // Drawn again: the card is marked changed, and the key is refused on the spot.
+        assert!(press(&mut ui, &client, KeyCode::Char('a')).is_empty());
+        assert_eq!(
+            ui.status,
+            "a %2: the card changed: read it again (the pane is in another episode; Enter reads it)"
+        );
+        assert!(press(&mut ui, &client, KeyCode::Char('d')).is_empty());
+        assert!(press(&mut ui, &client, KeyCode::Char('D')).is_empty());
+        assert!(ui.editor.is_none());
+    }
+
+    #[test]
+    fn steer_names_its_pane_and_interrupt_asks_twice() {
+        let client = client();
+        let mut ui = ui(&client);
+        // A steer is typed in the editor, whose prompt names the pane, then sent.
+        assert!(press(&mut ui, &client, KeyCode::Char('s')).is_empty());
+        assert_eq!(
+            ui.editor.as_ref().map(|(p, _)| p.clone()),
+            Some(Purpose::Steer {
+                host: "a".into(),
+                pane: "%2".into(),
+                now: false
+            })
+        );
         for c in "go on".chars() {
             ui.key(key(KeyCode::Char(c)), &client);
         }
@@ -758,7 +1143,28 @@ mod tests {
                 now: false
             })]
         );
-        assert_eq!(ui.key(key(KeyCode::Char('q')), &client), [Action::Quit]);
+        // Interrupt: the first i names the pane, the second sends it; another key does not.
+        assert!(press(&mut ui, &client, KeyCode::Char('i')).is_empty());
+        assert_eq!(
+            ui.status,
+            "interrupt a %2? i again sends it, any other key does not"
+        );
+        assert_eq!(
+            press(&mut ui, &client, KeyCode::Char('i')),
+            [Action::Command(Command::Interrupt {
+                host: "a".into(),
+                pane: "%2".into()
+            })]
+        );
+        assert!(press(&mut ui, &client, KeyCode::Char('i')).is_empty());
+        assert!(press(&mut ui, &client, KeyCode::Down).is_empty());
+        assert_eq!(ui.status, "a %2: not interrupted");
+        assert_eq!(
+            ui.selection(),
+            Some((0, "%2".into())),
+            "the cancelling key did nothing else"
+        );
+        assert_eq!(press(&mut ui, &client, KeyCode::Char('q')), [Action::Quit]);
     }
 
     #[test]
@@ -799,8 +1205,10 @@ mod tests {
                 request: Request::Card(CardRequest { pane: "%2".into() }),
                 response: Response::Card(card),
             }),
+            0,
         );
-        let mut ui = Ui::default();
+        let mut ui = ui(&client);
+        ui.seen(&client);
         for code in [
             KeyCode::Char('1'),
             KeyCode::Char('2'),
@@ -815,15 +1223,26 @@ mod tests {
             ui.key(key(KeyCode::Char(c)), &client);
         }
         ui.key(key(KeyCode::Enter), &client);
+        // Two answers to a question that takes one: said on the status line, nothing sent.
+        assert!(ui.key(key(KeyCode::Char('y')), &client).is_empty());
+        assert_eq!(
+            ui.status,
+            "a %2: question 2 (Cache) takes one choice, not 2"
+        );
+        ui.key(key(KeyCode::Char('2')), &client);
         let sent = ui.key(key(KeyCode::Char('y')), &client);
         assert_eq!(
             sent,
             [Action::Command(Command::Answer {
                 host: "a".into(),
                 pane: "%2".into(),
+                binder: Binder {
+                    expect_episode_ms: 1,
+                    expect_permission_request: None,
+                },
                 choice: Choice::Answer(vec![
                     vec!["src/".into(), "tests/".into()],
-                    vec!["No".into(), "later".into()]
+                    vec!["later".into()]
                 ])
             })]
         );

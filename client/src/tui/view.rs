@@ -7,16 +7,17 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
-use schema::{Card, EventHeader, Extraction, FleetRow, State};
+use schema::{Binder, Card, EventHeader, Extraction, FleetRow, State};
 
-use super::state::{Focus, Purpose, Ui, show_filter, waited};
-use crate::core::client::Client;
-use crate::core::fleet::Link;
+use super::state::{Absent, Focus, Purpose, Ui, absent_words, show_filter, waited};
+use crate::core::client::{CARD_CHANGED, Client, binder_of};
+use crate::core::fleet::{Link, human_duration};
 
-/// Draws one frame.
+/// Draws one frame, and records what its panel shows: what the next key acts on.
 pub fn draw(frame: &mut Frame<'_>, ui: &mut Ui, client: &Client, now_ms: u64) {
     let area = frame.area();
     ui.size = (area.width, area.height);
+    ui.seen(client);
     let hosts = client.fleet().hosts().len() as u16;
     let panel = match ui.focus() {
         Focus::Fleet => Constraint::Percentage(35),
@@ -30,7 +31,7 @@ pub fn draw(frame: &mut Frame<'_>, ui: &mut Ui, client: &Client, now_ms: u64) {
         Constraint::Length(1),
     ])
     .areas(area);
-    draw_header(frame, header, client);
+    draw_header(frame, header, client, now_ms);
     draw_fleet(frame, list, ui, client, now_ms);
     match ui.focus() {
         Focus::Fleet => draw_pane(frame, panel, ui, client, now_ms),
@@ -69,7 +70,7 @@ fn state_style(row: &FleetRow) -> (String, Style) {
     }
 }
 
-fn draw_header(frame: &mut Frame<'_>, area: Rect, client: &Client) {
+fn draw_header(frame: &mut Frame<'_>, area: Rect, client: &Client, now_ms: u64) {
     let fleet = client.fleet();
     let lines: Vec<Line<'_>> = fleet
         .hosts()
@@ -105,6 +106,15 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, client: &Client) {
             }
             match &host.link {
                 Link::Down { reason, .. } | Link::Revoked { reason } => {
+                    if let Some(news) = host.last_news_ms {
+                        spans.push(Span::styled(
+                            format!(
+                                "  rows as of {} ago",
+                                human_duration(now_ms.saturating_sub(news))
+                            ),
+                            Style::new().fg(Color::DarkGray),
+                        ));
+                    }
                     spans.push(Span::styled(
                         format!("  {reason}"),
                         Style::new().fg(Color::Red),
@@ -137,7 +147,7 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, client: &Client) {
 fn draw_fleet(frame: &mut Frame<'_>, area: Rect, ui: &mut Ui, client: &Client, now_ms: u64) {
     let fleet = client.fleet();
     let shown = fleet.shown(&ui.filter);
-    let selection = ui.selection(client);
+    let selection = ui.selection();
     let mut selected = None;
     let rows: Vec<Row<'_>> = shown
         .iter()
@@ -146,7 +156,12 @@ fn draw_fleet(frame: &mut Frame<'_>, area: Rect, ui: &mut Ui, client: &Client, n
             if selection.as_ref() == Some(&(*host, row.pane.clone())) {
                 selected = Some(i);
             }
-            let (state, style) = state_style(row);
+            let (state, mut style) = state_style(row);
+            // A disconnected host's rows are what it last said: dimmed, never shown as live.
+            let stale = fleet.host(*host).stale();
+            if stale {
+                style = Style::new().fg(Color::DarkGray);
+            }
             let wait = if row.state == State::Blocked {
                 waited(row.since_ms, now_ms)
             } else {
@@ -163,6 +178,11 @@ fn draw_fleet(frame: &mut Frame<'_>, area: Rect, ui: &mut Ui, client: &Client, n
                 if row.muted { "muted " } else { "" },
                 if row.attention && !row.done { "*" } else { "" }
             );
+            let dim = if stale {
+                Style::new().fg(Color::DarkGray)
+            } else {
+                Style::new()
+            };
             Row::new(vec![
                 Cell::from(fleet.host(*host).name.clone()),
                 Cell::from(row.pane.clone()),
@@ -177,8 +197,9 @@ fn draw_fleet(frame: &mut Frame<'_>, area: Rect, ui: &mut Ui, client: &Client, n
                 ),
                 Cell::from(place),
                 Cell::from(context),
-                Cell::from(flags),
+                Cell::from(if stale { "stale".to_owned() } else { flags }),
             ])
+            .style(dim)
         })
         .collect();
     let title = if ui.filter.is_empty() {
@@ -230,20 +251,53 @@ fn draw_fleet(frame: &mut Frame<'_>, area: Rect, ui: &mut Ui, client: &Client, n
 }
 
 fn draw_pane(frame: &mut Frame<'_>, area: Rect, ui: &Ui, client: &Client, now_ms: u64) {
-    let Some((host, pane)) = ui.selection(client) else {
-        frame.render_widget(Block::bordered().title(" pane "), area);
+    let Some(panel) = &ui.drawn else {
+        frame.render_widget(
+            Paragraph::new("↑↓ selects a pane").block(Block::bordered().title(" pane ")),
+            area,
+        );
         return;
     };
+    let (host, pane) = (panel.host, &panel.pane);
     let fleet = client.fleet();
     let name = &fleet.host(host).name;
-    let row = fleet.row(host, &pane);
-    let title = match row {
+    let row = fleet.row(host, pane);
+    let mut title = match row {
         Some(row) => format!(" {name} {pane} {} · {} ", row.agent, row.locator),
         None => format!(" {name} {pane} "),
     };
     let mut lines: Vec<Line<'_>> = Vec::new();
-    match client.card(host, &pane) {
-        Some(card) => card_lines(card, ui, &mut lines),
+    let warn = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    if let Some(absent) = panel.absent {
+        title.push_str("· not in the list ");
+        let mut why = format!("not in the list: {}", absent_words(absent));
+        if absent == Absent::HostDown
+            && let Some(news) = fleet.host(host).last_news_ms
+        {
+            why.push_str(&format!(
+                " (its rows are as of {} ago)",
+                human_duration(now_ms.saturating_sub(news))
+            ));
+        }
+        lines.push(Line::styled(why, warn));
+        lines.push(Line::styled(
+            "no key acts on this pane: ↑↓ selects a pane in the list",
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    match &panel.card {
+        Some(shown) => {
+            if let Some(why) = &shown.changed {
+                title.push_str("· CARD CHANGED ");
+                lines.push(Line::styled(
+                    format!("CARD CHANGED: {why}. {CARD_CHANGED} (Enter)"),
+                    Style::new()
+                        .fg(Color::Red)
+                        .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+                ));
+            }
+            card_lines(&shown.card, ui, &mut lines);
+        }
         None => {
             if let Some(row) = row {
                 let (state, style) = state_style(row);
@@ -266,7 +320,7 @@ fn draw_pane(frame: &mut Frame<'_>, area: Rect, ui: &Ui, client: &Client, now_ms
                 }
             }
             lines.push(Line::styled(
-                "Enter: open its card   t: its transcript   s: steer",
+                "Enter: open its card (answers act on the card shown)   t: its transcript   s: steer",
                 Style::new().fg(Color::DarkGray),
             ));
         }
@@ -285,8 +339,24 @@ fn draw_pane(frame: &mut Frame<'_>, area: Rect, ui: &Ui, client: &Client, now_ms
     );
 }
 
+/// The card's identity, as an answer to it quotes it: its episode and permission request.
+fn binder_line(binder: &Binder) -> Line<'static> {
+    let request = binder
+        .expect_permission_request
+        .as_deref()
+        .map(|r| format!(" · request {r}"))
+        .unwrap_or_default();
+    Line::styled(
+        format!("card of episode {}{request}", binder.expect_episode_ms),
+        Style::new().fg(Color::DarkGray),
+    )
+}
+
 fn card_lines(card: &Card, ui: &Ui, lines: &mut Vec<Line<'_>>) {
     let dim = Style::new().fg(Color::DarkGray);
+    if let Some(binder) = binder_of(card) {
+        lines.push(binder_line(binder));
+    }
     match card {
         Card::Permission(card) => {
             lines.push(Line::from(vec![
@@ -540,7 +610,7 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, ui: &Ui, _client: &Client) {
                     if *now { "steer now" } else { "steer" }
                 )
             }
-            Purpose::Deny { host, pane } => format!("deny {host} {pane}, telling it> "),
+            Purpose::Deny { host, pane, .. } => format!("deny {host} {pane}, telling it> "),
             Purpose::Custom => "answer> ".to_owned(),
             Purpose::Filter => "filter (host=… state=blocked,done agent=…)> ".to_owned(),
         };
@@ -557,7 +627,7 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, ui: &Ui, _client: &Client) {
     }
     let keys = match ui.focus() {
         Focus::Fleet => {
-            "↑↓ select  Enter card  a approve  d deny  s steer  i interrupt  t transcript  f filter  b blocked  h host  ? help  q quit"
+            "↑↓ select  Enter card  a approve  d deny  s steer  i i interrupt  t transcript  f filter  b blocked  h host  ? help  q quit"
         }
         Focus::Transcript { .. } => "↑↓ select  Enter open  o older page  r newest  Esc back",
         Focus::Event { .. } => "↑↓ PgUp PgDn scroll  Esc back",
@@ -571,18 +641,18 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, ui: &Ui, _client: &Client) {
 fn draw_help(frame: &mut Frame<'_>, area: Rect) {
     let text = "\
 fleet      ↑↓ j k PgUp PgDn Home End  select a pane
-           Enter   open (or refresh) its card
+           Enter   open (or read again) its card: answers act only on the card shown
            a / d   approve / deny its permission;  D  deny, telling the agent why
            1-9 Tab c y x   on a question: choose, next question, free text, send, reject
-           s / S   steer it (type a line; S interrupts first);  i  interrupt it
+           s / S   steer it (type a line; S interrupts first);  i i  interrupt it
            t       its transcript (o: older page, Enter: an event in full)
            r       read the host's fleet again
            f       filter: host=NAME state=blocked,done agent=NAME;  b blocked only;
            h       one host at a time;  Esc  no filter
            q Ctrl-C  quit
 
-A pane that blocks rings once per episode (BEL). Pressing an answer twice sends the same slot:
-the host answers once.
+A pane that blocks rings once per episode (BEL). A card whose pane moved on says CARD CHANGED
+and answers nothing: read it again. Pressing an answer twice sends the same slot.
 
 any key closes this";
     let width = 96.min(area.width);

@@ -1,6 +1,7 @@
 //! The headless client against `corral-sim demo` (the real host on the fake tmux): it follows the
-//! fleet, rings when a pane blocks, approves a permission (pressed twice: one slot, the second
-//! receipt cached) and steers an idle agent.
+//! fleet, rings when a pane blocks, reads the pane's card and approves the permission it shows,
+//! quoting its binder (pressed twice: one slot, the second receipt cached), and steers an idle
+//! agent.
 
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ fn a_permission_is_approved_once_and_an_idle_agent_is_steered() {
         is(l, "snapshot", "demo") && l["rows"] == 4
     });
 
-    // Approve: the card is fetched first, both presses send one slot.
+    // Approve what the card line showed, quoting its binder; both presses send one slot.
     let deadline = Instant::now() + Duration::from_secs(120);
     let approved = loop {
         assert!(
@@ -36,7 +37,17 @@ fn a_permission_is_approved_once_and_an_idle_agent_is_steered() {
             is(l, "attention", "demo") && l["detail"] == "permission"
         });
         let pane = ring["pane"].as_str().unwrap().to_owned();
-        let press = json!({"cmd":"approve","host":"demo","pane":pane}).to_string();
+        // The ring says which episode rang, as the row that rang showed it.
+        assert_ne!(ring["episode_ms"], 0, "{ring}");
+        remote.send(&json!({"cmd":"card","host":"demo","pane":pane}).to_string());
+        let card = remote.wait(Duration::from_secs(30), "the pane's card", |l| {
+            is(l, "card", "demo") && l["pane"] == pane.as_str()
+        });
+        if card["card"]["card"] != "permission" {
+            continue;
+        }
+        let binder = card["card"]["binder"].clone();
+        let press = json!({"cmd":"approve","host":"demo","pane":pane,"binder":binder}).to_string();
         remote.send(&press);
         remote.send(&press);
         let mut receipts: Vec<Value> = Vec::new();
@@ -47,20 +58,30 @@ fn a_permission_is_approved_once_and_an_idle_agent_is_steered() {
                     && l["receipt"]["pane"] == pane.as_str()
                     && l.get("retry").is_none())
                     || (is(l, "failed", "demo") && l["pane"] == pane.as_str())
+                    || (l["ev"] == "error" && l["line"].as_str() == Some(press.as_str()))
             });
-            if line["ev"] == "failed" {
+            if line["ev"] != "receipt" {
+                // Not sent: the card changed under the press (the desk answered first).
                 failed = true;
             } else {
                 receipts.push(line["receipt"].clone());
             }
         }
-        // The desk may answer first: then the card says nothing is asked, or the episode moved.
+        // The desk may answer first: then the press was refused here, or the host's binder said
+        // the episode moved.
         if failed || receipts[0]["outcome"] == "refused" {
             continue;
         }
         break receipts;
     };
     assert_eq!(approved[0]["slot"], approved[1]["slot"]);
+    assert!(
+        approved[0]["slot"]
+            .as_str()
+            .unwrap()
+            .ends_with(":approve"),
+        "{approved:?}"
+    );
     assert!(
         ["replied", "sent"].contains(&approved[0]["outcome"].as_str().unwrap()),
         "{approved:?}"
