@@ -1,7 +1,8 @@
 //! What the host's and the simulator's integration tests share, defined once: children that
 //! inherit none of the developer's tmux or corral settings and write only where their test says,
-//! the binaries of the other package, and the help walk. Each crate's own fixtures (a fleet, a
-//! home, a simulator dir) stay in its `tests/it/`.
+//! the binaries of the other package, the help walk, and the skip a test records when this machine
+//! cannot run its subject. Each crate's own fixtures (a fleet, a home, a simulator dir) stay in
+//! its `tests/it/`.
 
 // The variables that say where a process writes, and their values: nowhere, or a test's temp dirs.
 mod locations;
@@ -13,8 +14,11 @@ mod binaries;
 mod help;
 // A throwaway OpenSSH server on loopback.
 pub mod sshd;
+// A test that cannot run its subject here says so, and CI counts it.
+mod skip;
 
 pub use binaries::Binaries;
 pub use help::{check_help, undocumented};
 pub use locations::{LOCATIONS, NOWHERE, RUN_MARK, in_temp_dirs, nowhere, seen_locations};
 pub use process::{command, unique};
+pub use skip::{SKIPS, skipped};

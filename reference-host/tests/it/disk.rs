@@ -5,8 +5,9 @@
 //! that cannot be written leaves no file behind to block the request's next answer; an act log or
 //! notification log that cannot be written is skipped.
 //!
-//! Mounting needs root (CI runs as root on a fresh VM). Where the probe mount is refused, each
-//! test prints why and returns: there is no other way to make a write fail for lack of space.
+//! Mounting needs root (CI runs as root on a fresh VM). Where the mount is refused, each test
+//! records a skip saying why and returns: there is no other way to make a write fail for lack
+//! of space. `cargo test` shows the skip; `.ci/run` lists it and, as root, fails.
 //! Logs on stderr need no mount: `/dev/full` fails every write with ENOSPC, for anyone.
 
 use std::io::Write;
@@ -28,8 +29,11 @@ struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mounts one; `None`, with the reason printed, where this machine does not let the test.
-    fn mount(test: &str) -> Option<Tmpfs> {
+    /// Mounts one; `None` where this machine does not let the test, the skip recorded
+    /// ([`test_support::skipped`]: said on stderr, counted by CI, which fails on it as root) at
+    /// the test's call.
+    #[track_caller]
+    fn mount() -> Option<Tmpfs> {
         let dir = tempfile::tempdir().unwrap();
         let out = command("mount")
             .args(["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs"])
@@ -38,16 +42,16 @@ impl Tmpfs {
         match out {
             Ok(out) if out.status.success() => Some(Tmpfs { dir }),
             Ok(out) => {
-                eprintln!(
-                    "SKIPPED {test}: mounting a tmpfs was refused ({}); a full disk cannot be made here",
+                test_support::skipped(format!(
+                    "mounting a tmpfs was refused ({}); a full disk cannot be made here",
                     String::from_utf8_lossy(&out.stderr).trim()
-                );
+                ));
                 None
             }
             Err(err) => {
-                eprintln!(
-                    "SKIPPED {test}: cannot run mount ({err}); a full disk cannot be made here"
-                );
+                test_support::skipped(format!(
+                    "cannot run mount ({err}); a full disk cannot be made here"
+                ));
                 None
             }
         }
@@ -111,8 +115,7 @@ fn steer(id: &str, pane: &str, slot: &str, text: &str) -> String {
 }
 
 fn a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim(backend: Backend) {
-    let Some(disk) = Tmpfs::mount("a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim")
-    else {
+    let Some(disk) = Tmpfs::mount() else {
         return;
     };
     let fleet = Fleet::up(backend);
@@ -221,8 +224,7 @@ fn a_full_runtime_dir_never_fires_twice_nor_forgets_a_claim(backend: Backend) {
 /// behind: with room again, the parked request is answered by the next approve.
 #[test]
 fn a_verdict_that_cannot_be_written_leaves_the_request_answerable() {
-    let Some(disk) = Tmpfs::mount("a_verdict_that_cannot_be_written_leaves_the_request_answerable")
-    else {
+    let Some(disk) = Tmpfs::mount() else {
         return;
     };
     let (fleet, _) = fleet_with_phone(Backend::Fake);
@@ -279,7 +281,7 @@ fn a_verdict_that_cannot_be_written_leaves_the_request_answerable() {
 /// goes out on the other sinks, the log is skipped, and the daemon runs on.
 #[test]
 fn a_notification_log_on_a_full_disk_is_skipped() {
-    let Some(disk) = Tmpfs::mount("a_notification_log_on_a_full_disk_is_skipped") else {
+    let Some(disk) = Tmpfs::mount() else {
         return;
     };
     let fleet = Fleet::up(Backend::Fake);

@@ -214,7 +214,9 @@ fn a_runtime_dir_another_user_owns_or_could_replace_is_refused() {
             let me = my_uid();
             std::os::unix::fs::chown(&runtime, Some(me), Some(me)).unwrap();
         }
-        Err(err) => eprintln!("SKIPPED the other owner's runtime dir: chown to nobody: {err}"),
+        Err(err) => test_support::skipped(format!(
+            "the runtime dir another user owns: chown to nobody was refused ({err})"
+        )),
     }
 
     // In a parent others may write, and not sticky.
