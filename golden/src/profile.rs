@@ -6,6 +6,10 @@
 //! another, and `corral-conformance profile init` writes a commented starting one
 //! ([`STARTER`]).
 //!
+//! A host's action manifests are its own too (the protocol leaves their format to each host):
+//! the profile declares, per agent, the actions they cover, how each is fired and the labels a
+//! card shows ([`DeclaredAction`]), and the kit checks what reached an agent against that.
+//!
 //! Templates: `{cli}` is the host's command line (`--host-cli`), `{device}` a device id,
 //! `{pane}`, `{name}`, `{key}`, `{scope}`, `{trigger}` an operation's arguments, each
 //! shell-quoted where it is replaced; `${config_dir}`, `${run_dir}`, `${home_dir}` and
@@ -59,6 +63,150 @@ pub struct HostProfile {
     /// has no command for skips the cases that need it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cli: BTreeMap<Operation, String>,
+    /// The actions the host's manifests cover, by agent (as `@agent_name` spells it) then by
+    /// action: how each is fired and what a card shows for it. The sessions that dispatch an
+    /// action, or show its label, run only when the profile declares it as they need it; what
+    /// reached the pane is judged against what is declared here, never against corral's keys.
+    /// Absent: the host covers no action (every dispatch is refused at the scope gate).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub actions: BTreeMap<String, BTreeMap<String, DeclaredAction>>,
+}
+
+/// One action of an agent as the host's manifest fires it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredAction {
+    /// How it is fired (docs/protocol.md, "Actions"): `keys` or `text` to the pane, `api` on the
+    /// agent's own HTTP API ("The api lane"), `hook` only as the verdict of a parked request.
+    /// A parked request takes an approve or a deny to the hook lane whatever its kind.
+    pub kind: FireKind,
+    /// What the pane receives when it fires on the screen, in the records `corral-sim pane
+    /// input` prints: `{ text = "1" }` (bytes typed), `{ keys = ["Escape"] }` (named keys). A
+    /// `text` action's records hold the caller's text as exactly one `{ text = "{text}" }`.
+    /// Only for `keys` and `text`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input: Vec<PaneInput>,
+    /// The label a permission card shows for it (its option's `name`); required for `approve`
+    /// and `deny`, whose options a card offers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// How a declared action is fired.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FireKind {
+    /// Keys sent to the pane.
+    Keys,
+    /// The caller's text delivered to the pane, between keys.
+    Text,
+    /// A request to the agent's own HTTP API.
+    Api,
+    /// The verdict of the request the agent's hook parked; nothing without one.
+    Hook,
+}
+
+impl FireKind {
+    /// The kind's name, as profiles and sessions write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FireKind::Keys => "keys",
+            FireKind::Text => "text",
+            FireKind::Api => "api",
+            FireKind::Hook => "hook",
+        }
+    }
+
+    /// Whether it fires on the screen: what reaches the pane is its declared `input`.
+    pub fn types_into_the_pane(self) -> bool {
+        matches!(self, FireKind::Keys | FireKind::Text)
+    }
+}
+
+/// One record of what a pane received, as `corral-sim pane input` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum PaneInput {
+    /// Bytes typed, as text.
+    Text {
+        /// The text (`{text}`: the dispatch's own).
+        text: String,
+    },
+    /// Named keys (`Escape`, `Enter`, `C-c`).
+    Keys {
+        /// The keys, in order.
+        keys: Vec<String>,
+    },
+}
+
+/// What a session needs of one action of the host's declared manifests (its header's
+/// `manifests`, by `<agent>.<action>`): declared and fired so, declared however fired, or not
+/// declared at all.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Declared, fired as keys into the pane.
+    Keys,
+    /// Declared, fired as text into the pane.
+    Text,
+    /// Declared, fired on the agent's own HTTP API.
+    Api,
+    /// Declared, fired only as a parked request's verdict.
+    Hook,
+    /// Declared, however it is fired (a case that shows its label, or passes gate 1 with it).
+    Covered,
+    /// Not declared: the case shows what a host does with an action no manifest of the pane's
+    /// agent covers.
+    None,
+}
+
+impl Coverage {
+    /// The kind it needs, when it needs one.
+    pub fn kind(self) -> Option<FireKind> {
+        match self {
+            Coverage::Keys => Some(FireKind::Keys),
+            Coverage::Text => Some(FireKind::Text),
+            Coverage::Api => Some(FireKind::Api),
+            Coverage::Hook => Some(FireKind::Hook),
+            Coverage::Covered | Coverage::None => None,
+        }
+    }
+}
+
+/// `<agent>.<action>` split, when it is one: an agent's name and an action of the protocol.
+pub fn split_action_key(key: &str) -> Option<(&str, &str)> {
+    let (agent, action) = key.rsplit_once('.')?;
+    let plain = !agent.is_empty()
+        && agent
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (plain && schema::Action::KNOWN.contains(&action)).then_some((agent, action))
+}
+
+/// The placeholder of a `text` action's input that stands for the dispatch's text.
+pub const TEXT_PLACEHOLDER: &str = "{text}";
+
+impl DeclaredAction {
+    /// What the pane receives when the action fires with `text` (a `text` action's), as the
+    /// JSON lines `corral-sim pane input` prints; `None` for an action that does not type into
+    /// the pane.
+    pub fn typed(&self, text: Option<&str>) -> Option<Vec<serde_json::Value>> {
+        if !self.kind.types_into_the_pane() {
+            return None;
+        }
+        let records = self.input.iter().map(|record| match record {
+            PaneInput::Text { text: typed } if typed == TEXT_PLACEHOLDER => {
+                serde_json::json!({ "text": text.unwrap_or_default() })
+            }
+            PaneInput::Text { text } => serde_json::json!({ "text": text }),
+            PaneInput::Keys { keys } => serde_json::json!({ "keys": keys }),
+        });
+        Some(records.collect())
+    }
 }
 
 fn default_version_key() -> String {
@@ -151,6 +299,52 @@ impl HostProfile {
         HostProfile::parse(&text, &path.display().to_string())
     }
 
+    /// The action the profile declares for `agent`, if it does.
+    pub fn action(&self, agent: &str, action: &str) -> Option<&DeclaredAction> {
+        self.actions.get(agent)?.get(action)
+    }
+
+    /// The labels it declares, by `<agent>.<action>`: what sessions bind as
+    /// `label.<agent>.<action>`.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::new();
+        for (agent, actions) in &self.actions {
+            for (action, declared) in actions {
+                if let Some(label) = &declared.label {
+                    labels.insert(format!("{agent}.{action}"), label.clone());
+                }
+            }
+        }
+        labels
+    }
+
+    /// Why the profile does not declare the action `key` (`<agent>.<action>`) as a session
+    /// needs it, if it does not: the reason the case is skipped.
+    pub fn unmet(&self, key: &str, needed: Coverage) -> Option<String> {
+        let (agent, action) = split_action_key(key)?;
+        let declared = self.action(agent, action);
+        match (needed, declared) {
+            (Coverage::None, None) => None,
+            (Coverage::None, Some(_)) => Some(format!(
+                "the case dispatches `{action}` to a `{agent}` pane as an action no manifest \
+                 covers, and the host profile declares it ([actions.{agent}])"
+            )),
+            (_, None) => Some(format!(
+                "the case needs the `{action}` action of `{agent}`, and the host profile \
+                 declares none ([actions.{agent}])"
+            )),
+            (needed, Some(declared)) => match needed.kind() {
+                Some(kind) if kind != declared.kind => Some(format!(
+                    "the case fires `{action}` for `{agent}` as {}, and the host profile \
+                     declares it {} ([actions.{agent}])",
+                    kind.as_str(),
+                    declared.kind.as_str()
+                )),
+                _ => None,
+            },
+        }
+    }
+
     /// Whether this is corral's own profile: only it runs the `corral-cli` suite.
     pub fn is_corral(&self) -> bool {
         self.tool == "corral"
@@ -198,8 +392,72 @@ impl HostProfile {
                 "[env] {bad:?} is not an environment variable's name"
             )));
         }
+        for (agent, actions) in &self.actions {
+            if !name_ok(agent) {
+                return Err(Error::new(format!(
+                    "[actions] {agent:?} is not an agent's name (letters, digits, `-`, `_`)"
+                )));
+            }
+            for (name, declared) in actions {
+                check_action(name, declared)
+                    .map_err(|why| Error::new(format!("[actions.{agent}] `{name}` {why}")))?;
+            }
+        }
         Ok(())
     }
+}
+
+/// What a declared action must say: a protocol action a device can dispatch, an input exactly
+/// where it types into the pane (a `text` action's with one `{text}`), a label for `approve`
+/// and `deny`.
+fn check_action(name: &str, declared: &DeclaredAction) -> Result<(), String> {
+    if !schema::Action::KNOWN.contains(&name) {
+        return Err(format!(
+            "is no action of the protocol ({})",
+            schema::Action::KNOWN.join(", ")
+        ));
+    }
+    let placeholders = declared
+        .input
+        .iter()
+        .filter(|record| matches!(record, PaneInput::Text { text } if text == TEXT_PLACEHOLDER))
+        .count();
+    match declared.kind {
+        FireKind::Keys | FireKind::Text if declared.input.is_empty() => {
+            return Err(format!(
+                "is fired as {}: its `input` says what the pane receives",
+                declared.kind.as_str()
+            ));
+        }
+        FireKind::Api | FireKind::Hook if !declared.input.is_empty() => {
+            return Err(format!(
+                "is fired as {}, not into the pane: it has no `input`",
+                declared.kind.as_str()
+            ));
+        }
+        FireKind::Text if placeholders != 1 => {
+            return Err(format!(
+                "is a text action: its `input` holds the text as exactly one                  {{ text = \"{TEXT_PLACEHOLDER}\" }}"
+            ));
+        }
+        FireKind::Keys if placeholders != 0 => {
+            return Err(format!(
+                "is a keys action: it takes no text, so no {TEXT_PLACEHOLDER}"
+            ));
+        }
+        _ => {}
+    }
+    if let Some(PaneInput::Keys { keys }) = declared
+        .input
+        .iter()
+        .find(|record| matches!(record, PaneInput::Keys { keys } if keys.is_empty()))
+    {
+        return Err(format!("has an input record with no keys ({keys:?})"));
+    }
+    if ["approve", "deny"].contains(&name) && declared.label.is_none() {
+        return Err("needs the `label` a permission card shows for it".to_owned());
+    }
+    Ok(())
 }
 
 fn one_line(text: &str) -> String {
@@ -260,6 +518,7 @@ mod tests {
             "[paths]",
             "[daemon]",
             "[cli]",
+            "[actions.",
         ] {
             let said = STARTER
                 .lines()
@@ -303,6 +562,114 @@ mod tests {
         assert!(!err.contains('\n'), "{err}");
         let err = with("transitions = ", "transitionz = ");
         assert!(err.contains("transitionz"), "{err}");
+    }
+
+    #[test]
+    fn corrals_declared_actions_say_what_reaches_the_pane() {
+        let profile = HostProfile::corral();
+        let approve = profile.action("claude", "approve").unwrap();
+        assert_eq!(approve.kind, FireKind::Keys);
+        assert_eq!(approve.label.as_deref(), Some("Yes"));
+        assert_eq!(
+            approve.typed(None),
+            Some(vec![serde_json::json!({"text": "1"})])
+        );
+        let steer_now = profile.action("codex", "steer_now").unwrap();
+        assert_eq!(
+            steer_now.typed(Some("Stop.")),
+            Some(vec![
+                serde_json::json!({"keys": ["Escape"]}),
+                serde_json::json!({"text": "Stop."}),
+                serde_json::json!({"keys": ["Enter"]}),
+            ])
+        );
+        let reply = profile.action("opencode", "question_reply").unwrap();
+        assert_eq!((reply.kind, reply.typed(None)), (FireKind::Api, None));
+        assert!(profile.action("gemini", "question_reply").is_none());
+        assert!(profile.action("cursor", "approve").is_none());
+    }
+
+    #[test]
+    fn a_case_runs_only_where_the_profile_declares_what_it_needs() {
+        let profile = HostProfile::corral();
+        assert_eq!(profile.unmet("claude.approve", Coverage::Keys), None);
+        assert_eq!(profile.unmet("claude.approve", Coverage::Covered), None);
+        assert_eq!(profile.unmet("gemini.question_reply", Coverage::None), None);
+        let kind = profile.unmet("opencode.approve", Coverage::Keys).unwrap();
+        assert!(
+            kind.contains("as keys, and the host profile declares it api"),
+            "{kind}"
+        );
+        let none = profile.unmet("cursor.approve", Coverage::Covered).unwrap();
+        assert!(none.contains("declares none ([actions.cursor])"), "{none}");
+        let covered = profile.unmet("claude.approve", Coverage::None).unwrap();
+        assert!(covered.contains("no manifest covers"), "{covered}");
+        assert_eq!(
+            split_action_key("claude.approve"),
+            Some(("claude", "approve"))
+        );
+        assert_eq!(split_action_key("claude.compact"), None);
+        assert_eq!(split_action_key(".approve"), None);
+    }
+
+    #[test]
+    fn a_declared_action_must_say_how_it_reaches_the_agent() {
+        let with = |actions: &str| {
+            HostProfile::parse(&format!("{CORRAL}\n[actions.herd]\n{actions}\n"), "p.toml")
+                .map(|profile| profile.actions["herd"].len())
+                .map_err(|err| err.to_string())
+        };
+        assert_eq!(
+            with(
+                r#"steer = { kind = "text", input = [{ text = "{text}" }, { keys = ["Enter"] }] }"#
+            ),
+            Ok(1)
+        );
+        for (actions, says) in [
+            (
+                r#"approve = { kind = "keys", input = [{ text = "1" }] }"#,
+                "needs the `label`",
+            ),
+            (
+                r#"steer = { kind = "text", input = [{ keys = ["Enter"] }] }"#,
+                "exactly one",
+            ),
+            (
+                r#"interrupt = { kind = "keys", input = [{ text = "{text}" }] }"#,
+                "takes no text",
+            ),
+            (
+                r#"interrupt = { kind = "keys" }"#,
+                "its `input` says what the pane receives",
+            ),
+            (
+                r#"interrupt = { kind = "keys", input = [{ keys = [] }] }"#,
+                "no keys",
+            ),
+            (
+                r#"deny = { kind = "api", input = [{ text = "n" }], label = "No" }"#,
+                "no `input`",
+            ),
+            (
+                r#"compact = { kind = "keys", input = [{ text = "c" }] }"#,
+                "is no action of the protocol",
+            ),
+            (
+                r#"interrupt = { kind = "screen", input = [{ text = "c" }] }"#,
+                "screen",
+            ),
+            (
+                r#"interrupt = { kind = "keys", input = [{ text = "c", keys = ["x"] }] }"#,
+                "input",
+            ),
+        ] {
+            let err = with(actions).unwrap_err();
+            assert!(
+                err.starts_with("p.toml: ") && err.contains(says),
+                "{actions}: {err}"
+            );
+            assert!(!err.contains('\n'), "{err}");
+        }
     }
 
     #[test]

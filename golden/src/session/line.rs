@@ -12,6 +12,7 @@ use schema::DeviceRecord;
 
 use super::raw::{RawBytes, RawSegment};
 use crate::backend::Backend;
+use crate::profile::Coverage;
 use crate::suite::Suite;
 
 fn both_backends() -> Vec<Backend> {
@@ -63,6 +64,12 @@ pub struct SessionHeader {
     /// `config.schema.json`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub config: Map<String, Value>,
+    /// What the case needs of the host's action manifests, as its profile declares them
+    /// (`[actions]`), by `<agent>.<action>`: `keys`, `text`, `api` or `hook` (declared, fired
+    /// so), `covered` (declared, however fired) or `none` (not declared). A host whose profile
+    /// declares otherwise skips the case, saying which; corral's own declares its manifests.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub manifests: BTreeMap<String, Coverage>,
     /// When present, every received line is scanned for these strings and for every pane title
     /// of the fixture; finding one fails the case (a pane title never rides the wire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -314,6 +321,24 @@ pub enum Content {
     /// The whole text is one JSON value, with or without a final newline, matching this pattern
     /// (a file a host writes as one document, such as a parked permission request).
     Json(Value),
+    /// What a pane received (`corral-sim pane input`'s JSON lines) when these actions fired, in
+    /// order: each one's records as the host's profile declares them (`[actions]`, its `input`
+    /// with the dispatch's text in place of `{text}`), never corral's keys. Each must be one
+    /// the header's `manifests` needs as `keys` or `text`.
+    Fired(Vec<Fired>),
+}
+
+/// One action whose declared input reached a pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fired {
+    /// The pane's agent (`claude`).
+    pub agent: String,
+    /// The action (`approve`).
+    pub action: String,
+    /// The dispatch's text, for a `text` action (`${name}` replaced, `$$` a literal `$`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 impl Content {

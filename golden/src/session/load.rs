@@ -14,13 +14,14 @@ use serde_json::Value;
 
 use super::MAIN_CONN;
 use super::line::{
-    Content, Entry, FileCheck, Program, Repeat, Run, SessionHeader, SignalName, SignalStep,
+    Content, Entry, FileCheck, Fired, Program, Repeat, Run, SessionHeader, SignalName, SignalStep,
     Started, StderrCheck, Step, StepLine, WriteFile,
 };
-use super::names::{is_prebound, names_fixture_pane};
+use super::names::{LABEL_PREFIX, is_prebound, names_fixture_pane};
 use crate::Error;
 use crate::backend::Backend;
 use crate::pattern::{self, Use};
+use crate::profile::{Coverage, FireKind, split_action_key};
 
 /// A loaded session.
 #[derive(Debug, Clone)]
@@ -171,7 +172,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Session, Error> {
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     check_header(&header, stem).map_err(|err| err.at(path, 1))?;
-    let mut names = Names::default();
+    let mut names = Names {
+        manifests: header.manifests.clone(),
+        ..Names::default()
+    };
     let mut steps = Vec::new();
     for (index, text) in lines.iter().enumerate().skip(1) {
         let line = index + 1;
@@ -243,6 +247,15 @@ fn check_header(header: &SessionHeader, stem: &str) -> Result<(), Error> {
             "a case that skips a backend says why in `backends_reason`",
         ));
     }
+    if let Some(key) = header
+        .manifests
+        .keys()
+        .find(|key| split_action_key(key).is_none())
+    {
+        return Err(Error::new(format!(
+            "`manifests` names `{key}`: a key is `<agent>.<action>`, an action of the protocol"
+        )));
+    }
     Ok(())
 }
 
@@ -258,6 +271,8 @@ struct Names {
     paths: BTreeSet<String>,
     running: BTreeSet<String>,
     unread: BTreeMap<String, Unread>,
+    /// The header's `manifests`: what the case needs of the host's declared actions.
+    manifests: BTreeMap<String, Coverage>,
 }
 
 /// Why the runner reads nothing from a connection's stdout.
@@ -277,6 +292,17 @@ impl Names {
                 return Err(Error::new(format!(
                     "`${{{name}}}` is used before any pattern binds it"
                 )));
+            }
+            if let Some(key) = name.strip_prefix(LABEL_PREFIX) {
+                match self.manifests.get(key) {
+                    Some(coverage) if *coverage != Coverage::None => {}
+                    _ => {
+                        return Err(Error::new(format!(
+                            "`${{{name}}}` is the label the host declares for `{key}`: the \
+                             header's `manifests` must need it declared"
+                        )));
+                    }
+                }
             }
             self.panes |= names_fixture_pane(&name);
         }
@@ -702,6 +728,31 @@ fn check_content(content: &Content, names: &mut Names) -> Result<(), Error> {
         Content::JsonEach(pattern) | Content::Toml(pattern) | Content::Json(pattern) => {
             names.expect(pattern)
         }
+        Content::Fired(fired) => fired.iter().try_for_each(|fired| check_fired(fired, names)),
+    }
+}
+
+/// A fired action is one the header needs typed into the pane, with a text exactly when it is a
+/// `text` action.
+fn check_fired(fired: &Fired, names: &mut Names) -> Result<(), Error> {
+    let key = format!("{}.{}", fired.agent, fired.action);
+    let kind = names
+        .manifests
+        .get(&key)
+        .and_then(|coverage| coverage.kind());
+    match (kind, &fired.text) {
+        (Some(FireKind::Keys), None) => Ok(()),
+        (Some(FireKind::Text), Some(text)) => names.text(text, "a fired action's `text`"),
+        (Some(FireKind::Text), None) => Err(Error::new(format!(
+            "`fired` `{key}` is a text action: it names the dispatch's `text`"
+        ))),
+        (Some(FireKind::Keys), Some(_)) => Err(Error::new(format!(
+            "`fired` `{key}` is a keys action: it has no `text`"
+        ))),
+        _ => Err(Error::new(format!(
+            "`fired` names `{key}`, which the header's `manifests` does not need as `keys` or \
+             `text`"
+        ))),
     }
 }
 
@@ -1068,6 +1119,74 @@ mod tests {
         ] {
             let err = refused(&format!("{HEADER}\n{text}"));
             assert!(err.contains(wanted), "{text}: {err}");
+        }
+    }
+
+    /// A case says what it needs of the host's declared actions; what it fires and the labels
+    /// it shows must be among them.
+    #[test]
+    fn fired_actions_and_labels_are_ones_the_header_needs_declared() {
+        let header = |manifests: &str| {
+            format!(
+                r#"{{"case":"x","suite":"wire","about":"a","requirements":["a.b"],"fixture":"small","manifests":{manifests}}}"#
+            )
+        };
+        let input = |fired: &str| {
+            format!(
+                r#"{{"run":{{"program":"corral-sim","args":["pane","input","--pane","p"],"exit":0,"stdout":{{"fired":{fired}}}}}}}"#
+            )
+        };
+        let good = header(
+            r#"{"claude.approve":"keys","claude.deny":"covered","codex.steer":"text","gemini.question_reply":"none"}"#,
+        );
+        let card = r#"{"expect":{"schema":1,"id":"1","t":"card","card":"permission","options":[{"kind":"allow-once","name":"${label.claude.approve}"},{"kind":"reject-once","name":"${label.claude.deny}"}],"$more":true}}"#;
+        let session = parse_text(&format!(
+            "{good}\n{}\n{}\n{card}\n",
+            input(r#"[{"agent":"claude","action":"approve"}]"#),
+            input(r#"[{"agent":"codex","action":"steer","text":"Go on."}]"#),
+        ))
+        .unwrap();
+        assert_eq!(session.header.manifests.len(), 4);
+        for (text, says) in [
+            (
+                format!("{}\n", header(r#"{"claude.compact":"keys"}"#)),
+                "`manifests` names `claude.compact`",
+            ),
+            (
+                format!(
+                    "{good}\n{}\n",
+                    input(r#"[{"agent":"claude","action":"deny"}]"#)
+                ),
+                "does not need as `keys` or `text`",
+            ),
+            (
+                format!(
+                    "{good}\n{}\n",
+                    input(r#"[{"agent":"codex","action":"steer"}]"#)
+                ),
+                "it names the dispatch's `text`",
+            ),
+            (
+                format!(
+                    "{good}\n{}\n",
+                    input(r#"[{"agent":"claude","action":"approve","text":"x"}]"#)
+                ),
+                "it has no `text`",
+            ),
+            (
+                format!(
+                    "{good}\n{}\n",
+                    card.replace("claude.deny", "gemini.question_reply")
+                ),
+                "must need it declared",
+            ),
+            (
+                format!("{good}\n{}\n", card.replace("claude.deny", "cursor.deny")),
+                "must need it declared",
+            ),
+        ] {
+            let err = refused(&text);
+            assert!(err.contains(says), "{text}: {err}");
         }
     }
 

@@ -21,11 +21,12 @@ pub mod raw;
 
 pub use barrier::{BARRIER_SESSION, barrier_answer, barrier_request};
 pub use line::{
-    Background, Content, Empty, Entry, FileCheck, GoldenLine, LineCount, Program, Repeat, Run,
-    SessionHeader, SignalName, SignalStep, Spawn, Started, StderrCheck, Step, StepLine, WriteFile,
+    Background, Content, Empty, Entry, FileCheck, Fired, GoldenLine, LineCount, Program, Repeat,
+    Run, SessionHeader, SignalName, SignalStep, Spawn, Started, StderrCheck, Step, StepLine,
+    WriteFile,
 };
 pub use load::{Located, Session, canonical, files, load, parse};
-pub use names::{NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX, server_key};
+pub use names::{LABEL_PREFIX, NAMES, PANE_PREFIX, Prebound, TRANSCRIPT_PREFIX, server_key};
 pub use raw::{RawBytes, RawSegment};
 
 /// The connection a step acts on when it names none.

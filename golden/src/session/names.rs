@@ -5,8 +5,9 @@
 //! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), the host's files where its
 //! profile puts them (`runtime_dir`, `device_store`, `config_file`), the tmux server's key
 //! (`server_key`, which names a notification daemon's lock and socket), `pane.<name>` (each
-//! fixture pane's id) and `transcript.<name>` (the transcript the simulator wrote for a fixture
-//! pane).
+//! fixture pane's id), `transcript.<name>` (the transcript the simulator wrote for a fixture
+//! pane) and `label.<agent>.<action>` (the label the host's profile declares for an action: what a
+//! permission card's option is named).
 
 use std::collections::BTreeMap;
 
@@ -49,11 +50,15 @@ pub const PANE_PREFIX: &str = "pane.";
 /// (`transcript.worker`, an absolute path).
 pub const TRANSCRIPT_PREFIX: &str = "transcript.";
 
+/// Prefix of the names of the labels a host's profile declares for its actions
+/// (`label.claude.approve`, the name of a permission card's approve option).
+pub const LABEL_PREFIX: &str = "label.";
+
 /// Whether a name is bound before the first step. Any `pane.` and `transcript.` name is: which
 /// panes exist, and which have a transcript, is the fixture's business, known when the session is
-/// played.
+/// played. So is a `label.` name the header's `manifests` needs declared (the loader checks that).
 pub fn is_prebound(name: &str) -> bool {
-    NAMES.contains(&name) || names_fixture_pane(name)
+    NAMES.contains(&name) || names_fixture_pane(name) || name.starts_with(LABEL_PREFIX)
 }
 
 /// Whether a name stands for something of a fixture pane (its id, its transcript).
@@ -95,6 +100,9 @@ pub struct Prebound {
     /// `transcript.<name>`: the path of the transcript the simulator wrote for a fixture pane,
     /// by the pane's name (the `@agent_transcript` it stamped, or the file a store walk finds).
     pub transcripts: BTreeMap<String, String>,
+    /// `label.<agent>.<action>`: the label the host's profile declares for each action it
+    /// declares one for.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl Prebound {
@@ -130,6 +138,9 @@ impl Prebound {
                 Value::from(path.as_str()),
             );
         }
+        for (key, label) in &self.labels {
+            captures.insert(format!("{LABEL_PREFIX}{key}"), Value::from(label.as_str()));
+        }
         captures
     }
 }
@@ -154,6 +165,7 @@ mod tests {
             config_file: "/case/config/herd/config.toml".into(),
             panes: BTreeMap::from([("worker".to_owned(), "%1".to_owned())]),
             transcripts: BTreeMap::from([("worker".to_owned(), "/case/t.jsonl".to_owned())]),
+            labels: BTreeMap::from([("claude.approve".to_owned(), "Yes".to_owned())]),
         };
         let captures = prebound.captures();
         assert_eq!(captures["pane.worker"], Value::from("%1"));
@@ -168,7 +180,8 @@ mod tests {
         assert_eq!(captures["host_tool"], Value::from("herd"));
         // sha256("/tmp/tmux-1/s") = 686eb2f4d2dc31c8…
         assert_eq!(captures["server_key"], Value::from("686eb2f4d2dc31c8"));
-        assert_eq!(captures.len(), NAMES.len() + 2);
+        assert_eq!(captures["label.claude.approve"], Value::from("Yes"));
+        assert_eq!(captures.len(), NAMES.len() + 3);
         assert!(captures.keys().all(|name| is_prebound(name)));
         assert!(is_prebound("pane.anything"));
         assert!(!is_prebound("host"));

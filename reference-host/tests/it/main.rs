@@ -32,6 +32,7 @@ mod kills;
 mod ls;
 mod notify;
 mod permissions;
+mod profile;
 mod races;
 mod revocation;
 mod serve;

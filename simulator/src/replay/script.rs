@@ -54,7 +54,9 @@ pub const HOST_NAME: &str = "replay-host";
 /// `${run_dir}`, `${config_dir}` and `${home_dir}` are `/run/user/1000`, `/home/replay/.config`
 /// and `/home/replay`, the host's files corral's places in them (only host-side steps, `run` and
 /// `file`, use them, and those are not replayed),
-/// and every pane's `${transcript.<name>}` is `<sim_dir>/transcripts/<name>.jsonl`.
+/// every pane's `${transcript.<name>}` is `<sim_dir>/transcripts/<name>.jsonl`, and every
+/// `${label.<agent>.<action>}` the label corral's profile declares (the replayer stands in for
+/// corral).
 pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
     let transcripts = panes
         .keys()
@@ -74,6 +76,7 @@ pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
         device_store: "/home/replay/.config/corral/devices.toml".to_owned(),
         config_file: "/home/replay/.config/corral/config.toml".to_owned(),
         panes,
+        labels: golden::HostProfile::corral().labels(),
     }
 }
 

@@ -111,6 +111,13 @@ impl Judge<'_> {
                 })?;
                 self.value(pattern, &value, "the document", Parsed::Json, &mut trial)?;
             }
+            Some(Content::Fired(_)) => {
+                return Err(StepError::new(format!(
+                    "{}: a `fired` expectation is judged as the lines the host profile declares \
+                     (the `run` step expands it)",
+                    self.what
+                )));
+            }
             Some(Content::Toml(pattern)) => {
                 let value: Value = toml::from_str(text)
                     .map_err(|err| StepError::new(format!("{} is not TOML: {err}", self.what)))?;

@@ -18,6 +18,7 @@ mod diff;
 mod expect;
 mod failure;
 mod file;
+mod manifests;
 mod program;
 mod received;
 mod repeat;
@@ -146,6 +147,11 @@ impl RunContext {
                  without --host-cli"
                     .to_owned(),
             );
+            return result;
+        }
+        if let Some(reason) = manifests::unmet(&self.profile, &session.header) {
+            result.grade = Grade::Skipped;
+            result.skip_reason = Some(reason);
             return result;
         }
         if let Some(reason) = self.beyond_the_profile(session) {

@@ -111,8 +111,10 @@ impl Case<'_> {
         // For another host, prose is not judged at all (not even as "nothing printed").
         let judged =
             |content: Option<&Content>| prose_and_codes || content.is_some_and(Content::parses);
-        if judged(run.stdout.as_ref()) {
-            judge.judge(run.stdout.as_ref(), &stdout, captures)?;
+        let expected =
+            super::manifests::expected(run.stdout.as_ref(), &self.ctx.profile, captures)?;
+        if judged(expected.as_ref()) {
+            judge.judge(expected.as_ref(), &stdout, captures)?;
         }
         let err = format!("the stderr of {shown}");
         let judge = Judge {

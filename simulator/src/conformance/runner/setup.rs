@@ -161,6 +161,7 @@ impl<'a> Case<'a> {
                     Some((name.clone(), path.clone()))
                 })
                 .collect(),
+            labels: profile.labels(),
         }
         .captures();
         // The host's own names for the fleet's tmux: for the host, its programs, and the hooks
