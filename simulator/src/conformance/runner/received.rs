@@ -6,8 +6,9 @@
 //! Graded at the protocol's strictness: a frame that re-encodes to other bytes is a problem only
 //! where the protocol fixes something (a value the wire types read differently). Keys the
 //! protocol does not name (a host may add keys: a new key keeps schema 1 and readers ignore
-//! unknown fields) and keys in another order or spacing than corral writes (JSON objects are
-//! unordered) are strict-grade notes, which fail a case only under `--strict`.
+//! unknown fields), keys in another order or spacing than corral writes (JSON objects are
+//! unordered) and another JSON encoding of the same value (`\/` or `\u0041` in a string where
+//! corral writes the character) are strict-grade notes, which fail a case only under `--strict`.
 
 use golden::validate::FrameSchema;
 use schema::{Response, decode_line, encode_line};
@@ -92,6 +93,7 @@ pub(super) fn check(
                     let canonical = canonical.trim_end();
                     if canonical != text {
                         grade_encoding(
+                            &text,
                             frame,
                             canonical,
                             &mut problems,
@@ -186,9 +188,11 @@ fn own_version_key(frame: &mut Value, key: &str, problems: &mut Vec<String>) -> 
     Some(frame.to_string())
 }
 
-/// A frame whose bytes are not corral's: its unknown keys and another key order or spacing are
-/// notes; any other difference (a value the wire types read as something else) is a problem.
+/// A frame whose bytes are not corral's: its unknown keys, another key order, other spacing and
+/// another JSON encoding of the same value are notes; any other difference (a value the wire
+/// types read as something else) is a problem.
 fn grade_encoding(
+    text: &str,
     frame: &Value,
     canonical: &str,
     problems: &mut Vec<String>,
@@ -220,8 +224,50 @@ fn grade_encoding(
             "keys in another order than corral writes them: {canonical}"
         ));
     } else if unknown_keys.is_empty() {
+        notes.extend(other_bytes(text, canonical));
+    }
+}
+
+/// Why `text`, which holds the same keys in the same order as `canonical`, is not its bytes:
+/// whitespace between tokens, another JSON encoding of the same value (a string escaped where
+/// corral writes the character: `\/`, `\u0041`), or both.
+fn other_bytes(text: &str, canonical: &str) -> Vec<String> {
+    let squeezed = without_spacing(text);
+    let mut notes = Vec::new();
+    if squeezed.len() != text.len() {
         notes.push("other spacing than corral writes (compact JSON)".to_owned());
     }
+    if squeezed != canonical {
+        notes.push(format!(
+            "another JSON encoding of the same value (such as a `\\/` or `\\uXXXX` escape where \
+             corral writes the character): corral writes {canonical}"
+        ));
+    }
+    notes
+}
+
+/// `text` without the whitespace between JSON tokens; strings, escapes and all, left as they are.
+fn without_spacing(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `frame` without the object members `known` (its re-encoding) lacks, recording their JSON
@@ -355,6 +401,33 @@ mod tests {
             not_hello
         );
         assert_eq!(notes.len(), 1);
+    }
+
+    /// `\/` and `\uXXXX` escape characters corral writes as they are: the same value in another
+    /// JSON encoding, said as such (not as spacing); spacing, even around an escaped quote, is
+    /// said apart from it.
+    #[test]
+    fn another_encoding_of_the_same_value_is_named_for_what_it_is() {
+        let canonical = r#"{"schema":1,"id":"a/b1","t":"ack"}"#;
+        let encoding = format!(
+            "another JSON encoding of the same value (such as a `\\/` or `\\uXXXX` escape where \
+             corral writes the character): corral writes {canonical}"
+        );
+        let spacing = "other spacing than corral writes (compact JSON)";
+        for line in [
+            r#"{"schema":1,"id":"a\/b1","t":"ack"}"#,
+            r#"{"schema":1,"id":"a/b\u0031","t":"ack"}"#,
+        ] {
+            let escaped = checked(line.as_bytes());
+            assert!(escaped.problems.is_empty(), "{:?}", escaped.problems);
+            assert_eq!(escaped.notes, [encoding.as_str()], "{line}");
+        }
+        let both = checked(br#"{ "schema":1,"id":"a\/b1","t":"ack" }"#);
+        assert_eq!(both.notes, [spacing, encoding.as_str()]);
+        let spaced = checked(b"{\"schema\":1,\t\"id\":\"a \\\" b\",\"t\":\"ack\"}");
+        assert_eq!(spaced.notes, [spacing]);
+        let as_written = checked(br#"{"schema":1,"id":"a \" b","t":"ack"}"#);
+        assert!(as_written.notes.is_empty(), "{:?}", as_written.notes);
     }
 
     /// A key the protocol does not name, another key order and other spacing are notes, never
