@@ -2,6 +2,11 @@
 //! each mapped to the golden cases that test it or to the reason it is not tested
 //! (`golden/README.md`, "The requirement ledger"). Unknown keys are refused, and every entry
 //! names a section of `docs/protocol.md` that exists ([`Ledger::misplaced`]).
+//!
+//! Beside the requirements, one `[[case]]` per golden case of a suite any host runs (`wire`,
+//! `host-files`) says which passages of the protocol everything the case expects rests on, and
+//! whether it also rests on what the host declares in its profile; a case moved out of those
+//! suites (corral's own choice) says so and why ([`CaseBasis`], [`Ledger::dangling_passages`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -19,6 +24,68 @@ pub struct Ledger {
     /// The requirements, in spec order.
     #[serde(rename = "requirement", default)]
     pub requirements: Vec<Requirement>,
+    /// The golden cases of the suites any host runs, each with the passages it rests on; and the
+    /// cases moved out of them, with why.
+    #[serde(rename = "case", default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<CaseEntry>,
+}
+
+/// What one golden case rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseEntry {
+    /// The case id (`golden/sessions/<id>.ndjson`).
+    pub id: String,
+    /// What it rests on: the protocol alone, the protocol and the host's declared profile, or
+    /// nothing any host owes (moved to a suite of corral's own).
+    pub basis: CaseBasis,
+    /// The passages that state everything the case expects: `protocol.md#<anchor>` (a heading
+    /// of `docs/protocol.md`) or a page it names normative (`agents.md#<anchor>`). At least one,
+    /// unless it was moved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passages: Vec<String>,
+    /// Why: what the profile declares for it, or why it was moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What a golden case rests on.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseBasis {
+    /// Everything it expects is stated in the passages: any host owes it.
+    Protocol,
+    /// Stated in the passages, with what the host declares in its profile in place of corral's
+    /// choices (its action manifests: the keys fired, the labels, what it covers); its header's
+    /// `manifests` says what.
+    Declared,
+    /// corral's own choice, not the protocol's: moved to a suite only corral runs; `note` says
+    /// why.
+    Moved,
+}
+
+/// The pages a passage may name: the protocol, and the page it names normative for how a host
+/// reads each transcript store.
+pub const PASSAGE_PAGES: [(&str, &str); 2] = [
+    ("protocol.md", PROTOCOL_DOC),
+    ("agents.md", "docs/agents.md"),
+];
+
+/// The anchor of a Markdown heading as GitHub makes it: lower case, each space a `-`, every
+/// character but letters, digits, `-` and `_` dropped.
+pub fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One normative sentence.
@@ -138,6 +205,44 @@ impl Ledger {
         problems
     }
 
+    /// Every passage a `[[case]]` names that is not an anchor of its page, and every entry that
+    /// names none though it was not moved, one line each. `anchors` holds each page of
+    /// [`PASSAGE_PAGES`] by its short name (`protocol.md`) with its headings' anchors.
+    pub fn dangling_passages(&self, anchors: &BTreeMap<&str, BTreeSet<String>>) -> Vec<String> {
+        let mut problems = Vec::new();
+        for case in &self.cases {
+            let id = &case.id;
+            if case.passages.is_empty() && case.basis != CaseBasis::Moved {
+                problems.push(format!("case `{id}` names no passage it rests on"));
+            }
+            for passage in &case.passages {
+                let found = passage.split_once('#').and_then(|(page, anchor)| {
+                    anchors.get(page).map(|known| known.contains(anchor))
+                });
+                match found {
+                    Some(true) => {}
+                    Some(false) => problems.push(format!(
+                        "case `{id}` rests on `{passage}`, which is no heading of its page"
+                    )),
+                    None => problems.push(format!(
+                        "case `{id}` rests on `{passage}`: a passage is `<page>#<anchor>`, the \
+                         page one of {}",
+                        PASSAGE_PAGES.map(|(page, _)| page).join(", ")
+                    )),
+                }
+            }
+        }
+        problems
+    }
+
+    /// The `[[case]]` entries by case id.
+    pub fn cases_by_id(&self) -> BTreeMap<&str, &CaseEntry> {
+        self.cases
+            .iter()
+            .map(|case| (case.id.as_str(), case))
+            .collect()
+    }
+
     /// Requirements by id.
     pub fn by_id(&self) -> BTreeMap<&str, &Requirement> {
         self.requirements
@@ -222,6 +327,76 @@ mod tests {
                 "`a.gone` names section `Framing`, which is no heading of docs/protocol.md",
             ]
         );
+    }
+
+    #[test]
+    fn anchors_are_githubs() {
+        assert_eq!(anchor("Order of checks"), "order-of-checks");
+        assert_eq!(anchor("`hello` request"), "hello-request");
+        assert_eq!(anchor("What a window shows"), "what-a-window-shows");
+        assert_eq!(anchor("Exit codes of serve"), "exit-codes-of-serve");
+        assert_eq!(anchor("A hung tmux"), "a-hung-tmux");
+    }
+
+    #[test]
+    fn a_case_resting_on_no_passage_or_a_dangling_one_is_reported() {
+        let ledger: Ledger = toml::from_str(
+            r#"
+            [[case]]
+            id = "a.kept"
+            basis = "protocol"
+            passages = ["protocol.md#lines", "agents.md#what-a-window-shows"]
+
+            [[case]]
+            id = "a.bare"
+            basis = "declared"
+
+            [[case]]
+            id = "a.gone"
+            basis = "protocol"
+            passages = ["protocol.md#framing", "spec.md#lines", "lines"]
+
+            [[case]]
+            id = "a.moved"
+            basis = "moved"
+            note = "corral's own"
+            "#,
+        )
+        .unwrap();
+        let anchors = BTreeMap::from([
+            ("protocol.md", BTreeSet::from(["lines".to_owned()])),
+            (
+                "agents.md",
+                BTreeSet::from(["what-a-window-shows".to_owned()]),
+            ),
+        ]);
+        assert_eq!(
+            ledger.dangling_passages(&anchors),
+            [
+                "case `a.bare` names no passage it rests on",
+                "case `a.gone` rests on `protocol.md#framing`, which is no heading of its page",
+                "case `a.gone` rests on `spec.md#lines`: a passage is `<page>#<anchor>`, the page \
+                 one of protocol.md, agents.md",
+                "case `a.gone` rests on `lines`: a passage is `<page>#<anchor>`, the page one of \
+                 protocol.md, agents.md",
+            ]
+        );
+        let unknown = toml::from_str::<Ledger>("[[case]]\nid = \"x\"\nbasis = \"kept\"\n");
+        assert!(unknown.is_err());
+    }
+
+    #[test]
+    fn every_passage_the_committed_ledger_names_is_a_heading_of_its_page() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let ledger = load(&root.join("golden/requirements.toml")).unwrap();
+        let mut anchors = BTreeMap::new();
+        for (page, path) in PASSAGE_PAGES {
+            let markdown = std::fs::read_to_string(root.join(path)).unwrap();
+            let found = headings(&markdown).unwrap_or_else(|err| panic!("{path}: {err}"));
+            anchors.insert(page, found.iter().map(|h| anchor(h)).collect());
+        }
+        let problems = ledger.dangling_passages(&anchors);
+        assert!(problems.is_empty(), "{problems:#?}");
     }
 
     #[test]

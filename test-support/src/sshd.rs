@@ -103,7 +103,7 @@ impl Sshd {
         let mut config = format!(
             "ListenAddress 127.0.0.1\nPort {port}\nHostKey {}\nPidFile none\nAuthorizedKeysFile {}\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             PermitRootLogin prohibit-password\nLogLevel ERROR\n",
+             PermitRootLogin prohibit-password\nLogLevel INFO\n",
             host_key.display(),
             authorized_keys.display()
         );
@@ -113,12 +113,14 @@ impl Sshd {
         }
         let config_file = dir.join("sshd_config");
         std::fs::write(&config_file, config).unwrap();
+        // Its log (`-e`: to stderr) goes to a file: what [`Sshd::accepted`] counts.
+        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
         privsep_dir_taken();
         let child = command(SSHD)
             .args(["-D", "-e", "-f"])
             .arg(&config_file)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn();
         let child = match child {
             Ok(child) => child,
@@ -138,6 +140,16 @@ impl Sshd {
             std::thread::sleep(Duration::from_millis(20));
         }
         sshd
+    }
+
+    /// How many connections the server let in so far: the `Accepted publickey` lines of its log.
+    /// A client that must not try again is shown not to by this count, taken at sshd.
+    pub fn accepted(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("sshd.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("Accepted publickey"))
+            .count()
     }
 
     /// The options of an `ssh` that logs in to this server with `key`, trusting its host key and

@@ -10,6 +10,7 @@ mod view;
 
 use std::io::Write;
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -24,9 +25,17 @@ use crate::connection::now_ms;
 use crate::core::client::Change;
 use state::{Action, Ui};
 
+/// Whether the terminal is in raw mode on the alternate screen, which [`restore`] undoes once.
+static ENTERED: AtomicBool = AtomicBool::new(false);
+
 /// Puts the terminal back as it was: cooked mode, the main screen, the cursor shown. Safe to
-/// call more than once.
+/// call more than once (the panic hook, then the screen's drop): only the first call acts, for
+/// leaving the alternate screen again would move the cursor back over what was printed since
+/// (a panic's message).
 fn restore() {
+    if !ENTERED.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = terminal::disable_raw_mode();
     let _ = execute!(
         std::io::stdout(),
@@ -49,6 +58,7 @@ impl Screen {
             }));
         });
         terminal::enable_raw_mode().context("cannot put the terminal in raw mode")?;
+        ENTERED.store(true, Ordering::SeqCst);
         let screen = Screen;
         execute!(std::io::stdout(), terminal::EnterAlternateScreen)
             .context("cannot switch to the alternate screen")?;

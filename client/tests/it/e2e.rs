@@ -140,7 +140,9 @@ fn select(tmux: &Tmux, host: &str, pane: &str) -> bool {
             .as_ref()
             .and_then(|(h, p)| shown.iter().position(|r| &r.host == h && &r.pane == p))
         else {
-            std::thread::sleep(Duration::from_millis(50));
+            // The selection is a pane that left the list (or none yet): select again.
+            tmux.repeat("Down", 1);
+            let _ = tmux.try_wait(Duration::from_secs(5), |s| panel(s).0 != selected);
             continue;
         };
         if to == at {
@@ -456,17 +458,20 @@ fn the_tui_answers_two_fleets_one_over_ssh() {
         header(&screen, "remote").contains("scope-denied"),
         "{screen}"
     );
-    std::thread::sleep(Duration::from_secs(2));
+    // Not retried: sshd lets no connection in after the refused one. The client's backoff
+    // starts at 0.5 s, so a retry would reach sshd several times over within this window.
+    let accepted = sshd.accepted();
+    assert!(accepted >= 1, "sshd counted no connection:\n{screen}");
+    std::thread::sleep(Duration::from_secs(5));
     let screen = tmux.screen();
     assert!(
         header(&screen, "remote").starts_with("✗ remote revoked"),
         "{screen}"
     );
-    assert!(
-        !children(client)
-            .iter()
-            .any(|pid| cmdline(*pid).starts_with("ssh ")),
-        "the revoked host was tried again"
+    assert_eq!(
+        sshd.accepted(),
+        accepted,
+        "the revoked host was tried again (connections at sshd)"
     );
     assert!(header(&screen, "local").starts_with("● local connected"));
 

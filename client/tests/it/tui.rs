@@ -1,5 +1,6 @@
-//! The TUI in a scratch tmux server: it draws the fleet, and whether it ends by its quit key or by
-//! SIGTERM, SIGINT or SIGHUP, the terminal is left in cooked mode on its main screen.
+//! The TUI in a scratch tmux server: it draws the fleet, and whether it ends by its quit key, by
+//! SIGTERM, SIGINT or SIGHUP, or by a panic (the key only debug builds have), the terminal is left
+//! in cooked mode on its main screen.
 
 use std::path::Path;
 use std::time::Duration;
@@ -26,8 +27,14 @@ fn fake_host() -> String {
 }
 
 fn start(dir: &Path, config: &Path) -> Tmux {
+    start_with(dir, config, "")
+}
+
+/// The TUI in a pane, `env` (`NAME=VALUE `) set for it; the shell then says how it exited and
+/// whether the terminal is in canonical mode.
+fn start_with(dir: &Path, config: &Path, env: &str) -> Tmux {
     let shell = format!(
-        "'{REMOTE}' --config '{}'; echo EXITED $?; stty -a | grep -o -- '-*icanon'; sleep 60",
+        "{env}'{REMOTE}' --config '{}'; echo EXITED $?; stty -a | grep -o -- '-*icanon'; sleep 60",
         config.display()
     );
     Tmux::start(dir, 120, 30, &shell)
@@ -74,6 +81,39 @@ fn the_tui_draws_the_fleet_and_always_gives_the_terminal_back() {
         let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
         assert_eq!(lines, ["EXITED 0", "icanon"], "after {end}: {screen}");
     }
+}
+
+#[test]
+fn a_panic_gives_the_terminal_back_before_its_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("remote.toml");
+    std::fs::write(&config, fake_host()).unwrap();
+    let tmux = start_with(
+        tmp.path(),
+        &config,
+        "RUST_BACKTRACE=0 CORRAL_REMOTE_TEST_PANIC_KEY=P ",
+    );
+    tmux.wait_for("the fleet", "BLOCKED");
+    tmux.keys(&["P"]);
+    let screen = tmux.wait(Duration::from_secs(30), "the end", |s| {
+        s.contains("EXITED") && s.contains("icanon")
+    });
+    // The panic's message is on the main screen (the hook restored the terminal before it was
+    // printed), the process failed, and the terminal is canonical again.
+    assert!(
+        screen.contains("the test panic key was pressed"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("BLOCKED"),
+        "still the alternate screen: {screen}"
+    );
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines[lines.len() - 2..],
+        ["EXITED 101", "icanon"],
+        "{screen}"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use golden::ledger::{CaseBasis, CaseEntry};
 use golden::session::Session;
 use golden::validate::FrameSchema;
 use golden::{Ledger, Level, Status, Step, Suite};
@@ -101,6 +102,7 @@ pub fn check(ledger: &Ledger, sessions: &[Session], variants: &[String]) -> Vec<
             }
         }
     }
+    problems.extend(check_cases(ledger, &by_case));
     let ids = ledger.by_id();
     for session in sessions {
         for id in &session.header.requirements {
@@ -117,6 +119,59 @@ pub fn check(ledger: &Ledger, sessions: &[Session], variants: &[String]) -> Vec<
                     }
                 ));
             }
+        }
+    }
+    problems
+}
+
+/// The `[[case]]` entries against the sessions: every case of a suite any host runs has one
+/// entry, resting on the protocol (`declared` exactly when its header needs declared actions);
+/// every entry names a case, and one in a suite only corral runs says it was moved.
+fn check_cases(ledger: &Ledger, by_case: &BTreeMap<&str, &Session>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut entries: BTreeMap<&str, &CaseEntry> = BTreeMap::new();
+    for entry in &ledger.cases {
+        if entries.insert(entry.id.as_str(), entry).is_some() {
+            problems.push(format!("case `{}` has two [[case]] entries", entry.id));
+        }
+    }
+    for (id, entry) in &entries {
+        let Some(session) = by_case.get(id) else {
+            problems.push(format!("[[case]] `{id}` names no golden case"));
+            continue;
+        };
+        let suite = session.header.suite;
+        let any_host = matches!(suite, Suite::Wire | Suite::HostFiles);
+        let declares = !session.header.manifests.is_empty();
+        match entry.basis {
+            CaseBasis::Moved if any_host => problems.push(format!(
+                "case `{id}` says it was moved, but it is in the {suite} suite"
+            )),
+            CaseBasis::Moved if entry.note.is_none() => {
+                problems.push(format!("case `{id}` was moved: its `note` says why"))
+            }
+            CaseBasis::Moved => {}
+            _ if !any_host => problems.push(format!(
+                "case `{id}` is in the {suite} suite, which only some hosts run: its entry says \
+                 `moved`, or it has none"
+            )),
+            CaseBasis::Protocol if declares => problems.push(format!(
+                "case `{id}` needs declared actions (its header's `manifests`): its basis is \
+                 `declared`"
+            )),
+            CaseBasis::Declared if !declares => problems.push(format!(
+                "case `{id}` says `declared`, but its header needs no declared action"
+            )),
+            CaseBasis::Protocol | CaseBasis::Declared => {}
+        }
+    }
+    for (id, session) in by_case {
+        let any_host = matches!(session.header.suite, Suite::Wire | Suite::HostFiles);
+        if any_host && !entries.contains_key(id) {
+            problems.push(format!(
+                "case `{id}` ({}) has no [[case]] entry saying which passages it rests on",
+                session.header.suite
+            ));
         }
     }
     problems
@@ -229,6 +284,7 @@ mod tests {
     fn an_unknown_requirement_id_is_reported() {
         let ledger = Ledger {
             requirements: vec![requirement("a.b", Level::Must, Status::Pending)],
+            ..Ledger::default()
         };
         let session = session_naming("x", &["a.c"], &[]);
         assert_eq!(unknown_ids(&ledger, &session), ["a.c"]);
@@ -248,6 +304,7 @@ mod tests {
         let pending = requirement("a.c", Level::Must, Status::Pending);
         let ledger = Ledger {
             requirements: vec![tested, pending],
+            ..Ledger::default()
         };
         let session = session_naming("x", &["a.b", "a.c"], &[]);
         let problems = check(&ledger, &[session], &[]);
@@ -275,8 +332,71 @@ mod tests {
         tested.cases = vec!["x".into()];
         let ledger = Ledger {
             requirements: vec![tested],
+            cases: vec![case_entry("x", CaseBasis::Protocol)],
         };
         assert!(check(&ledger, &[session_naming("x", &["a.b"], &[])], &[]).is_empty());
+    }
+
+    fn case_entry(id: &str, basis: CaseBasis) -> CaseEntry {
+        CaseEntry {
+            id: id.into(),
+            basis,
+            passages: vec!["protocol.md#lines".into()],
+            note: None,
+        }
+    }
+
+    #[test]
+    fn every_case_any_host_runs_says_what_it_rests_on() {
+        let mut tested = requirement("a.b", Level::Must, Status::Tested);
+        tested.cases = vec!["w".into(), "d".into(), "c".into(), "m".into()];
+        let declared = session::parse(
+            &PathBuf::from("s/d.ndjson"),
+            concat!(
+                r#"{"case":"d","suite":"wire","about":"a","requirements":["a.b"],"fixture":"small","manifests":{"claude.approve":"keys"}}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let cli = session::parse(
+            &PathBuf::from("s/c.ndjson"),
+            concat!(
+                r#"{"case":"c","suite":"corral-cli","about":"a","requirements":["a.b"],"fixture":"small"}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let sessions = [
+            session_naming("w", &["a.b"], &[]),
+            declared,
+            cli,
+            session_naming("m", &["a.b"], &[]),
+        ];
+        let ledger = Ledger {
+            requirements: vec![tested],
+            cases: vec![
+                case_entry("d", CaseBasis::Protocol),
+                case_entry("c", CaseBasis::Protocol),
+                case_entry("m", CaseBasis::Moved),
+                case_entry("gone", CaseBasis::Protocol),
+            ],
+        };
+        let problems: Vec<String> = check(&ledger, &sessions, &[])
+            .into_iter()
+            .filter(|p| !p.contains("corral_only"))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "case `c` is in the corral-cli suite, which only some hosts run: its entry says \
+                 `moved`, or it has none",
+                "case `d` needs declared actions (its header's `manifests`): its basis is \
+                 `declared`",
+                "[[case]] `gone` names no golden case",
+                "case `m` says it was moved, but it is in the wire suite",
+                "case `w` (wire) has no [[case]] entry saying which passages it rests on",
+            ]
+        );
     }
 
     #[test]
@@ -287,6 +407,7 @@ mod tests {
                 requirement("a.should", Level::Should, Status::Pending),
                 requirement("a.may", Level::May, Status::Pending),
             ],
+            ..Ledger::default()
         };
         assert!(!strict(&ledger, &["a.should".into(), "a.may".into()]));
         assert!(strict(&ledger, &["a.should".into(), "a.must".into()]));
@@ -316,6 +437,7 @@ mod tests {
         pending.frames = vec!["response:window".into()];
         let ledger = Ledger {
             requirements: vec![pending],
+            ..Ledger::default()
         };
         let variants = ["response:window".to_owned(), "response:event".to_owned()];
         assert_eq!(uncovered(&variants, &[], &ledger), ["response:event"]);

@@ -644,6 +644,7 @@ mod tests {
                 requirement("r.pending", Status::Pending, &[]),
                 requirement("r.excluded", Status::Excluded, &[]),
             ],
+            ..Ledger::default()
         };
         let results = vec![
             result(
@@ -743,6 +744,7 @@ mod tests {
                 requirement("r.pending", Status::Pending, &[]),
                 requirement("r.unrun", Status::Tested, &["z"]),
             ],
+            ..Ledger::default()
         };
         let results = [
             result("a", Grade::Pass, &["r.pass", "r.fail"]),

@@ -650,6 +650,7 @@ mod tests {
                 requirement("r.unrun", Status::Tested, &["z.elsewhere"]),
                 requirement("r.pending", Status::Pending, &[]),
             ],
+            ..Ledger::default()
         };
         let results = vec![
             result("a.pass", Grade::Pass, Suite::Wire),
