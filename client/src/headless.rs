@@ -450,7 +450,8 @@ fn fleet_line<I: Send + 'static>(app: &App<I>, filter: &Filter) -> Value {
             let waited = (row.state == schema::State::Blocked)
                 .then(|| row.since_ms.map(|since| now.saturating_sub(since)))
                 .flatten();
-            json!({"host": app.name(host), "waited_ms": waited, "row": row})
+            let stale = fleet.host(host).stale();
+            json!({"host": app.name(host), "waited_ms": waited, "stale": stale, "row": row})
         })
         .collect();
     let hosts: Vec<Value> = fleet
@@ -460,7 +461,7 @@ fn fleet_line<I: Send + 'static>(app: &App<I>, filter: &Filter) -> Value {
         .map(|(index, host)| {
             let counts = fleet.counts(index);
             json!({
-                "host": host.name, "link": host.link.word(),
+                "host": host.name, "link": host.link.word(), "last_news_ms": host.last_news_ms,
                 "agents": counts.total, "blocked": counts.blocked, "working": counts.working,
                 "idle": counts.idle, "unknown": counts.unknown, "done": counts.done,
             })
