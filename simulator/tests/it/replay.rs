@@ -402,8 +402,23 @@ fn an_invalid_frame_fails_with_the_schema_path() {
     );
     assert_eq!(code, 1);
     // With no id of the app's to answer to, the answer keeps the session's.
-    let frames = check_frames(&stdout, &["h1", "2"]);
-    assert_eq!(frames[1]["id"], "2");
+    let session_id = sent_id(SESSION, 1);
+    let frames = check_frames(&stdout, &["h1", &session_id]);
+    assert_eq!(frames[1]["id"], session_id.as_str());
+}
+
+/// The id of a session's `index`-th `send` (from 0).
+fn sent_id(case: &str, index: usize) -> String {
+    let session = golden::session::load(&golden(case)).unwrap();
+    session
+        .steps
+        .iter()
+        .filter_map(|located| match &located.step.step {
+            Step::Send(frame) => frame["id"].as_str().map(str::to_owned),
+            _ => None,
+        })
+        .nth(index)
+        .unwrap()
 }
 
 #[test]
