@@ -12,7 +12,6 @@ mod bench;
 mod cli;
 mod conformance;
 mod fuzz;
-mod one_build;
 mod schema_files;
 mod tidy;
 

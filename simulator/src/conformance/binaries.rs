@@ -41,8 +41,9 @@ pub fn target_dir(root: &Path) -> PathBuf {
 /// xtask and `cargo test --workspace` resolve them and nothing compiles twice (`cargo xtask tidy`
 /// checks it). With the default features (the kit embedded); a run still reads the sessions from
 /// disk. Not `--quiet`: cargo's progress is what a person watches for the minutes a first build
-/// takes.
-const BUILD_ARGS: &[&str] = &[
+/// takes. Public, as the one list of what the kit builds: `cargo xtask tidy` resolves the same
+/// selection to check that nothing compiles twice.
+pub const BUILD_ARGS: &[&str] = &[
     "build",
     "--bins",
     "-p",

@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-pub use binaries::{build as build_binaries, target_dir};
+pub use binaries::{BUILD_ARGS, build as build_binaries, target_dir};
 use cli::Invocation;
 pub use cli::default_jobs;
 use outcome::Grade;
