@@ -267,6 +267,10 @@ pub struct HeldCard {
     pub card: Card,
     /// Why the card no longer stands; `None` while it does.
     pub changed: Option<String>,
+    /// The card was read ahead of the stream: when it came, the pane's row did not show it
+    /// blocked yet, so the edge into `blocked` that follows is the news the card already told,
+    /// not a move (the snapshot after it still checks the episode).
+    ahead: bool,
 }
 
 impl HeldCard {
@@ -577,11 +581,13 @@ impl Client {
             {
                 let why = match (&changed.change, via) {
                     (RowChange::Removed, _) => Some("the pane is gone".to_owned()),
+                    (_, Via::Edge) if held.ahead && changed.row.state == State::Blocked => None,
                     (_, Via::Edge) => {
                         Some(format!("the pane moved: it is {} now", changed.row.state))
                     }
                     (_, Via::Snapshot) => moved_on(binder, &changed.row),
                 };
+                held.ahead = false;
                 if let Some(why) = why {
                     held.changed = Some(why);
                     out.push(Effect::Show(Change::CardChanged {
@@ -612,11 +618,16 @@ impl Client {
                 // The card read now replaces whatever was held: it is what the host says the
                 // pane asks, and what the screen shows next.
                 let pane = asked.pane;
+                let ahead = self
+                    .fleet
+                    .row(host, &pane)
+                    .is_none_or(|row| row.state != State::Blocked);
                 self.cards.insert(
                     (host, pane.clone()),
                     HeldCard {
                         card: card.clone(),
                         changed: None,
+                        ahead,
                     },
                 );
                 out.push(Effect::Show(Change::Card { host, pane, card }));
@@ -898,6 +909,62 @@ mod tests {
             client.card(0, "%4").unwrap().changed.as_deref(),
             Some("the pane is gone")
         );
+        assert!(client.command(approve("a", "%4", 70), 0).is_err());
+    }
+
+    #[test]
+    fn a_card_read_ahead_of_the_stream_stands_through_the_edge_that_catches_up() {
+        let fresh = client;
+        let mut client = fresh();
+        // The row still says working when the card, read after the hook blocked the pane, comes.
+        snapshot(&mut client, 0, vec![row("%4", State::Working)]);
+        answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        let edge = |from, to| Edge {
+            at_ms: 9,
+            pane: "%4".into(),
+            agent: "claude".into(),
+            from: Some(from),
+            to: Some(to),
+            detail: None,
+            locator: "w:0.0".into(),
+            repo: None,
+            branch: None,
+        };
+        let caught_up = client.host_event(
+            0,
+            HostEvent::Session(SessionEvent::Edge(edge(State::Working, State::Blocked))),
+            0,
+        );
+        assert!(!card_changed(&caught_up));
+        assert!(client.command(approve("a", "%4", 70), 0).is_ok());
+        // The snapshot after it tells the episode: the card's, so it stands.
+        assert!(!card_changed(&snapshot(
+            &mut client,
+            0,
+            vec![blocked("%4", 70)]
+        )));
+        // The next edge is a move.
+        let moved = client.host_event(
+            0,
+            HostEvent::Session(SessionEvent::Edge(edge(State::Blocked, State::Working))),
+            0,
+        );
+        assert!(card_changed(&moved));
+
+        // Read ahead, but the snapshot after the edge shows another episode: changed.
+        let mut client = fresh();
+        snapshot(&mut client, 0, vec![row("%4", State::Working)]);
+        answer_card(&mut client, 0, "%4", permission_card("%4", 70));
+        client.host_event(
+            0,
+            HostEvent::Session(SessionEvent::Edge(edge(State::Working, State::Blocked))),
+            0,
+        );
+        assert!(card_changed(&snapshot(
+            &mut client,
+            0,
+            vec![blocked("%4", 71)]
+        )));
         assert!(client.command(approve("a", "%4", 70), 0).is_err());
     }
 

@@ -101,7 +101,10 @@ fn run_loop(app: &mut App<TermEvent>) -> anyhow::Result<()> {
             }
         }
     });
-    let mut ui = Ui::default();
+    let mut ui = Ui {
+        keys_read: keys_counted(),
+        ..Ui::default()
+    };
     loop {
         terminal.draw(|frame| view::draw(frame, &mut ui, app.client(), now_ms()))?;
         // Redrawn at least every second: the wait times move.
@@ -112,6 +115,9 @@ fn run_loop(app: &mut App<TermEvent>) -> anyhow::Result<()> {
         match event {
             Event::Signal(_) => return Ok(()),
             Event::Input(TermEvent::Key(key)) if key.kind != KeyEventKind::Release => {
+                if let Some(read) = &mut ui.keys_read {
+                    *read += 1;
+                }
                 #[cfg(debug_assertions)]
                 panic_on_test_key(&key);
                 actions = ui.key(key, app.client());
@@ -137,6 +143,14 @@ fn run_loop(app: &mut App<TermEvent>) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// In debug builds only (the tests' builds), with `CORRAL_REMOTE_TEST_KEY_COUNT` set, the status
+/// line counts the keys read: a test that presses keys knows when the screen shows what its last
+/// key did. Release builds never count.
+fn keys_counted() -> Option<u64> {
+    (cfg!(debug_assertions) && std::env::var_os("CORRAL_REMOTE_TEST_KEY_COUNT").is_some())
+        .then_some(0)
 }
 
 /// In debug builds only (the tests' builds), the key `CORRAL_REMOTE_TEST_PANIC_KEY` names

@@ -169,6 +169,8 @@ pub struct Ui {
     pub size: (u16, u16),
     /// How many rows the fleet list showed at the last draw.
     pub fleet_rows: usize,
+    /// Keys read so far, when counted (tests only): shown at the status line's end.
+    pub keys_read: Option<u64>,
 }
 
 impl Ui {

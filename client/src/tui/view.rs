@@ -51,6 +51,12 @@ pub fn draw(frame: &mut Frame<'_>, ui: &mut Ui, client: &Client, now_ms: u64) {
         Paragraph::new(ui.status.as_str()).style(Style::new().fg(Color::Yellow)),
         status,
     );
+    if let Some(read) = ui.keys_read {
+        frame.render_widget(
+            Paragraph::new(format!(" [keys {read}]")).alignment(ratatui::layout::Alignment::Right),
+            status,
+        );
+    }
     draw_keys(frame, keys, ui, client);
     if ui.help {
         draw_help(frame, area);

@@ -76,10 +76,7 @@ fn a_permission_is_approved_once_and_an_idle_agent_is_steered() {
     };
     assert_eq!(approved[0]["slot"], approved[1]["slot"]);
     assert!(
-        approved[0]["slot"]
-            .as_str()
-            .unwrap()
-            .ends_with(":approve"),
+        approved[0]["slot"].as_str().unwrap().ends_with(":approve"),
         "{approved:?}"
     );
     assert!(
