@@ -24,6 +24,9 @@ use super::{Launcher, bless, host, ledger, report};
 pub struct Outcome {
     /// Every selected case's result, in session order.
     pub results: Vec<CaseResult>,
+    /// Where each case ran, result for result: its host processes' working dir (removed after
+    /// the case unless `--keep`).
+    pub dirs: Vec<PathBuf>,
     /// Everything printed for the cases, in completion order.
     pub console: String,
     /// Whether the run passed (with the baseline, when one is given).
@@ -73,6 +76,7 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
     };
     let console = Console::new(echo);
     let results = run_cases(&ctx, &ledger, &selected, options, &console);
+    let dirs = (0..results.len()).map(|i| case_dir(&ctx.work, i)).collect();
     if options.keep {
         let kept = work.keep();
         if echo {
@@ -89,6 +93,7 @@ pub fn execute(options: &Options, launcher: &Launcher, echo: bool) -> anyhow::Re
     let ok = judge(options, &ledger, &sessions, &results, &console)?;
     Ok(Outcome {
         results,
+        dirs,
         console: console.into_text(),
         ok,
     })
@@ -292,7 +297,7 @@ fn run_cases(
                         return;
                     };
                     let session = selected[index];
-                    let dir = ctx.work.join(format!("{index:03}"));
+                    let dir = case_dir(&ctx.work, index);
                     let socket = format!("ck{run_id}-{index}");
                     let strict = ledger::strict(ledger, &session.header.requirements);
                     let result = ctx.run_case(session, &dir, &socket, strict);
@@ -315,6 +320,11 @@ fn run_cases(
         .into_iter()
         .map(|slot| slot.expect("every case ran"))
         .collect()
+}
+
+/// The work dir of the selection's case at `index`.
+fn case_dir(work: &Path, index: usize) -> PathBuf {
+    work.join(format!("{index:03}"))
 }
 
 /// Removes every dir it is sent until the senders are gone. A dir a straggling process still

@@ -10,8 +10,10 @@
 //! starts), `runner` (one case), `assign` (order-free matching), `host` (the host process
 //! driver), `sim` (the simulator driver), `outcome` (how a case ended), `ledger`
 //! (requirements, coverage), `report`, `baseline`, `bless`, [`selftest`] (the broken-host
-//! proof), `process`. The sessions, their loader, their patterns, the schema checks of frames
-//! and the embedded data are the `golden` crate's, shared with `corral-sim replay`.
+//! proof) with [`mutants`] (its single-rule breaks), `traffic` (what its wrappers log) and
+//! `caught` (when a break counts as caught), `process`. The sessions, their loader, their
+//! patterns, the schema checks of frames and the embedded data are the `golden` crate's, shared
+//! with `corral-sim replay`.
 #![allow(
     clippy::print_stdout,
     reason = "the conformance report is this command's stdout"
@@ -22,6 +24,7 @@ mod assign;
 mod baseline;
 mod binaries;
 mod bless;
+mod caught;
 mod cli;
 mod execute;
 mod host;
@@ -35,6 +38,7 @@ mod report_html;
 mod runner;
 pub mod selftest;
 mod sim;
+mod traffic;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -41,12 +41,36 @@ pub struct Failure {
     pub message: String,
     /// A unified diff of what was expected (a frame, a text, a document) against what was received.
     pub diff: Option<String>,
+    /// What the step found wrong, as data, when it judged the host's frames or its exit: the
+    /// self-test matches it against what a mutant changed.
+    pub found: Option<Found>,
     /// The connection's lines, `→` sent and `←` received, last ones last.
     pub transcript: Vec<String>,
     /// The tail of the host's stderr.
     pub stderr: String,
     /// The command that reruns this one case.
     pub rerun: String,
+}
+
+/// What a failing step found wrong in what the host sent, as data (its message says it in words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A received frame differs from its pattern at `pointer` (a JSON pointer into the frame, as
+    /// the message names it: `/agents/0/detail`; empty for the frame as a whole).
+    Member {
+        pointer: String,
+        /// The received line.
+        received: String,
+    },
+    /// A frame arrived where the step expected none: during a silence, or before the host's end.
+    Unexpected {
+        /// The received line.
+        received: String,
+    },
+    /// No frame arrived where the step expected one.
+    Missing,
+    /// The host exited with another code than the step expected (`None`: killed by a signal).
+    ExitCode { expected: i32, got: Option<i32> },
 }
 
 /// One case's result.

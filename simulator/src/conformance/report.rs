@@ -606,6 +606,7 @@ mod tests {
                 step: "{\"expect\":{}}".into(),
                 message: "the frame does not match: at /id: expected `id` <&>".into(),
                 diff: Some("-  \"id\": \"1\",\n".into()),
+                found: None,
                 transcript: vec!["→ {}".into(), "← {}".into()],
                 stderr: String::new(),
                 rerun: format!("cargo xtask conformance --backend fake --case {case}"),

@@ -618,6 +618,7 @@ mod tests {
                     "--- expected (golden)\n+++ received\n@@ -1,3 +1,2 @@\n {\n-  \"id\": \"1\",\n+  \"t\": \"</script>\"\n }\n"
                         .into(),
                 ),
+                found: None,
                 transcript: Vec::new(),
                 stderr: "WARN <host> & friends\n".into(),
                 rerun: format!("corral-conformance --backend fake --case {case}"),

@@ -12,8 +12,10 @@
 //! command...>` or `mutant <name> <host command...>`, `cargo xtask conformance drop-id ...` in a
 //! checkout.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -21,10 +23,12 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::binaries::{build, built_corral, host_of};
+use super::caught::{self, CaseRun};
 use super::cli::Options;
 use super::execute::execute;
-use super::mutants::{self, Filter, Lines};
-use super::outcome::Grade;
+use super::mutants::{self, Filter, Lines, Mutant};
+use super::outcome::{CaseResult, Grade};
+use super::traffic::{self, LogFile, Watched};
 use super::{Launcher, host, process};
 
 /// The breaking wrapper's subcommand name.
@@ -39,24 +43,43 @@ pub const GROWN_KEY: &str = "x_kit_growth";
 /// The single-rule wrapper's subcommand name: `mutant <name> <host command...>`.
 pub const MUTANT: &str = "mutant";
 
-/// Runs a host command behind the catalogue's mutant named first in `args`.
+/// `mutant`'s option: the dir its log goes to ([`traffic`]).
+const LOG: &str = "--log";
+
+/// `mutant`'s flag: the log records the traffic too, not only the changes.
+const TRAFFIC: &str = "--traffic";
+
+/// Runs a host command behind the catalogue's mutant (or the transparent filter) named in
+/// `args`: `[--log DIR [--traffic]] <name> <host command...>`.
 pub fn mutant(args: &[String], launcher: &Launcher) -> anyhow::Result<()> {
-    let Some((name, command)) = args.split_first() else {
-        bail!(
-            "usage: {} {MUTANT} <name> <host command...>",
+    let usage = || {
+        anyhow::anyhow!(
+            "usage: {} {MUTANT} [{LOG} DIR [{TRAFFIC}]] <name> <host command...>",
             launcher.command()
-        );
+        )
     };
-    let Some(mutant) = mutants::find(name) else {
+    let (log, args) = match args {
+        [flag, dir, rest @ ..] if flag == LOG => (Some(PathBuf::from(dir)), rest),
+        _ => (None, args),
+    };
+    let (traffic, args) = match args {
+        [flag, rest @ ..] if flag == TRAFFIC && log.is_some() => (true, rest),
+        _ => (false, args),
+    };
+    let Some((name, command)) = args.split_first() else {
+        return Err(usage());
+    };
+    let Some(filter) = mutants::filter_named(name) else {
         bail!("no mutant named `{name}`");
     };
     if command.is_empty() {
-        bail!(
-            "usage: {} {MUTANT} {name} <host command...>",
-            launcher.command()
-        );
+        return Err(usage());
     }
-    std::process::exit(forward_through(command, mutant.filter())?)
+    let filter: Box<dyn Filter> = match log {
+        Some(dir) => Box::new(Watched::new(filter, traffic, LogFile::open(&dir)?)),
+        None => filter,
+    };
+    std::process::exit(forward_through(command, filter)?)
 }
 
 /// The cases the proof runs when `--case` is not given.
@@ -144,9 +167,9 @@ pub fn forward(command: &[String], rewrite: fn(&str) -> String) -> anyhow::Resul
     forward_through(command, Box::new(Lines(rewrite)))
 }
 
-/// [`forward`] through any [`Filter`]: one that sees requests gets the runner's lines on their
-/// way to the host (passed on byte for byte); one that holds lines back is asked for them on
-/// every quiet tick and when the host's output ends.
+/// [`forward`] through any [`Filter`]: it sees the runner's lines on their way to the host
+/// (passed on byte for byte), is asked for lines it held back on every quiet tick and when the
+/// host's output ends, and decides the exit code passed on.
 pub fn forward_through(command: &[String], filter: Box<dyn Filter>) -> anyhow::Result<i32> {
     let Some((program, args)) = command.split_first() else {
         bail!("no host command to run");
@@ -161,37 +184,33 @@ pub fn forward_through(command: &[String], filter: Box<dyn Filter>) -> anyhow::R
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         })
         .context("catching SIGTERM")?;
-    let sees_requests = filter.sees_requests();
     let filter = std::sync::Arc::new(std::sync::Mutex::new(filter));
     let mut child = process::command(program)
         .args(args)
-        .stdin(if sees_requests {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        })
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("starting {program}"))?;
     let from_host = child.stdout.take().expect("stdout is piped");
-    if let Some(to_host) = child.stdin.take() {
-        let filter = filter.clone();
-        std::thread::spawn(move || pass_requests(to_host, &filter));
-    }
+    let to_host = child.stdin.take().expect("stdin is piped");
+    let requests = filter.clone();
+    std::thread::spawn(move || pass_requests(to_host, &requests));
     let (passed, all_passed) = std::sync::mpsc::channel::<()>();
+    let lines = filter.clone();
     std::thread::spawn(move || {
-        pass_on(from_host, &filter);
+        pass_on(from_host, &lines);
         // The host's stdout closes here, whether it ended or the reader went away.
         let _ = passed.send(());
     });
     let status = child.wait().context("waiting for the host")?;
     let _ = all_passed.recv_timeout(LAST_LINES);
-    Ok(match (status.code(), status.signal()) {
+    let code = match (status.code(), status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => 128 + signal,
         (None, None) => 1,
-    })
+    };
+    Ok(lock(&filter).exit(code))
 }
 
 /// Passes the host's lines on, rewritten, until the host's stdout ends or the wrapper's reader
@@ -399,16 +418,28 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
         "self-test: a host that grows every frame passed {graded} case(s), each with strict-grade \
          notes, and failed every one of them under --strict"
     );
-    let caught = mutants_proof(&broken, launcher, &wrapped)?;
+    // The mutants' sessions run whole: the host's own command line too (`run corral` steps,
+    // the hooks `corral-sim hook` runs), the built `corral` in a checkout unless one is given.
+    let mut single = broken.clone();
+    if let (None, None, Launcher::Checkout { root }) = (&options.host, &options.host_cli, launcher)
+    {
+        single.host_cli = Some(built_corral(root));
+    }
+    let caught = mutants_proof(&single, launcher, &wrapped)?;
     println!(
-        "self-test: {caught} of {} single-rule breaks caught, each by a session its rule lists",
+        "self-test: {caught} of {} single-rule breaks caught, each by a session its rule lists, \
+         failing at what the mutant changed in a line it changed, the same session passing \
+         through the transparent filter",
         mutants::CATALOGUE.len()
     );
     Ok(())
 }
 
-/// The single-rule half: every mutant of the catalogue run against the sessions its rule lists;
-/// fails unless one of them fails for each. Returns how many were caught.
+/// The single-rule half: the sessions every mutant's rule lists, run once through the
+/// transparent filter (the control), then each mutant against its own; fails unless every
+/// mutant is caught where it proves its cause ([`caught::judge`]). Prints one line per mutant:
+/// the lines it changed, the case that caught it, its failing step and what that step named.
+/// Returns how many were caught.
 fn mutants_proof(
     options: &Options,
     launcher: &Launcher,
@@ -417,8 +448,7 @@ fn mutants_proof(
     let work = tempfile::tempdir().context("making the self-test's kit dir")?;
     let ledger = super::kit::Kit::load(&super::kit::place(options, launcher, work.path())?)?.ledger;
     let by_id = ledger.by_id();
-    let mut missed = Vec::new();
-    let mut caught = 0;
+    let mut sessions: Vec<(&Mutant, Vec<String>)> = Vec::new();
     for mutant in mutants::CATALOGUE {
         let Some(requirement) = by_id.get(mutant.rule) else {
             bail!(
@@ -427,43 +457,168 @@ fn mutants_proof(
                 mutant.rule
             );
         };
-        let mut run = options.clone();
-        run.host = Some(wrapped(&format!("{MUTANT} {}", mutant.name))?);
-        run.build = false;
-        run.suites = Vec::new();
-        run.cases = requirement.cases.clone();
-        let outcome = execute(&run, launcher, false)?;
-        let failed: Vec<_> = outcome
-            .results
-            .iter()
-            .filter(|r| r.grade == Grade::Fail)
-            .map(|r| r.case.as_str())
-            .collect();
-        if failed.is_empty() {
-            missed.push(format!(
-                "`{}` ({}) passed every session of {}: {}",
-                mutant.name,
-                mutant.breaks,
-                mutant.rule,
-                requirement.cases.join(", ")
-            ));
-        } else {
-            caught += 1;
-            println!(
-                "  caught {:<34} {:<40} by {}",
-                mutant.name,
-                mutant.rule,
-                failed.join(", ")
-            );
+        sessions.push((mutant, requirement.cases.clone()));
+    }
+    let mut every_case: Vec<String> = Vec::new();
+    for case in sessions.iter().flat_map(|(_, cases)| cases) {
+        if !every_case.contains(case) {
+            every_case.push(case.clone());
         }
     }
-    if !missed.is_empty() {
+    let record = std::env::var_os(traffic::RECORD_VAR).map(PathBuf::from);
+    let control = run_logged(
+        options,
+        launcher,
+        wrapped,
+        mutants::TRANSPARENT,
+        &every_case,
+        record.is_some(),
+    )?;
+    let mut problems = Vec::new();
+    let mut passed_control = BTreeMap::new();
+    for run in &control.cases {
+        let passed = run.result.grade == Grade::Pass;
+        passed_control.insert(run.result.case.clone(), passed);
+        if !passed && run.result.grade != Grade::Skipped {
+            problems.push(format!(
+                "`{}` fails through the transparent filter: {}",
+                run.result.case,
+                run.result
+                    .failure
+                    .as_ref()
+                    .map_or(String::new(), |f| format!("{} {}", f.location, f.message))
+            ));
+        }
+        if passed && run.processes.is_empty() {
+            problems.push(format!(
+                "`{}` passed, yet no wrapper logged it: the transparent filter never ran (a \
+                 session a mutant's rule lists must start a host)",
+                run.result.case
+            ));
+        }
+        if caught::changed(&run.processes) > 0 {
+            problems.push(format!(
+                "the transparent filter changed lines of `{}`",
+                run.result.case
+            ));
+        }
+    }
+    if let Some(dir) = &record {
+        write_traffic(dir, &control)?;
+    }
+    if !problems.is_empty() {
         bail!(
-            "self-test: the kit missed a host that breaks one rule:\n{}",
-            missed.join("\n")
+            "self-test: the sessions the mutants run do not pass through a filter that changes              nothing, so no mutant's catch could prove its cause:\n{}",
+            problems.join("\n")
+        );
+    }
+    let mut caught = 0;
+    for (mutant, cases) in &sessions {
+        let logged = run_logged(options, launcher, wrapped, mutant.name, cases, false)?;
+        let runs: Vec<CaseRun<'_>> = logged
+            .cases
+            .iter()
+            .map(|run| CaseRun {
+                result: &run.result,
+                changes: &run.processes,
+                control_passed: passed_control
+                    .get(&run.result.case)
+                    .copied()
+                    .unwrap_or(false),
+            })
+            .collect();
+        let verdict = caught::judge(mutant, &runs);
+        if verdict.caught() {
+            caught += 1;
+            let first = &verdict.catches[0];
+            println!(
+                "  caught {:<34} {:>3} line(s) changed; {} failed at {} {}{}",
+                mutant.name,
+                verdict.changed,
+                first.case,
+                first.location,
+                first.at,
+                match verdict.catches.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more case(s))", n - 1),
+                }
+            );
+        } else {
+            println!("  MISSED {:<34} {}", mutant.name, mutant.rule);
+            problems.extend(verdict.problems);
+        }
+    }
+    if !problems.is_empty() {
+        bail!(
+            "self-test: a single-rule break was not caught where it breaks its rule:\n{}",
+            problems.join("\n")
         );
     }
     Ok(caught)
+}
+
+/// One run of some cases behind the wrapper `mutant --log DIR <filter>`, with what the wrapper
+/// logged for each case.
+struct Logged {
+    cases: Vec<LoggedCase>,
+}
+
+struct LoggedCase {
+    result: CaseResult,
+    /// Where the case ran.
+    dir: PathBuf,
+    /// What the wrapper logged, host process by host process.
+    processes: Vec<Vec<traffic::Entry>>,
+}
+
+/// Runs `cases` against the host behind the filter named `filter`, its wrapper logging what it
+/// changed (and with `traffic`, what it saw) in a dir of its own.
+fn run_logged(
+    options: &Options,
+    launcher: &Launcher,
+    wrapped: &dyn Fn(&str) -> anyhow::Result<String>,
+    filter: &str,
+    cases: &[String],
+    traffic: bool,
+) -> anyhow::Result<Logged> {
+    let logs = tempfile::tempdir().context("making the wrappers' log dir")?;
+    let dir = host::shell_quote(&logs.path().display().to_string());
+    let flag = if traffic { " --traffic" } else { "" };
+    let mut run = options.clone();
+    run.host = Some(wrapped(&format!("{MUTANT} --log {dir}{flag} {filter}"))?);
+    run.build = false;
+    run.suites = Vec::new();
+    run.cases = cases.to_vec();
+    let outcome = execute(&run, launcher, false)?;
+    let mut by_dir = traffic::read_logs(logs.path())?;
+    Ok(Logged {
+        cases: outcome
+            .results
+            .into_iter()
+            .zip(outcome.dirs)
+            .map(|(result, dir)| LoggedCase {
+                processes: by_dir.remove(&dir).unwrap_or_default(),
+                result,
+                dir,
+            })
+            .collect(),
+    })
+}
+
+/// Writes each case's traffic from the control run to `<dir>/<case>.ndjson`.
+fn write_traffic(dir: &Path, control: &Logged) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    for case in &control.cases {
+        let path = dir.join(format!("{}.ndjson", case.result.case));
+        std::fs::write(&path, traffic::recorded(&case.dir, &case.processes))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!(
+        "self-test: recorded the traffic of {} case(s) in {}",
+        control.cases.len(),
+        dir.display()
+    );
+    Ok(())
 }
 
 /// The growing half: every case passes with notes naming the grown key, and fails under

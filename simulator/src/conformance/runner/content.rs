@@ -38,6 +38,7 @@ impl Judge<'_> {
                     message: format!("{} holds text where nothing was expected", self.what),
                     diff: Some(diff("", text)),
                     conn: None,
+                    found: None,
                 });
             }
             Some(Content::Text(expected)) => {
@@ -47,6 +48,7 @@ impl Judge<'_> {
                         message: format!("{} differs from the text expected", self.what),
                         diff: Some(diff(&expected, text)),
                         conn: None,
+                        found: None,
                     });
                 }
             }
@@ -179,6 +181,7 @@ impl Judge<'_> {
             message: format!("{} {which} does not match: {mismatch}", self.what),
             diff: Some(frame_diff(pattern, value, captures, self.now)),
             conn: None,
+            found: None,
         })
     }
 }

@@ -15,6 +15,7 @@ use super::received::{Received, check, in_pattern_order};
 use super::{Case, StepError, StepResult};
 use crate::conformance::assign;
 use crate::conformance::host::{self, Read};
+use crate::conformance::outcome::Found;
 
 impl Case<'_> {
     /// Receives the next line and checks it; `None` when the deadline passes first. A line that
@@ -73,6 +74,7 @@ impl Case<'_> {
                 ),
                 None => format!("no frame arrived within {waited} ms"),
             })
+            .found(Found::Missing)
             .on(conn));
         };
         let now = self.frame_window(located);
@@ -82,6 +84,7 @@ impl Case<'_> {
                 message: received.problems.join("\n"),
                 diff: Some(diff(&pretty(&expected), &format!("{}\n", received.text))),
                 conn: None,
+                found: None,
             });
         };
         let mut notes = received.notes.clone();
@@ -104,11 +107,12 @@ impl Case<'_> {
                 for problem in &received.problems {
                     message.push_str(&format!("\nalso: {problem}"));
                 }
-                Err(StepError {
+                Err(StepError::mismatch(
                     message,
-                    diff: Some(frame_diff(pattern, frame, &self.captures, now)),
-                    conn: None,
-                })
+                    frame_diff(pattern, frame, &self.captures, now),
+                    &mismatch,
+                    &received.text,
+                ))
             }
         }
     }
@@ -155,7 +159,8 @@ impl Case<'_> {
                             .map(|r| r.text.as_str())
                             .collect::<Vec<_>>()
                             .join(" ")
-                    )));
+                    ))
+                    .found(Found::Missing));
                 }
             }
         }
@@ -183,10 +188,8 @@ impl Case<'_> {
                 self.record_bless(located, Step::ExpectUnordered(blessed));
             }
             Err(none) => {
-                let shown = frames
-                    .get(none.pairing[none.pattern])
-                    .cloned()
-                    .unwrap_or(Value::Null);
+                let shown_at = none.pairing[none.pattern];
+                let shown = frames.get(shown_at).cloned().unwrap_or(Value::Null);
                 let mut message = format!(
                     "no assignment of the {} received frames to the patterns exists; pattern {} \
                      (shown beside its most similar frame) fails {}",
@@ -197,16 +200,13 @@ impl Case<'_> {
                 for problem in received.iter().flat_map(|r| &r.problems) {
                     message.push_str(&format!("\nalso: {problem}"));
                 }
-                return Err(StepError {
+                let received = received.get(shown_at).map_or("", |r| r.text.as_str());
+                return Err(StepError::mismatch(
                     message,
-                    diff: Some(frame_diff(
-                        &patterns[none.pattern],
-                        &shown,
-                        &self.captures,
-                        now,
-                    )),
-                    conn: None,
-                });
+                    frame_diff(&patterns[none.pattern], &shown, &self.captures, now),
+                    &none.mismatch,
+                    received,
+                ));
             }
         }
         for line in received {
@@ -241,7 +241,10 @@ impl Case<'_> {
                 return Err(StepError::new(format!(
                     "expected the host to exit with {code}, but it sent another line: {}",
                     host::show(&bytes)
-                )));
+                ))
+                .found(Found::Unexpected {
+                    received: String::from_utf8_lossy(&bytes).into_owned(),
+                }));
             }
         }
         match process.wait(deadline) {
@@ -252,10 +255,18 @@ impl Case<'_> {
                 Some(got) if got == code => Ok(()),
                 Some(got) => Err(StepError::new(format!(
                     "expected exit code {code}, the host exited with {got}"
-                ))),
+                ))
+                .found(Found::ExitCode {
+                    expected: code,
+                    got: Some(got),
+                })),
                 None => Err(StepError::new(format!(
                     "expected exit code {code}, the host was killed by a signal ({status})"
-                ))),
+                ))
+                .found(Found::ExitCode {
+                    expected: code,
+                    got: None,
+                })),
             },
         }
     }

@@ -37,6 +37,7 @@ impl Case<'_> {
             step,
             message: error.message,
             diff: error.diff,
+            found: error.found.map(|found| *found),
             transcript,
             stderr,
             rerun: format!("{} --case {}", self.ctx.rerun, self.session.header.case),

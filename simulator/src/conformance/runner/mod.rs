@@ -34,7 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 use golden::session::{Located, Program, Step, StepLine};
 
 use golden::clock::Window;
-use golden::pattern::Captures;
+use golden::pattern::{Captures, Mismatch};
 use golden::session::Session;
 use golden::validate::{DocumentSchema, FrameSchema};
 use golden::{Backend, HostProfile, Suite};
@@ -42,7 +42,7 @@ use schema::DeviceStore;
 
 use super::adapter;
 use super::host::HostProcess;
-use super::outcome::{CaseResult, Grade};
+use super::outcome::{CaseResult, Found, Grade};
 use super::sim::Sim;
 
 /// A case whose `floor_ms` (a time the protocol makes it wait out) is above this runs only with
@@ -287,6 +287,9 @@ struct StepError {
     message: String,
     diff: Option<String>,
     conn: Option<String>,
+    /// What the step found wrong in the host's frames or exit, as data (boxed: a step's error
+    /// travels in every `Result` of the runner).
+    found: Option<Box<Found>>,
 }
 
 impl StepError {
@@ -296,7 +299,27 @@ impl StepError {
             message: message.to_string(),
             diff: None,
             conn: None,
+            found: None,
         }
+    }
+
+    /// A frame that differs from its pattern: `message`, the diff, and where (`mismatch`'s path).
+    fn mismatch(message: String, diff: String, mismatch: &Mismatch, received: &str) -> StepError {
+        StepError {
+            message,
+            diff: Some(diff),
+            conn: None,
+            found: Some(Box::new(Found::Member {
+                pointer: mismatch.path.clone(),
+                received: received.to_owned(),
+            })),
+        }
+    }
+
+    /// The error, saying what it found as data too.
+    fn found(mut self, found: Found) -> StepError {
+        self.found = Some(Box::new(found));
+        self
     }
 
     /// The error, shown with this connection's transcript and stderr.

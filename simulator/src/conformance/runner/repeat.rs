@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::diff::{diff, frame_diff, pretty};
 use super::{Case, StepError, StepResult};
+use crate::conformance::outcome::Found;
 
 /// Requests written ahead of the answers read.
 const AHEAD: usize = 64;
@@ -113,7 +114,9 @@ impl Case<'_> {
             )
         };
         let Some(received) = self.receive(conn, deadline)? else {
-            return Err(StepError::new(at("no frame arrived in time".into())).on(conn));
+            return Err(StepError::new(at("no frame arrived in time".into()))
+                .found(Found::Missing)
+                .on(conn));
         };
         let mut captures = self.iteration_captures(repeat, n);
         let now = self.window();
@@ -123,16 +126,18 @@ impl Case<'_> {
                 message: at(received.problems.join("\n")),
                 diff: Some(diff(&pretty(&expected), &format!("{}\n", received.text))),
                 conn: None,
+                found: None,
             });
         };
         if let Err(mismatch) =
             pattern::matches_tolerating(expect, frame, &mut captures, now, &received.unknown_keys)
         {
-            return Err(StepError {
-                message: at(format!("the frame does not match: {mismatch}")),
-                diff: Some(frame_diff(expect, frame, &captures, now)),
-                conn: None,
-            });
+            return Err(StepError::mismatch(
+                at(format!("the frame does not match: {mismatch}")),
+                frame_diff(expect, frame, &captures, now),
+                &mismatch,
+                &received.text,
+            ));
         }
         notes.extend(received.notes.iter().cloned());
         received

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::{Case, CaseError, StepError, StepResult};
 use crate::conformance::host::{self, HostProcess};
+use crate::conformance::outcome::Found;
 
 impl Case<'_> {
     /// Plays the whole case: set up, every step, the end of the session.
@@ -130,7 +131,10 @@ impl Case<'_> {
             Some(received) => Err(StepError::new(format!(
                 "expected silence for {ms} ms, received {}",
                 received.text
-            ))),
+            ))
+            .found(Found::Unexpected {
+                received: received.text,
+            })),
         }
     }
 
