@@ -177,13 +177,19 @@ impl Coverage {
     }
 }
 
-/// `<agent>.<action>` split, when it is one: an agent's name and an action of the protocol.
+/// The agent of an action key that stands for any agent (`*.approve`: some agent's manifest
+/// covers `approve`, as a dispatch needs to pass gate 1 whatever pane it names).
+pub const ANY_AGENT: &str = "*";
+
+/// `<agent>.<action>` split, when it is one: an agent's name (or [`ANY_AGENT`]) and an action of
+/// the protocol.
 pub fn split_action_key(key: &str) -> Option<(&str, &str)> {
     let (agent, action) = key.rsplit_once('.')?;
-    let plain = !agent.is_empty()
-        && agent
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let plain = agent == ANY_AGENT
+        || !agent.is_empty()
+            && agent
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     (plain && schema::Action::KNOWN.contains(&action)).then_some((agent, action))
 }
 
@@ -322,6 +328,28 @@ impl HostProfile {
     /// needs it, if it does not: the reason the case is skipped.
     pub fn unmet(&self, key: &str, needed: Coverage) -> Option<String> {
         let (agent, action) = split_action_key(key)?;
+        if agent == ANY_AGENT {
+            let declaring = self
+                .actions
+                .values()
+                .filter_map(|actions| actions.get(action));
+            let mut kinds = declaring.map(|declared| declared.kind);
+            let met = match needed {
+                Coverage::None => kinds.next().is_none(),
+                Coverage::Covered => kinds.next().is_some(),
+                needed => kinds.any(|kind| Some(kind) == needed.kind()),
+            };
+            return (!met).then(|| match needed {
+                Coverage::None => format!(
+                    "the case needs `{action}` covered by no agent's manifest, and the host \
+                     profile declares it ([actions])"
+                ),
+                _ => format!(
+                    "the case needs some agent's `{action}` action, and the host profile \
+                     declares none as it needs ([actions])"
+                ),
+            });
+        }
         let declared = self.action(agent, action);
         match (needed, declared) {
             (Coverage::None, None) => None,
@@ -610,6 +638,16 @@ mod tests {
         );
         assert_eq!(split_action_key("claude.compact"), None);
         assert_eq!(split_action_key(".approve"), None);
+        assert_eq!(split_action_key("*.approve"), Some(("*", "approve")));
+        assert_eq!(profile.unmet("*.question_reply", Coverage::Covered), None);
+        assert_eq!(profile.unmet("*.question_reply", Coverage::Hook), None);
+        assert!(profile.unmet("*.steer", Coverage::Api).is_some());
+        assert!(profile.unmet("*.approve", Coverage::None).is_some());
+        let bare = HostProfile::parse(&CORRAL[..CORRAL.find("\n[actions.").unwrap()], "bare.toml")
+            .unwrap();
+        assert_eq!(bare.unmet("*.approve", Coverage::None), None);
+        let needs = bare.unmet("*.approve", Coverage::Covered).unwrap();
+        assert!(needs.contains("some agent's `approve`"), "{needs}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::names::{LABEL_PREFIX, is_prebound, names_fixture_pane};
 use crate::Error;
 use crate::backend::Backend;
 use crate::pattern::{self, Use};
-use crate::profile::{Coverage, FireKind, split_action_key};
+use crate::profile::{ANY_AGENT, Coverage, FireKind, split_action_key};
 
 /// A loaded session.
 #[derive(Debug, Clone)]
@@ -294,8 +294,9 @@ impl Names {
                 )));
             }
             if let Some(key) = name.strip_prefix(LABEL_PREFIX) {
+                let one_agent = split_action_key(key).is_some_and(|(agent, _)| agent != ANY_AGENT);
                 match self.manifests.get(key) {
-                    Some(coverage) if *coverage != Coverage::None => {}
+                    Some(coverage) if *coverage != Coverage::None && one_agent => {}
                     _ => {
                         return Err(Error::new(format!(
                             "`${{{name}}}` is the label the host declares for `{key}`: the \
@@ -735,6 +736,11 @@ fn check_content(content: &Content, names: &mut Names) -> Result<(), Error> {
 /// A fired action is one the header needs typed into the pane, with a text exactly when it is a
 /// `text` action.
 fn check_fired(fired: &Fired, names: &mut Names) -> Result<(), Error> {
+    if fired.agent == ANY_AGENT {
+        return Err(Error::new(
+            "`fired` names the agent whose pane the keys reached",
+        ));
+    }
     let key = format!("{}.{}", fired.agent, fired.action);
     let kind = names
         .manifests
@@ -1137,7 +1143,7 @@ mod tests {
             )
         };
         let good = header(
-            r#"{"claude.approve":"keys","claude.deny":"covered","codex.steer":"text","gemini.question_reply":"none"}"#,
+            r#"{"*.approve":"covered","claude.approve":"keys","claude.deny":"covered","codex.steer":"text","gemini.question_reply":"none"}"#,
         );
         let card = r#"{"expect":{"schema":1,"id":"1","t":"card","card":"permission","options":[{"kind":"allow-once","name":"${label.claude.approve}"},{"kind":"reject-once","name":"${label.claude.deny}"}],"$more":true}}"#;
         let session = parse_text(&format!(
@@ -1146,7 +1152,7 @@ mod tests {
             input(r#"[{"agent":"codex","action":"steer","text":"Go on."}]"#),
         ))
         .unwrap();
-        assert_eq!(session.header.manifests.len(), 4);
+        assert_eq!(session.header.manifests.len(), 5);
         for (text, says) in [
             (
                 format!("{}\n", header(r#"{"claude.compact":"keys"}"#)),
@@ -1183,6 +1189,17 @@ mod tests {
             (
                 format!("{good}\n{}\n", card.replace("claude.deny", "cursor.deny")),
                 "must need it declared",
+            ),
+            (
+                format!("{good}\n{}\n", card.replace("claude.deny", "*.approve")),
+                "does not name a capture",
+            ),
+            (
+                format!(
+                    "{good}\n{}\n",
+                    input(r#"[{"agent":"*","action":"approve"}]"#)
+                ),
+                "names the agent whose pane",
             ),
         ] {
             let err = refused(&text);

@@ -2,7 +2,8 @@
 //! for them before the first step: the host's tool name (`host_tool`, as its profile says: a
 //! runtime dir outside `$XDG_RUNTIME_DIR` is `$TMPDIR/${host_tool}-${uid}`), the machine's (`host_name`,
 //! `uid`), the case's places
-//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`), the host's files where its
+//! (`socket_path`, `sim_dir`, `run_dir`, `config_dir`, `home_dir`; `tmux_socket`, the socket as
+//! the hosts are given it: a name, `-L`), the host's files where its
 //! profile puts them (`runtime_dir`, `device_store`, `config_file`), the tmux server's key
 //! (`server_key`, which names a notification daemon's lock and socket), `pane.<name>` (each
 //! fixture pane's id), `transcript.<name>` (the transcript the simulator wrote for a fixture
@@ -18,11 +19,12 @@ use crate::pattern::Captures;
 
 /// The names of [`Prebound`]'s values but the fixture panes', as a session writes them
 /// (`${run_dir}`).
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 13] = [
     "host_tool",
     "host_name",
     "uid",
     "socket_path",
+    "tmux_socket",
     "sim_dir",
     "run_dir",
     "config_dir",
@@ -79,6 +81,9 @@ pub struct Prebound {
     pub uid: String,
     /// `socket_path`: the tmux socket's path, the rows' `server`.
     pub socket_path: String,
+    /// `tmux_socket`: the tmux socket as the hosts are given it (the profile's `tmux_socket`
+    /// variable): a name (`-L`), whose path `socket_path` ends in.
+    pub tmux_socket: String,
     /// `sim_dir`: the simulator's state, `$CORRAL_SIM_DIR`.
     pub sim_dir: String,
     /// `run_dir`: the hosts' `$XDG_RUNTIME_DIR` (their runtime dir is `${run_dir}/corral`).
@@ -115,6 +120,7 @@ impl Prebound {
             &self.host_name,
             &self.uid,
             &self.socket_path,
+            &self.tmux_socket,
             &self.sim_dir,
             &self.run_dir,
             &self.config_dir,
@@ -156,6 +162,7 @@ mod tests {
             host_name: "studio".into(),
             uid: "1000".into(),
             socket_path: "/tmp/tmux-1/s".into(),
+            tmux_socket: "s".into(),
             sim_dir: "/case/sim".into(),
             run_dir: "/case/run".into(),
             config_dir: "/case/config".into(),
@@ -171,6 +178,7 @@ mod tests {
         assert_eq!(captures["pane.worker"], Value::from("%1"));
         assert_eq!(captures["transcript.worker"], Value::from("/case/t.jsonl"));
         assert_eq!(captures["run_dir"], Value::from("/case/run"));
+        assert_eq!(captures["tmux_socket"], Value::from("s"));
         assert_eq!(captures["runtime_dir"], Value::from("/case/run/herd"));
         assert_eq!(
             captures["device_store"],

@@ -134,7 +134,10 @@ pub fn run(args: &[String], sim_dir: &Path, utf8_env: bool) -> Output {
     let dir = ServerDir::new(path.clone());
     let output = invoke::execute(&dir, &commands, global.utf8 || utf8_env, true);
     if dir.exists() {
-        let line = json!({ "argv": args, "exit": output.code }).to_string();
+        // The commands by tmux's canonical names (`list-panes` for `lsp` too), whatever global
+        // options and flag order the caller used: what a session judges of a host's tmux use.
+        let names: Vec<&str> = commands.iter().map(|command| command.name).collect();
+        let line = json!({ "argv": args, "commands": names, "exit": output.code }).to_string();
         let _ = dir.append(&dir.calls_file(), &[line]);
     }
     output

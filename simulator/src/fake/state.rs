@@ -275,7 +275,8 @@ impl ServerDir {
         self.path.join("log.ndjson")
     }
 
-    /// `calls.ndjson`: every invocation's argv and exit code.
+    /// `calls.ndjson`: every invocation's argv, the commands it ran (their canonical names) and
+    /// its exit code.
     pub fn calls_file(&self) -> PathBuf {
         self.path.join("calls.ndjson")
     }

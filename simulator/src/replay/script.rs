@@ -68,6 +68,11 @@ pub fn prebound(panes: BTreeMap<String, String>) -> Prebound {
         host_name: HOST_NAME.to_owned(),
         uid: "1000".to_owned(),
         socket_path: SOCKET_PATH.to_owned(),
+        tmux_socket: SOCKET_PATH
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
         sim_dir: SIM_DIR.to_owned(),
         run_dir: "/run/user/1000".to_owned(),
         config_dir: "/home/replay/.config".to_owned(),

@@ -144,6 +144,7 @@ impl<'a> Case<'a> {
             host_name: self.ctx.host_name.clone(),
             uid: rustix::process::getuid().as_raw().to_string(),
             socket_path: sim.up.socket_path.clone(),
+            tmux_socket: sim.up.socket.clone(),
             sim_dir: place("sim"),
             run_dir: place("run"),
             config_dir: place("config"),
