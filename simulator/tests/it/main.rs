@@ -16,6 +16,9 @@ mod hooks;
 // `corral-conformance` is built only with the kit embedded (the default).
 #[cfg(feature = "embed")]
 mod installed;
+// It runs `corral-conformance`, built only with the kit embedded.
+#[cfg(feature = "embed")]
+mod minimal_host;
 mod observe;
 mod parity;
 mod replay;
