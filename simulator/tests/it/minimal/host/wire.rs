@@ -224,24 +224,3 @@ fn holds(kind: Kind, value: &Value) -> bool {
         }),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn refused(line: &str) -> Value {
-        match read(line.as_bytes()) {
-            Line::Refused(frame) => frame,
-            Line::Request { .. } => panic!("{line} was taken"),
-        }
-    }
-
-    #[test]
-    fn schema_comes_before_id_and_t() {
-        assert_eq!(refused(r#"{"schema":-0}"#)["code"], "unsupported-schema");
-        assert_eq!(refused(r#"{"schema":2,"id":"a"}"#)["id"], "a");
-        assert_eq!(refused(r#"{"schema":1.0,"id":"a"}"#)["code"], "bad-request");
-        assert_eq!(refused(r#"{"schema":1,"t":"hello"}"#)["id"], "0");
-        assert_eq!(refused(r#"{"schema":1,"id":"a","t":"nope"}"#)["id"], "a");
-    }
-}
