@@ -20,8 +20,16 @@ fn row(pane: &str, state: &str, episode: u64, extra: &str) -> String {
 }
 
 /// A host in `sh`: it answers the client's hello, snapshot and subscription in order, writing
-/// `before_hello` first, and `after_ack` once subscribed; then it reads until its input ends.
-fn script(before_hello: &[String], hello_extra: &str, rows: &str, after_ack: &[String]) -> String {
+/// `before_hello` first, and `after_ack` once subscribed; then it answers the next request (the
+/// snapshot a client asks for after an edge) with `refresh` when there is one, and reads until its
+/// input ends.
+fn script(
+    before_hello: &[String],
+    hello_extra: &str,
+    rows: &str,
+    after_ack: &[String],
+    refresh: Option<&str>,
+) -> String {
     let print = |lines: &[String]| {
         lines
             .iter()
@@ -31,8 +39,14 @@ fn script(before_hello: &[String], hello_extra: &str, rows: &str, after_ack: &[S
     let hello = format!(
         r#"{{"schema":1,"id":"1","t":"hello","host":"fake","tool_version":"9.9","reconcile_interval_ms":500,"scopes":["read","act:answer"]{hello_extra}}}"#
     );
+    let refresh = refresh
+        .map(|rows| {
+            let snapshot = format!(r#"{{"schema":1,"id":"4","t":"snapshot","agents":[{rows}]}}"#);
+            format!("read -r line\nprintf '%s\\n' {}\n", shell(&snapshot))
+        })
+        .unwrap_or_default();
     format!(
-        "read -r line\n{}printf '%s\\n' {}\nread -r line\nprintf '%s\\n' {}\nread -r line\nprintf '%s\\n' {}\n{}while read -r line; do :; done\n",
+        "read -r line\n{}printf '%s\\n' {}\nread -r line\nprintf '%s\\n' {}\nread -r line\nprintf '%s\\n' {}\n{}{refresh}while read -r line; do :; done\n",
         print(before_hello),
         shell(&hello),
         shell(&format!(
@@ -54,12 +68,19 @@ fn host(name: &str, script: &str) -> String {
     )
 }
 
-/// Two hosts: `good` streams an edge that blocks its `%1` once subscribed; `bad` sends garbage,
+/// Two hosts: `good` streams an edge that blocks its `%1` once subscribed, and answers the
+/// snapshot asked after it with `%1` blocked in episode 50 (which rings); `bad` sends garbage,
 /// frames of an unknown kind and schema and an error nothing asked for before its hello, unknown
 /// keys in its hello and a row, and a receipt nothing asked for once subscribed.
 pub fn good_and_bad_hosts() -> String {
     let edge = r#"{"schema":1,"id":"3","t":"edge","at_ms":50,"pane":"%1","agent":"claude","from":"working","to":"blocked","detail":"permission","locator":"w:0.0","repo":"api","branch":"main","future":true}"#;
-    let good = script(&[], "", &row("%1", "working", 10, ""), &[edge.to_owned()]);
+    let good = script(
+        &[],
+        "",
+        &row("%1", "working", 10, ""),
+        &[edge.to_owned()],
+        Some(&row("%1", "blocked", 50, "")),
+    );
     let bad = script(
         &[
             "not json".into(),
@@ -75,6 +96,7 @@ pub fn good_and_bad_hosts() -> String {
             row("%2", "working", 6, "")
         ),
         &[r#"{"schema":1,"id":"3","t":"receipt"}"#.into()],
+        None,
     );
     format!("{}{}", host("good", &good), host("bad", &bad))
 }
@@ -99,9 +121,13 @@ fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
     remote.seen_or_wait(within, "the bad host's rows", |l| {
         is(l, "snapshot", "bad") && l["rows"] == 2
     });
-    remote.seen_or_wait(within, "the good host's ring", |l| {
+    let ring = remote.seen_or_wait(within, "the good host's ring", |l| {
         is(l, "attention", "good") && l["pane"] == "%1"
     });
+    assert_eq!(
+        ring["episode_ms"], 50,
+        "the ring says the episode that rang: {ring}"
+    );
     let rest = remote.drain(Duration::from_secs(2));
     let seen: Vec<Value> = remote.seen.clone();
     let faults: Vec<&Value> = seen.iter().filter(|l| l["ev"] == "fault").collect();
