@@ -10,9 +10,9 @@ use schema::Hello;
 
 use crate::config::{Config, NotifyConfig};
 use crate::connection::{self, Connection, Spec};
-use crate::core::client::{Change, Client, Command, Effect, HostEvent};
-use crate::core::session::Policy;
 use crate::transport;
+use client_core::client::{Change, Client, Command, Effect, HostEvent};
+use client_core::session::Policy;
 
 /// One event of the loop; `I` is the front-end's own input.
 // Each value is made once and moved once, through a channel: boxing its large variants buys

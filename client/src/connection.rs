@@ -1,5 +1,5 @@
 //! One host's connection, on a thread of its own: start its `serve`, run the session over it,
-//! and when it drops, reconnect after the backoff ([`crate::core::backoff`]), unless the device
+//! and when it drops, reconnect after the backoff ([`client_core::backoff`]), unless the device
 //! was revoked. One thread's host failing (garbage, a crash, a hang) touches no other host.
 //!
 //! The thread waits on one channel: the reader thread's lines (tagged with the attempt they
@@ -12,11 +12,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use schema::{Hello, Request};
 
-use crate::core::backoff::Backoff;
-use crate::core::client::HostEvent;
-use crate::core::fleet::Link as LinkState;
-use crate::core::session::{Ending, Policy, Session, SessionEvent, Step};
 use crate::transport::{LineIn, Link};
+use client_core::backoff::Backoff;
+use client_core::client::HostEvent;
+use client_core::fleet::Link as LinkState;
+use client_core::session::{Ending, Policy, Session, SessionEvent, Step};
 
 /// How long a closed connection's host gets to exit before its group is killed.
 const GRACE: Duration = Duration::from_secs(3);

@@ -43,9 +43,9 @@ use serde_json::{Map, Value, json};
 use crate::app::{App, Event};
 use crate::config::Config;
 use crate::connection::now_ms;
-use crate::core::answer::Choice;
-use crate::core::client::{Change, Command, EventRef};
-use crate::core::fleet::{Filter, Link, RowChange, StateWanted};
+use client_core::answer::Choice;
+use client_core::client::{Change, Command, EventRef};
+use client_core::fleet::{Filter, Link, RowChange, StateWanted};
 
 /// A line of stdin, or its end.
 #[derive(Debug)]

@@ -3,7 +3,8 @@
 //!
 //! - [`cli`] and [`config`]: the command line, the hosts (`remote.toml`, `--host`, `--local`)
 //!   and what a ring does.
-//! - [`core`]: the client without I/O (the protocol session, the model, slots, answers).
+//! - The client without I/O (the protocol session, the model, slots, answers) is its own crate,
+//!   `client_core`, which depends on `schema` alone.
 //! - [`process`], [`transport`], [`connection`]: a host's `serve` as a child process, lines over
 //!   its pipes, and one thread per host that reconnects.
 //! - [`notify`]: the ring command; [`signals`]: SIGTERM, SIGINT, SIGHUP as events.
@@ -13,7 +14,6 @@
 
 pub mod cli;
 pub mod config;
-pub mod core;
 
 pub mod connection;
 pub mod process;

@@ -64,7 +64,7 @@ pub fn run(command: &str, host: &str, row: &FleetRow, now_ms: u64) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::testing::row;
+    use client_core::testing::row;
     use schema::{Detail, State};
 
     #[test]

@@ -7,8 +7,8 @@
 
 use schema::Selector;
 
-use crate::core::answer::Choice;
-use crate::core::client::{Command, EventRef};
+use client_core::answer::Choice;
+use client_core::client::{Command, EventRef};
 
 /// The name of the one host a replay talks to.
 pub const HOST: &str = "replay";

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use crate::app::{App, HostSpec, hello};
 use crate::config::NotifyConfig;
 use crate::connection::Spec;
-use crate::core::answer::Choice;
-use crate::core::client::{Change, Command};
-use crate::core::fleet::Link;
-use crate::core::session::Policy;
+use client_core::answer::Choice;
+use client_core::client::{Change, Command};
+use client_core::fleet::Link;
+use client_core::session::Policy;
 
 use flows::{Flow, HOST, Step};
 
@@ -217,7 +217,7 @@ fn play(flow: Flow, device: String) -> Result<(), String> {
 
 /// The answer to the card of `pane` an earlier step read, quoting its binder.
 fn bind(
-    client: &crate::core::client::Client,
+    client: &client_core::client::Client,
     pane: &str,
     choice: Choice,
 ) -> Result<Command, String> {

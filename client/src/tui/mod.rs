@@ -22,7 +22,7 @@ use ratatui::crossterm::{cursor, execute, terminal};
 use crate::app::{App, Event};
 use crate::config::Config;
 use crate::connection::now_ms;
-use crate::core::client::Change;
+use client_core::client::Change;
 use state::{Action, Ui};
 
 /// Whether the terminal is in raw mode on the alternate screen, which [`restore`] undoes once.

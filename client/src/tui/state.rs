@@ -22,9 +22,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use schema::{Binder, Budget, Card, ErrorCode, EventHeader, State};
 
 use super::editor::{Edit, Editor};
-use crate::core::answer::{self, Choice};
-use crate::core::client::{CARD_CHANGED, Change, Client, Command, EventRef};
-use crate::core::fleet::{Filter, StateWanted, human_duration};
+use client_core::answer::{self, Choice};
+use client_core::client::{CARD_CHANGED, Change, Client, Command, EventRef};
+use client_core::fleet::{Filter, StateWanted, human_duration};
 
 /// Where the arrow keys go.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,7 +107,7 @@ pub enum Absent {
 pub struct ShownCard {
     /// The card.
     pub card: Card,
-    /// Its pane moved on since it was read ([`crate::core::client::HeldCard::changed`]).
+    /// Its pane moved on since it was read ([`client_core::client::HeldCard::changed`]).
     pub changed: Option<String>,
 }
 
@@ -525,7 +525,7 @@ impl Ui {
             self.status = format!("{name} {pane}: {why}");
             return Err(Vec::new());
         }
-        match crate::core::client::binder_of(&shown.card) {
+        match client_core::client::binder_of(&shown.card) {
             Some(binder) => Ok(binder.clone()),
             None => Err(Vec::new()),
         }
@@ -896,10 +896,10 @@ pub fn waited(since_ms: Option<u64>, now_ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::client::HostEvent;
-    use crate::core::fleet::Link;
-    use crate::core::session::SessionEvent;
-    use crate::core::testing::{permission_card, row};
+    use client_core::client::HostEvent;
+    use client_core::fleet::Link;
+    use client_core::session::SessionEvent;
+    use client_core::testing::{permission_card, row};
     use schema::{
         CardRequest, FleetRow, Question, QuestionCard, QuestionOption, Request, Response,
     };

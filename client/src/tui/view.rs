@@ -10,8 +10,8 @@ use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState, Wr
 use schema::{Binder, Card, EventHeader, Extraction, FleetRow, State};
 
 use super::state::{Absent, Focus, Purpose, Ui, absent_words, show_filter, waited};
-use crate::core::client::{CARD_CHANGED, Client, binder_of};
-use crate::core::fleet::{Link, human_duration};
+use client_core::client::{CARD_CHANGED, Client, binder_of};
+use client_core::fleet::{Link, human_duration};
 
 /// Draws one frame, and records what its panel shows: what the next key acts on.
 pub fn draw(frame: &mut Frame<'_>, ui: &mut Ui, client: &Client, now_ms: u64) {

@@ -443,7 +443,7 @@ pub fn human_duration(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::testing::row;
+    use crate::testing::row;
     use schema::Detail;
 
     fn edge(pane: &str, from: Option<State>, to: Option<State>, at: u64) -> Edge {

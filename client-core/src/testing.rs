@@ -1,4 +1,4 @@
-//! Builders the core's unit tests share.
+//! Builders of plain rows and cards, for the tests of the core and of its front-ends.
 
 use schema::{
     Binder, Card, CardOption, Extraction, FleetRow, Lane, OptionKind, PermissionCard, State, Wire,

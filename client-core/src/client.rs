@@ -739,7 +739,7 @@ fn pane_of(request: &Request) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::testing::{permission_card, row};
+    use crate::testing::{permission_card, row};
     use schema::{Action, Dispatch, Outcome};
 
     fn client() -> Client {

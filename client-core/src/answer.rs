@@ -357,7 +357,7 @@ mod tests {
 
     #[test]
     fn a_steer_quotes_its_row_and_mints_a_slot_per_line() {
-        let mut row = crate::core::testing::row("%6", schema::State::Idle);
+        let mut row = crate::testing::row("%6", schema::State::Idle);
         row.episode_ms = 55;
         let one = steer("%6", Some(&row), "use the helper".into(), false, "1-1");
         assert_eq!(one.slot, "%6:55:steer:1-1");

@@ -39,7 +39,7 @@ impl Attention {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::testing::row;
+    use crate::testing::row;
 
     fn blocked(pane: &str, episode: u64) -> FleetRow {
         let mut row = row(pane, State::Blocked);
