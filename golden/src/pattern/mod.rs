@@ -18,12 +18,16 @@
 //! - [`matching`]: a received value against a pattern, binding captures.
 //! - [`substitute`]: a frame to send, `${name}` replaced.
 //! - [`mod@sample`]: an expectation as a concrete frame, each wildcard a sample of its type.
-//! - [`render`]: the expected side of a diff.
+//! - [`render`]: the expected side of a diff, each wildcard filled with what satisfied it (the
+//!   replayer's verdicts).
+//! - [`mod@diff`]: a pattern against a received value, aligned by structure, directives shown as
+//!   written (the runner's failures).
 //! - [`mod@bless`]: an expectation rewritten from what was received.
 
 pub mod bless;
 pub mod captures;
 pub mod check;
+pub mod diff;
 pub mod matching;
 pub mod render;
 pub mod sample;
@@ -33,6 +37,7 @@ pub mod syntax;
 pub use bless::{bless, escape_literal};
 pub use captures::Captures;
 pub use check::{Use, check, is_concrete};
+pub use diff::{DiffLine, Side};
 pub use matching::{Mismatch, matches, matches_tolerating};
 pub use render::render_expected;
 pub use sample::{SAMPLE_STRING, sample};
