@@ -36,6 +36,9 @@ impl Grade {
 pub struct Failure {
     /// `golden/sessions/<case>.ndjson:<line>`.
     pub location: String,
+    /// What the failing step checks, in the session's words: the comment that heads its part of
+    /// the session (the nearest `comment` step before it), when there is one.
+    pub checking: Option<String>,
     /// The golden line.
     pub step: String,
     pub message: String,

@@ -237,6 +237,9 @@ fn indent(text: &str, by: &str) -> String {
 pub fn failure_block(failure: &Failure) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "    at {}", failure.location);
+    if let Some(checking) = &failure.checking {
+        let _ = writeln!(out, "    checking: {checking}");
+    }
     out.push_str(&indent(&failure.step, "      "));
     out.push_str(&indent(&failure.message, "    "));
     if !failure.transcript.is_empty() {
@@ -260,6 +263,7 @@ pub fn failure_block(failure: &Failure) -> String {
 fn failure_json(failure: &Failure) -> Value {
     json!({
         "location": failure.location,
+        "checking": failure.checking,
         "step": failure.step,
         "message": failure.message,
         "diff": failure.diff,
@@ -603,6 +607,7 @@ mod tests {
             skip_reason: (grade == Grade::Skipped).then(|| "fake only".to_owned()),
             failure: (grade == Grade::Fail).then(|| Failure {
                 location: format!("golden/sessions/{case}.ndjson:4"),
+                checking: Some("The hello names the host.".into()),
                 step: "{\"expect\":{}}".into(),
                 message: "the frame does not match: at /id: expected `id` <&>".into(),
                 diff: Some("-  \"id\": \"1\",\n".into()),
@@ -703,7 +708,11 @@ mod tests {
     fn a_failure_shows_location_diff_and_rerun() {
         let text = console(&result("x", Grade::Fail, &[]));
         assert!(text.starts_with("FAIL       x  0.25s\n"), "{text}");
-        assert!(text.contains("at golden/sessions/x.ndjson:4"));
+        assert!(
+            text.contains(
+                "at golden/sessions/x.ndjson:4\n    checking: The hello names the host.\n"
+            )
+        );
         assert!(text.contains("-  \"id\": \"1\","));
         assert!(text.contains("rerun: cargo xtask conformance --backend fake --case x"));
     }

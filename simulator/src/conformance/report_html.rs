@@ -300,6 +300,13 @@ fn failure_block(out: &mut String, grade: Grade, failure: &Failure) {
         Text(&failure.step),
         Text(&failure.message),
     );
+    if let Some(checking) = &failure.checking {
+        let _ = writeln!(
+            out,
+            "<p class=\"label\">checking</p><pre class=\"message\">{}</pre>",
+            Text(checking)
+        );
+    }
     if let Some(diff) = &failure.diff {
         out.push_str(
             "<p class=\"label\">diff of what was expected against what was received</p>\
@@ -612,6 +619,7 @@ mod tests {
             skip_reason: (grade == Grade::Skipped).then(|| "needs --host-cli <corral>".into()),
             failure: matches!(grade, Grade::Fail | Grade::NonStrict).then(|| Failure {
                 location: format!("golden/sessions/{case}.ndjson:4"),
+                checking: None,
                 step: "{\"expect\":{\"id\":\"1\"}}".into(),
                 message: "the frame does not match: at /id: expected `id` <&>".into(),
                 diff: Some(

@@ -85,6 +85,7 @@ fn result(case: &str, failed_at: Option<(usize, Found)>) -> CaseResult {
         skip_reason: None,
         failure: failed_at.map(|(line, found)| Failure {
             location: format!("golden/sessions/{case}.ndjson:{line}"),
+            checking: None,
             step: String::new(),
             message: "the frame does not match".to_owned(),
             diff: None,

@@ -2,6 +2,8 @@
 //! the connection's last lines sent (`→`) and received (`←`), the tail of the host's stderr, and
 //! the command that reruns the case.
 
+use golden::session::{Session, Step};
+
 use super::{Case, StepError};
 use crate::conformance::outcome::{Failure, LOG_LINE_CAP};
 
@@ -32,8 +34,10 @@ impl Case<'_> {
         } else {
             step.to_owned()
         };
+        let checking = checking(self.session, line);
         Failure {
             location: format!("{shown}:{line}"),
+            checking,
             step,
             message: error.message,
             diff: error.diff,
@@ -43,6 +47,20 @@ impl Case<'_> {
             rerun: format!("{} --case {}", self.ctx.rerun, self.session.header.case),
         }
     }
+}
+
+/// What the step on golden line `line` checks, in the session's words: the comment heading the
+/// part of the session it is in (the nearest `comment` step before it).
+fn checking(session: &Session, line: usize) -> Option<String> {
+    session
+        .steps
+        .iter()
+        .take_while(|located| located.line < line)
+        .filter_map(|located| match &located.step.step {
+            Step::Comment(text) => Some(text.clone()),
+            _ => None,
+        })
+        .last()
 }
 
 impl Case<'_> {
@@ -63,5 +81,34 @@ impl Case<'_> {
             }
         }
         log
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn a_step_checks_what_the_comment_heading_its_part_says() {
+        let text = concat!(
+            r#"{"case":"x","suite":"wire","about":"a","requirements":["a.b"],"fixture":"small"}"#,
+            "\n",
+            r#"{"spawn":{"device":"d"}}"#,
+            "\n",
+            r#"{"comment":"The cards first."}"#,
+            "\n",
+            r#"{"barrier":"1"}"#,
+            "\n",
+            r#"{"comment":"Then the window."}"#,
+            "\n",
+            r#"{"barrier":"2"}"#,
+            "\n",
+        );
+        let session = golden::session::parse(Path::new("x.ndjson"), text).unwrap();
+        assert_eq!(checking(&session, 2), None);
+        assert_eq!(checking(&session, 4).as_deref(), Some("The cards first."));
+        assert_eq!(checking(&session, 6).as_deref(), Some("Then the window."));
     }
 }
