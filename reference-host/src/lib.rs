@@ -35,6 +35,8 @@ mod card;
 pub mod act;
 // Notifications: triggers, markers, sinks, the daemon and its socket, detached actions.
 mod notify;
+// The push path: a hook tells the running serve processes and the daemon which pane moved.
+mod push;
 
 // Where the host's files are.
 mod paths;

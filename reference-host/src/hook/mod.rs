@@ -7,6 +7,9 @@
 //! exits 0 and says why on stderr at most. Only a permission request's answer reaches stdout, and
 //! only when a verdict came; otherwise the agent shows its own dialog.
 //!
+//! Every stamp is followed by a push (`crate::push`): the running `serve` processes and the
+//! daemon of the pane's server hear which pane moved, without the hook waiting for any of them.
+//!
 //! Modules: [`payload`] (reading a hook's JSON), [`stamp`] (which options an event writes, pure),
 //! [`park`] (the hook lane: request, lock, verdict), [`install`] (the snippets for the agents'
 //! settings).
@@ -63,14 +66,47 @@ pub fn run(options: EventOptions) -> u8 {
     0
 }
 
-/// The pane and server the hook runs in: `$TMUX_PANE`, and the socket path `$TMUX` starts with.
-fn whereabouts() -> Option<(String, Socket)> {
+/// The pane and server the hook runs in: `$TMUX_PANE`, and the socket path `$TMUX` starts with
+/// (tmux writes there the path `#{socket_path}` reports).
+fn whereabouts() -> Option<(String, String)> {
     let pane = std::env::var("TMUX_PANE")
         .ok()
         .filter(|p| p.starts_with('%'))?;
     let tmux = std::env::var("TMUX").ok()?;
     let socket = tmux.split(',').next().filter(|s| !s.is_empty())?;
-    Some((pane, Socket::Path(PathBuf::from(socket))))
+    Some((pane, socket.to_owned()))
+}
+
+/// Where the hook tells the running host processes of the server at `socket` that a pane moved:
+/// that server's push dir in the runtime dir; `None` without the host's paths.
+struct Push {
+    dir: Option<PathBuf>,
+}
+
+impl Push {
+    fn new(options: &EventOptions, socket: &str) -> Push {
+        let key = crate::notify::server::Server::at(socket.to_owned()).key;
+        Push {
+            dir: options
+                .paths
+                .as_ref()
+                .ok()
+                .map(|paths| RuntimeDir::peek(&paths.runtime_dir).push_dir(&key)),
+        }
+    }
+
+    /// Tells every listener that `pane` was stamped.
+    fn send(&self, pane: &str) {
+        if let Some(dir) = &self.dir {
+            let done = crate::push::announce(dir, pane);
+            tracing::debug!(
+                sent = done.sent,
+                busy = done.busy,
+                removed = done.removed,
+                "pushed"
+            );
+        }
+    }
 }
 
 /// What a hook run outside a tmux pane says, once, when its environment shows a person meant it
@@ -106,7 +142,12 @@ fn event(options: &EventOptions) -> anyhow::Result<()> {
         None => read_stdin()?,
     };
     let hook = payload::parse(&text, options.hook.as_deref());
-    let tmux = Tmux::new(options.tmux_bin.clone(), Some(socket)).with_timeout(TMUX_TIMEOUT);
+    let push = Push::new(options, &socket);
+    let tmux = Tmux::new(
+        options.tmux_bin.clone(),
+        Some(Socket::Path(PathBuf::from(socket))),
+    )
+    .with_timeout(TMUX_TIMEOUT);
     let now = now_ms();
     let config = match &options.paths {
         Ok(paths) => crate::config::load(&paths.config_file).unwrap_or_else(|err| {
@@ -118,107 +159,60 @@ fn event(options: &EventOptions) -> anyhow::Result<()> {
             schema::Config::default()
         }
     };
-    // The daemonless path reads the pane before and after its stamp (the transition it made);
-    // otherwise a stamp is the event's one tmux call.
-    let announce = config
-        .notify
-        .from_event
-        .then(|| Announce::before(&tmux, &pane));
     if hook.kind == Kind::Permission {
-        return permission(options, &config, &tmux, &pane, &hook, now, announce);
+        return permission(options, &config, &tmux, &push, &pane, &hook, now);
     }
     let stamps = stamp::stamps(&hook, &options.agent, now);
     tmux.set_pane_options(&pane, &writes(&stamps))
         .context("stamping the pane")?;
-    if let Some(announce) = announce {
-        announce.after(options, &config, &tmux, &pane, now);
+    push.send(&pane);
+    if config.notify.from_event {
+        announce(options, &config, &tmux, &pane, now);
     }
     Ok(())
 }
 
-/// `notify.from_event`: the hook announces what it just stamped itself, through the same marker
-/// claim and sinks as the daemon (`crate::notify::fire_from_event`), and tells a running daemon
-/// about the transition for its ring (source `hook`).
-struct Announce {
-    /// The pane's state before the stamp.
-    from: Option<schema::State>,
-}
-
-impl Announce {
-    fn before(tmux: &Tmux, pane: &str) -> Announce {
-        let from = read_pane(tmux, pane).map(|p| p.row.state);
-        Announce { from }
-    }
-
-    fn after(
-        self,
-        options: &EventOptions,
-        config: &schema::Config,
-        tmux: &Tmux,
-        pane: &str,
-        now: u64,
-    ) {
-        let Some((read, clients)) = read_pane_and_clients(tmux, pane) else {
+/// `notify.from_event`: the hook announces what it just stamped itself, reading the pane afresh,
+/// through the same marker claim and sinks as the daemon (`crate::notify::fire_from_event`). A
+/// running daemon heard of the move from the push, and reads the pane itself.
+fn announce(options: &EventOptions, config: &schema::Config, tmux: &Tmux, pane: &str, now: u64) {
+    let Some((read, clients)) = read_pane_and_clients(tmux, pane) else {
+        return;
+    };
+    let runtime = match runtime_dir(options) {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            tracing::warn!("{err:#}");
             return;
-        };
-        let runtime = match runtime_dir(options) {
-            Ok(runtime) => runtime,
-            Err(err) => {
-                tracing::warn!("{err:#}");
-                return;
-            }
-        };
-        if self.from != Some(read.row.state) {
-            let transition = schema::notify::Transition {
-                pane: pane.to_owned(),
-                from: self.from,
-                to: Some(read.row.state),
-                at: now,
-                source: schema::TransitionSource::Hook,
-            };
-            let server = crate::notify::server::identify(tmux);
-            let socket = runtime.daemon_socket(&server.key);
-            if socket.exists()
-                && let Err(err) = crate::notify::socket::report(&socket, &transition)
-            {
-                tracing::debug!(%err, "no daemon took the hook's transition");
-            }
         }
-        let launch = match crate::notify::supervised_launch() {
-            Ok(launch) => launch,
-            Err(err) => {
-                tracing::warn!(%err, "cannot find this binary to launch the notify command");
-                return;
-            }
-        };
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let log = crate::notify::sinks::log_path(&config.notify, home.as_deref());
-        let runner = crate::notify::command::Runner::new(runtime.clone(), &config.notify);
-        let notify = crate::notify::Notify {
-            sinks: crate::notify::sinks::Sinks {
-                config: &config.notify,
-                tmux,
-                runner: &runner,
-                launch: &launch,
-                log: log.as_deref(),
-            },
-            runtime: &runtime,
-            clients: &clients,
-        };
-        crate::notify::fire_from_event(&notify, &read, now);
-    }
+    };
+    let launch = match crate::notify::supervised_launch() {
+        Ok(launch) => launch,
+        Err(err) => {
+            tracing::warn!(%err, "cannot find this binary to launch the notify command");
+            return;
+        }
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let log = crate::notify::sinks::log_path(&config.notify, home.as_deref());
+    let runner = crate::notify::command::Runner::new(runtime.clone(), &config.notify);
+    let notify = crate::notify::Notify {
+        sinks: crate::notify::sinks::Sinks {
+            config: &config.notify,
+            tmux,
+            runner: &runner,
+            launch: &launch,
+            log: log.as_deref(),
+        },
+        runtime: &runtime,
+        clients: &clients,
+    };
+    crate::notify::fire_from_event(&notify, &read, now);
 }
 
-/// Pane `pane` as the fleet read sees it (one `list-panes`); `None` when it is no agent pane or
-/// tmux does not answer.
-fn read_pane(tmux: &Tmux, pane: &str) -> Option<crate::fleet::Pane> {
-    use crate::fleet::{FleetReader, FleetSource};
-    let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name());
-    reader.pane(pane).ok().flatten()
-}
-
-/// [`read_pane`], with the clients attached, in the same invocation: a fire shows them its
-/// status-line message.
+/// Pane `pane` as the fleet read sees it (one `list-panes`), with the clients attached, in the
+/// same invocation (a fire shows them its status-line message); `None` when it is no agent pane
+/// or tmux does not answer.
 fn read_pane_and_clients(tmux: &Tmux, pane: &str) -> Option<(crate::fleet::Pane, Vec<String>)> {
     use crate::fleet::{FleetReader, FleetSource};
     let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name()).with_clients();
@@ -268,10 +262,10 @@ fn permission(
     options: &EventOptions,
     config: &schema::Config,
     tmux: &Tmux,
+    push: &Push,
     pane: &str,
     hook: &Hook,
     now: u64,
-    announce: Option<Announce>,
 ) -> anyhow::Result<()> {
     // The handlers go in before anything is parked: a SIGTERM between the park and the wait
     // would otherwise kill the hook with its request file and stamp left behind.
@@ -282,9 +276,10 @@ fn permission(
     stamps.push(Stamp::set(PaneOption::PermissionRequest, parked.id.clone()));
     tmux.set_pane_options(pane, &writes(&stamps))
         .context("stamping the pane")?;
+    push.send(pane);
     // Announced before the wait: the person may be the one who answers.
-    if let Some(announce) = announce {
-        announce.after(options, config, tmux, pane, now);
+    if config.notify.from_event {
+        announce(options, config, tmux, pane, now);
     }
     let deadline = Instant::now() + Duration::from_secs(config.event.permission_wait_s);
     let verdict = parked.wait(deadline, &|| stop.load(Ordering::Relaxed));
@@ -310,10 +305,11 @@ fn permission(
     {
         after.push(Stamp::unset(PaneOption::PermissionRequest));
     }
-    if !after.is_empty()
-        && let Err(err) = tmux.set_pane_options(pane, &writes(&after))
-    {
-        tracing::warn!(%err, "clearing the pane's permission stamp");
+    if !after.is_empty() {
+        match tmux.set_pane_options(pane, &writes(&after)) {
+            Ok(()) => push.send(pane),
+            Err(err) => tracing::warn!(%err, "clearing the pane's permission stamp"),
+        }
     }
     Ok(())
 }

@@ -7,7 +7,8 @@
 //! whose socket is there is watching. Then one event loop
 //! over a closed set of events: a cycle tick (one read of the whole fleet, then the notifier's
 //! cycle), SIGHUP (reload the config; a broken one keeps the old and says why), a socket request
-//! (the ring, a hook's transition), SIGTERM or SIGINT (clear progress, exit 0).
+//! (the ring, a hook's transition), a push (`crate::push`: the pushed panes read on their own,
+//! then the notifier's view of each), SIGTERM or SIGINT (clear progress, exit 0).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +24,7 @@ use crate::clock::now_ms;
 use crate::files;
 use crate::fleet::{FleetReader, FleetSource};
 use crate::paths::Paths;
+use crate::push::{Listener, Pushed};
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use crate::tmux::read::{Fields, Titles};
@@ -47,6 +49,8 @@ enum Event {
     Reload,
     /// Something asked on the socket.
     Asked(Request),
+    /// An agent's hook said these panes moved (`crate::push`).
+    Pushed(Pushed),
     /// SIGTERM or SIGINT.
     Shutdown,
 }
@@ -75,9 +79,11 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
     let listener = socket::bind(&staging)
         .with_context(|| format!("the daemon socket {}", staging.display()))?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
+    let push_dir = runtime.push_dir(&server.key);
     let daemon = Daemon {
         reader: reader(&options, &config),
         notifier: Notifier::new(config.notify.clone(), runtime, home),
+        push_dir,
         interval: interval(&config),
         options,
         server,
@@ -103,6 +109,16 @@ struct Daemon {
     reader: FleetReader,
     notifier: Notifier,
     interval: Duration,
+    /// Where its push socket goes (`<runtime>/push/<key>/`).
+    push_dir: PathBuf,
+}
+
+/// The next push, whenever it comes; never, without a socket.
+async fn next_push(listener: Option<&Listener>) -> Pushed {
+    match listener {
+        Some(listener) => listener.inbox().next().await,
+        None => std::future::pending().await,
+    }
 }
 
 fn interval(config: &Config) -> Duration {
@@ -158,6 +174,15 @@ impl Daemon {
             let mut hangup = signal(SignalKind::hangup())?;
             self.cycle();
             let mut next = tokio::time::Instant::now() + self.interval;
+            // Pushes are heard from the baseline on, and before the socket takes its name: a
+            // daemon whose socket is there hears a hook's push.
+            let pushes = match Listener::bind(&self.push_dir, &self.server.socket_path, "daemon") {
+                Ok(pushes) => Some(pushes),
+                Err(err) => {
+                    tracing::warn!(dir = %self.push_dir.display(), %err, "no push socket: fires wait for the cycle");
+                    None
+                }
+            };
             std::fs::rename(staging, socket_path)
                 .with_context(|| format!("the daemon socket {}", socket_path.display()))?;
             tracing::info!(server = %self.server.socket_path, socket = %socket_path.display(), "notification daemon started");
@@ -171,6 +196,7 @@ impl Daemon {
                     _ = interrupt.recv() => Event::Shutdown,
                     _ = hangup.recv() => Event::Reload,
                     Some(request) = asked.recv() => Event::Asked(request),
+                    pushed = next_push(pushes.as_ref()) => Event::Pushed(pushed),
                     () = tokio::time::sleep_until(next) => Event::Tick,
                 };
                 match event {
@@ -196,6 +222,7 @@ impl Daemon {
                         let _ = reply.send(ring);
                     }
                     Event::Asked(Request::Hook(transition)) => self.notifier.hook(transition),
+                    Event::Pushed(pushed) => self.pushed(pushed),
                     Event::Shutdown => {
                         self.notifier.shutdown();
                         tracing::info!("notification daemon stopped");
@@ -225,6 +252,33 @@ impl Daemon {
             }
             Err(err) => {
                 tracing::warn!(server = %self.server.socket_path, %err, "reading the fleet failed")
+            }
+        }
+    }
+
+    /// A push: each pushed pane read on its own and handed to the notifier (its transition, its
+    /// triggers); for many panes, a cycle. The cycle's cadence is left as it is.
+    fn pushed(&mut self, pushed: Pushed) {
+        let panes = match pushed {
+            Pushed::Fleet => return self.cycle(),
+            Pushed::Panes(panes) => panes,
+        };
+        for id in panes {
+            match self.reader.pane(&id) {
+                Ok(Some(pane)) => {
+                    let fired = self.notifier.pushed(
+                        self.reader.tmux(),
+                        &pane,
+                        self.reader.clients(),
+                        now_ms(),
+                    );
+                    for fire in fired {
+                        tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed after a push");
+                    }
+                }
+                // No agent pane (any more): the cycle records what became of it.
+                Ok(None) => {}
+                Err(err) => tracing::debug!(pane = %id, %err, "reading a pushed pane failed"),
             }
         }
     }

@@ -1,13 +1,14 @@
 //! One daemon cycle over one read of the fleet: the transitions it observed go into the ring, the
 //! progress rollup writes its edges, and every pane is evaluated, claimed and fired
-//! (`notify_pane`). The notifier keeps the config, the previous read, the ring and the rollup;
-//! everything else it decides comes from the panes' markers.
+//! (`notify_pane`). A push brings one pane's read forward, through the same ring and fires. The
+//! notifier keeps the config, the previous read, the ring and the rollup; everything else it
+//! decides comes from the panes' markers.
 
 use std::path::PathBuf;
 
 use schema::config::NotifyConfig;
 use schema::notify::Transition;
-use schema::{FleetRow, TransitionRing};
+use schema::{FleetRow, TransitionRing, TransitionSource};
 
 use super::NotifyTmux;
 use super::command::{Launch, Runner};
@@ -79,6 +80,53 @@ impl Notifier {
             let writes = self.rollup.update(panes);
             write_progress(&writes);
         }
+        self.fire(tmux, panes, clients, now)
+    }
+
+    /// A pushed pane, read at `now` with `clients` attached (`crate::push`): its move since the
+    /// last read goes into the ring (source `hook`: an agent's hook made the daemon look), and
+    /// it is evaluated, claimed and fired as a cycle would. The next cycle does not record the
+    /// same move again; when a cycle recorded it first, that record becomes the hook's
+    /// ([`Ring::adopt_push`]). Before the baseline, and for a pane the last read did not have
+    /// (an appearance is the cycle's to record), nothing happens. Progress is the cycle's.
+    pub fn pushed<T: NotifyTmux>(
+        &mut self,
+        tmux: &T,
+        pane: &Pane,
+        clients: &[String],
+        now: u64,
+    ) -> Vec<Fired> {
+        let Some(previous) = &mut self.previous else {
+            return Vec::new();
+        };
+        let Some(before) = previous.iter_mut().find(|r| r.pane == pane.row.pane) else {
+            return Vec::new();
+        };
+        let moved = before.state != pane.row.state;
+        let from = std::mem::replace(before, pane.row.clone()).state;
+        if moved {
+            self.ring.push(Transition {
+                pane: pane.row.pane.clone(),
+                from: Some(from),
+                to: Some(pane.row.state),
+                at: now,
+                source: TransitionSource::Hook,
+            });
+        } else {
+            self.ring
+                .adopt_push(&pane.row.pane, pane.row.state, pane.row.since_ms);
+        }
+        self.fire(tmux, std::slice::from_ref(pane), clients, now)
+    }
+
+    /// Evaluates, claims and fires `panes`, read at `now` with `clients` attached.
+    fn fire<T: NotifyTmux>(
+        &mut self,
+        tmux: &T,
+        panes: &[Pane],
+        clients: &[String],
+        now: u64,
+    ) -> Vec<Fired> {
         let log = sinks::log_path(&self.config, self.home.as_deref());
         let notify = Notify {
             sinks: Sinks {

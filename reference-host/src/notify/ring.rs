@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use schema::notify::{RING_CAP, RING_SCHEMA_VERSION, Transition};
-use schema::{FleetRow, TransitionRing, TransitionSource};
+use schema::{FleetRow, State, TransitionRing, TransitionSource};
 
 use crate::edges::edges;
 
@@ -43,6 +43,22 @@ impl Ring {
         true
     }
 
+    /// Takes a push's read of `pane` in `state`, a state entered at `since` (epoch ms), when a
+    /// poll already recorded the move into it: when the pane's newest transition is a poll to
+    /// `state` recorded at or after `since` (so it saw this very state's start), it becomes the
+    /// hook's, as a hook's report would make it.
+    pub fn adopt_push(&mut self, pane: &str, state: State, since: Option<u64>) {
+        let Some(newest) = self.kept.iter_mut().rev().find(|t| t.pane == pane) else {
+            return;
+        };
+        if newest.source == TransitionSource::Poll
+            && newest.to == Some(state)
+            && since.is_some_and(|since| newest.at >= since)
+        {
+            newest.source = TransitionSource::Hook;
+        }
+    }
+
     /// The ring as `corral debug transitions --json` prints it.
     pub fn document(&self) -> TransitionRing {
         TransitionRing {
@@ -73,7 +89,6 @@ pub fn polled(before: &[FleetRow], after: &[FleetRow], at: u64) -> Vec<Transitio
 mod tests {
     use super::*;
     use crate::testing::row;
-    use schema::State;
 
     fn transition(n: u64) -> Transition {
         Transition {
@@ -96,6 +111,32 @@ mod tests {
         assert_eq!(doc.transitions.len(), 256);
         assert_eq!(doc.transitions[0].at, 44);
         assert_eq!(doc.transitions[255].at, 299);
+    }
+
+    #[test]
+    fn a_push_adopts_the_poll_that_saw_its_state_start_and_nothing_else() {
+        let mut ring = Ring::default();
+        ring.push(Transition {
+            to: Some(State::Blocked),
+            at: 100,
+            ..transition(1)
+        });
+        let source = |ring: &Ring| ring.document().transitions[0].source.clone();
+        ring.adopt_push("%1", State::Idle, Some(50));
+        assert_eq!(source(&ring), TransitionSource::Poll, "another state");
+        ring.adopt_push("%1", State::Blocked, Some(150));
+        assert_eq!(
+            source(&ring),
+            TransitionSource::Poll,
+            "a poll before the state's start saw an older move"
+        );
+        ring.adopt_push("%1", State::Blocked, None);
+        assert_eq!(source(&ring), TransitionSource::Poll, "no start, no claim");
+        ring.adopt_push("%2", State::Blocked, Some(50));
+        assert_eq!(source(&ring), TransitionSource::Poll, "another pane");
+        ring.adopt_push("%1", State::Blocked, Some(100));
+        assert_eq!(source(&ring), TransitionSource::Hook);
+        assert_eq!(ring.document().recorded, 1, "adopting adds nothing");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `ring` | the transition ring, one JSON line (`TransitionRing`) |
 //! | `ping` | `pong` |
-//! | `transition <Transition JSON>` | `ok` once recorded (an agent's event hook reporting a move) |
+//! | `transition <Transition JSON>` | `ok` once recorded (a move someone observed, as an agent's hook; corral's own hooks push instead, `crate::push`) |
 //! | anything else | `error <why>` |
 
 use std::io::{self, BufRead, BufReader, Write};
@@ -118,18 +118,6 @@ pub fn ring(path: &Path) -> io::Result<TransitionRing> {
     serde_json::from_str(&answer).map_err(io::Error::other)
 }
 
-/// Reports a transition an agent's event hook observed (`source: hook`) to the daemon at
-/// `path`; an error when no daemon runs (the ring then simply misses it).
-pub fn report(path: &Path, transition: &Transition) -> io::Result<()> {
-    let line = serde_json::to_string(transition).expect("a transition always encodes");
-    let answer = request(path, &format!("transition {line}"))?;
-    if answer == "ok" {
-        Ok(())
-    } else {
-        Err(io::Error::other(answer))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,7 +161,8 @@ mod tests {
             at: 7,
             source: TransitionSource::Hook,
         };
-        report(&path, &transition).unwrap();
+        let line = serde_json::to_string(&transition).unwrap();
+        assert_eq!(request(&path, &format!("transition {line}")).unwrap(), "ok");
         let ring = ring(&path).unwrap();
         assert_eq!(ring.transitions, [transition]);
         let err = request(&path, "teleport").unwrap_err();

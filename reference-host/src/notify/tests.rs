@@ -449,6 +449,95 @@ fn a_hook_s_move_read_by_a_cycle_before_its_report_is_recorded_once_as_the_hook_
     assert_eq!(notifier.ring().recorded, 3);
 }
 
+impl World {
+    /// Pane `id` as a push's read sees it now.
+    fn read_one(&self, id: &str) -> Pane {
+        self.read().into_iter().find(|p| p.row.pane == id).unwrap()
+    }
+
+    fn pushed(&self, notifier: &mut Notifier, id: &str, now: u64) -> Vec<(String, Trigger)> {
+        notifier
+            .pushed(&self.tmux, &self.read_one(id), &self.tmux.clients(), now)
+            .into_iter()
+            .map(|f| (f.pane, f.trigger))
+            .collect()
+    }
+}
+
+/// A move a push and the cycle both see, in either order: one transition (the push's is the
+/// hook's) and one fire, on every sink.
+#[test]
+fn a_move_seen_by_a_push_and_the_cycle_rings_once_and_is_one_transition() {
+    for push_first in [true, false] {
+        let mut w = World::new();
+        let mut notifier = w.notifier(w.config(EVERY_SINK));
+        w.step("%1", State::Working, T0);
+        w.step("%2", State::Working, T0);
+        w.cycle(&mut notifier, T0);
+        w.step("%2", State::Blocked, T0 + 10);
+        let (by_push, by_cycle) = if push_first {
+            let pushed = w.pushed(&mut notifier, "%2", T0 + 20);
+            (pushed, w.cycle(&mut notifier, T0 + 30))
+        } else {
+            let cycled = w.cycle(&mut notifier, T0 + 20);
+            (w.pushed(&mut notifier, "%2", T0 + 30), cycled)
+        };
+        assert_eq!(
+            (by_push.len(), by_cycle.len()),
+            if push_first { (1, 0) } else { (0, 1) },
+            "the read that saw it first fired it: {by_push:?} {by_cycle:?}"
+        );
+        assert_eq!(w.lines("logs/notify.log").len(), 1);
+        assert_eq!(w.lines("payloads").len(), 1);
+        w.cycle(&mut notifier, T0 + 40);
+        w.pushed(&mut notifier, "%2", T0 + 50);
+        assert_eq!(w.lines("logs/notify.log").len(), 1, "once per episode");
+        let ring = notifier.ring();
+        let seen: Vec<(Option<State>, Option<State>, &TransitionSource, u64)> = ring
+            .transitions
+            .iter()
+            .map(|t| (t.from, t.to, &t.source, t.at))
+            .collect();
+        assert_eq!(
+            seen,
+            [(
+                Some(State::Working),
+                Some(State::Blocked),
+                &TransitionSource::Hook,
+                T0 + 20
+            )],
+            "push first: {push_first}: the hook's move, stamped by the read that saw it first"
+        );
+    }
+}
+
+#[test]
+fn a_push_before_the_baseline_or_for_an_unknown_pane_does_nothing() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.step("%2", State::Blocked, T0);
+    assert!(w.pushed(&mut notifier, "%2", T0 + 1).is_empty());
+    assert_eq!(notifier.ring().recorded, 0);
+    assert!(
+        w.lines("logs/notify.log").is_empty(),
+        "nothing fired before the baseline"
+    );
+    w.cycle(&mut notifier, T0 + 2);
+    assert_eq!(
+        notifier.ring().recorded,
+        0,
+        "the first cycle is still the baseline"
+    );
+    let mut stranger = w.read_one("%2");
+    stranger.row.pane = "%9".into();
+    assert!(notifier.pushed(&w.tmux, &stranger, &[], T0 + 3).is_empty());
+    assert_eq!(
+        notifier.ring().recorded,
+        0,
+        "an appearance is the cycle's to record"
+    );
+}
+
 #[test]
 fn progress_follows_the_window_and_is_cleared_on_reload_off_and_shutdown() {
     let mut w = World::new();

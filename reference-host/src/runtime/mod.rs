@@ -10,6 +10,8 @@
 //!   notification command), `commands/slot-<n>.lock` (the cap on running notification
 //!   commands), `markers.lock` (the guard around a marker's claim), and per tmux
 //!   server `daemon-<key>.lock` (one daemon per server) and `daemon-<key>.sock` (its socket).
+//! - `push/<key>/`: per tmux server, one datagram socket per running `serve` and daemon, where
+//!   an agent's hook says which pane it stamped (`crate::push`).
 //!
 //! Everything is locked and written through `files.rs`.
 
@@ -137,6 +139,12 @@ impl RuntimeDir {
     /// `notify/daemon-<key>.sock`: that daemon's socket.
     pub fn daemon_socket(&self, key: &str) -> PathBuf {
         self.path.join(format!("notify/daemon-{key}.sock"))
+    }
+
+    /// `push/<key>/`: the push sockets of the running host processes of the tmux server `key`
+    /// names, `<role>-<pid>-<nonce>.sock` (see `crate::push`).
+    pub fn push_dir(&self, key: &str) -> PathBuf {
+        self.path.join("push").join(key)
     }
 
     /// `locks/pane-<n>.lock`: the single-flight lock of a pane's dispatches.

@@ -10,6 +10,7 @@
 //! is still there to read.
 
 mod outbox;
+mod pushes;
 mod requests;
 mod session;
 mod stream;
@@ -149,9 +150,9 @@ fn start_up_failure(message: &str) -> u8 {
 }
 
 /// Feeds the session one event at a time: stdin lines (read on a plain thread, so a blocked read
-/// never holds the process), cycle ticks, output checks (every `interval`, and when the outbox's
-/// writer fails: `failed`), and SIGTERM/SIGHUP. A shutdown exits at once; any other exit first
-/// gives the client [`FLUSH_GRACE`] to read what was written.
+/// never holds the process), cycle ticks, pushes, output checks (every `interval`, and when the
+/// outbox's writer fails: `failed`), and SIGTERM/SIGHUP. A shutdown exits at once; any other exit
+/// first gives the client [`FLUSH_GRACE`] to read what was written.
 fn event_loop(
     mut session: Session<FleetReader, Outbox>,
     interval: Duration,
@@ -189,6 +190,7 @@ fn event_loop(
                 _ = watch.tick() => Event::Watch,
                 line = incoming.recv() => Event::Line(line.unwrap_or(Incoming::Eof)),
                 () = tokio::time::sleep_until(sleep_until), if deadline.is_some() => Event::Tick,
+                pushed = session.next_push() => Event::Push(pushed),
             };
             let shutdown = matches!(event, Event::Shutdown);
             if let Flow::Exit(code) = session.handle(event) {

@@ -18,6 +18,8 @@ use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID
 use crate::clock::now_ms;
 use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
+use crate::push::Pushed;
+use crate::serve::pushes::Pushes;
 use crate::serve::requests::{self, Connection, Services, SessionConfig};
 use crate::serve::stream::Stream;
 use crate::serve::transport::{FrameWriter, Incoming, LINE_CAP, Sink};
@@ -31,6 +33,8 @@ pub enum Event {
     Tick,
     /// Time to check the output (every cycle, stream or not), or the output's writer failed.
     Watch,
+    /// An agent's hook said these panes moved (`crate::push`).
+    Push(Pushed),
     /// SIGTERM or SIGHUP.
     Shutdown,
 }
@@ -56,6 +60,8 @@ pub struct Session<S, W> {
     conn: Connection<S>,
     out: FrameWriter<W>,
     greeted: bool,
+    /// The connection's push socket.
+    pushes: Pushes,
 }
 
 impl<S: FleetSource, W: Sink> Session<S, W> {
@@ -68,6 +74,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         out: FrameWriter<W>,
     ) -> Self {
         Session {
+            pushes: Pushes::new(services.runtime.clone()),
             conn: Connection::new(config, store, fleet, services),
             out,
             greeted: false,
@@ -77,6 +84,18 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
     /// When the next [`Event::Tick`] is due, if a stream runs.
     pub fn deadline(&self) -> Option<Instant> {
         self.conn.stream.as_ref().map(Stream::due)
+    }
+
+    /// The next push to this connection, whenever it comes (never, before its stream's first
+    /// read found a pane: until then a push could publish nothing).
+    pub async fn next_push(&self) -> Pushed {
+        self.pushes.next().await
+    }
+
+    /// The socket path of the tmux server whose pushes this session hears, if it hears any.
+    #[cfg(test)]
+    pub fn push_server(&self) -> Option<&str> {
+        self.pushes.server()
     }
 
     /// The output, for tests.
@@ -91,6 +110,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             Event::Line(incoming) => self.on_line(incoming),
             Event::Tick => self.on_tick(),
             Event::Watch => self.on_watch(),
+            Event::Push(pushed) => self.on_push(pushed),
             Event::Shutdown => Ok(Flow::Exit(0)),
         };
         handled.unwrap_or(Flow::Exit(0))
@@ -215,9 +235,60 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
                 return Ok(Flow::Continue);
             }
         };
+        // The read names the server whose hooks push to this stream: it listens before it
+        // publishes, so a client that has this read's frames is pushed what comes after them.
+        if let Some(row) = rows.first() {
+            self.pushes.follow(&row.server);
+        }
         let stream = self.conn.stream.as_mut().expect("checked above");
         for frame in stream.publish(rows, now_ms()) {
             self.send(&id, frame)?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// A push: the device check, then each pushed pane read on its own (or, for many, the whole
+    /// fleet), and what the stream publishes of it. The cycle's cadence is left as it is. Before
+    /// the stream's baseline, or with no stream, nothing is read.
+    fn on_push(&mut self, pushed: Pushed) -> Handled {
+        let Some(stream) = self.conn.stream.as_ref().filter(|s| s.has_baseline()) else {
+            return Ok(Flow::Continue);
+        };
+        let id = stream.id().to_owned();
+        if let Some(flow) = self.check_device(&id)? {
+            return Ok(flow);
+        }
+        let panes = match pushed {
+            Pushed::Panes(panes) => panes,
+            Pushed::Fleet => {
+                let rows = match self.conn.fleet.read() {
+                    Ok(rows) => rows,
+                    Err(err) => {
+                        tracing::debug!(%err, "reading the fleet after a push failed");
+                        return Ok(Flow::Continue);
+                    }
+                };
+                let stream = self.conn.stream.as_mut().expect("checked above");
+                for frame in stream.publish(rows, now_ms()) {
+                    self.send(&id, frame)?;
+                }
+                return Ok(Flow::Continue);
+            }
+        };
+        for pane in panes {
+            let row = match self.conn.fleet.pane(&pane) {
+                Ok(Some(read)) => read.row,
+                // No agent pane (any more): the cycle reports what became of it.
+                Ok(None) => continue,
+                Err(err) => {
+                    tracing::debug!(%err, %pane, "reading a pushed pane failed");
+                    continue;
+                }
+            };
+            let stream = self.conn.stream.as_mut().expect("checked above");
+            for frame in stream.publish_pane(row, now_ms()) {
+                self.send(&id, frame)?;
+            }
         }
         Ok(Flow::Continue)
     }

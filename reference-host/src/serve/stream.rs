@@ -2,6 +2,12 @@
 //! pane that moved since the last cycle, after a silent baseline; with `events` false, the
 //! selected snapshot whenever it differs from the last one sent. Pure: the session reads the
 //! fleet at each tick and writes the frames.
+//!
+//! A push (`crate::push`) brings one pane's read forward: [`Stream::publish_pane`] takes that
+//! pane's row as read now and publishes what it changed, against the same memory of the fleet the
+//! cycles keep, so a move is published once whichever read sees it first. It never adds or
+//! removes a pane: appearing and vanishing are the cycle's to see, and before the baseline a push
+//! publishes nothing.
 
 use std::time::{Duration, Instant};
 
@@ -17,9 +23,10 @@ pub struct Stream {
     id: String,
     events: bool,
     selector: Option<Selector>,
-    /// Edges: the whole fleet at the last cycle (`None` before the baseline). Snapshots: the
-    /// rows last sent.
-    last: Option<Vec<FleetRow>>,
+    /// The whole fleet as last read, by the cycle or a push (`None` before the baseline).
+    fleet: Option<Vec<FleetRow>>,
+    /// Snapshots: the rows last sent.
+    sent: Option<Vec<FleetRow>>,
     /// When the next cycle runs.
     due: Instant,
 }
@@ -31,7 +38,8 @@ impl Stream {
             id,
             events: request.events,
             selector: request.selector,
-            last: None,
+            fleet: None,
+            sent: None,
             due: now,
         }
     }
@@ -46,6 +54,11 @@ impl Stream {
         self.due
     }
 
+    /// Whether its first cycle, the baseline, has run.
+    pub fn has_baseline(&self) -> bool {
+        self.fleet.is_some()
+    }
+
     /// Schedules the next cycle one `interval` after the last, never in the past.
     pub fn reschedule(&mut self, interval: Duration, now: Instant) {
         let next = self.due + interval;
@@ -54,23 +67,57 @@ impl Stream {
 
     /// The frames one cycle publishes, given the fleet as read now, at `at_ms`.
     pub fn publish(&mut self, rows: Vec<FleetRow>, at_ms: u64) -> Vec<Response> {
-        let selector = self.selector.as_ref();
+        let frames = match (&self.fleet, self.events) {
+            (Some(before), true) => edges(before, &rows, self.selector.as_ref(), at_ms)
+                .into_iter()
+                .map(Response::Edge)
+                .collect(),
+            (None, true) => Vec::new(),
+            (_, false) => self.snapshot(&rows),
+        };
+        self.fleet = Some(rows);
+        frames
+    }
+
+    /// The frames a push publishes, given pane `row.pane` as read now, at `at_ms`: its edge if
+    /// its state moved since the fleet was last read, or the snapshot if the selected rows
+    /// changed. Nothing before the baseline, and nothing for a pane the last read did not have.
+    pub fn publish_pane(&mut self, row: FleetRow, at_ms: u64) -> Vec<Response> {
+        let Some(fleet) = &mut self.fleet else {
+            return Vec::new();
+        };
+        let Some(at) = fleet.iter().position(|r| r.pane == row.pane) else {
+            return Vec::new();
+        };
+        let before = std::mem::replace(&mut fleet[at], row);
         if self.events {
-            let frames = match &self.last {
-                Some(before) => edges(before, &rows, selector, at_ms)
-                    .into_iter()
-                    .map(Response::Edge)
-                    .collect(),
-                None => Vec::new(),
-            };
-            self.last = Some(rows);
-            return frames;
+            let after = std::slice::from_ref(&fleet[at]);
+            return edges(
+                std::slice::from_ref(&before),
+                after,
+                self.selector.as_ref(),
+                at_ms,
+            )
+            .into_iter()
+            .map(Response::Edge)
+            .collect();
         }
-        let agents: Vec<FleetRow> = rows.into_iter().filter(|r| admits(selector, r)).collect();
-        if self.last.as_ref() == Some(&agents) {
+        let rows = fleet.clone();
+        self.snapshot(&rows)
+    }
+
+    /// The snapshot of `rows` this stream's selector admits, unless it is the one last sent.
+    fn snapshot(&mut self, rows: &[FleetRow]) -> Vec<Response> {
+        let selector = self.selector.as_ref();
+        let agents: Vec<FleetRow> = rows
+            .iter()
+            .filter(|r| admits(selector, r))
+            .cloned()
+            .collect();
+        if self.sent.as_ref() == Some(&agents) {
             return Vec::new();
         }
-        self.last = Some(agents.clone());
+        self.sent = Some(agents.clone());
         vec![Response::Snapshot(Snapshot { agents })]
     }
 }
@@ -78,6 +125,132 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::row;
+    use schema::State;
+
+    fn stream(events: bool, selector: Option<&str>) -> Stream {
+        let request = Subscribe {
+            events,
+            selector: selector.map(|s| serde_json::from_str(s).unwrap()),
+        };
+        Stream::new("sub".into(), request, Instant::now())
+    }
+
+    /// The (pane, from, to) of each edge among `frames`.
+    fn edges_of(frames: &[Response]) -> Vec<(String, Option<State>, Option<State>)> {
+        frames
+            .iter()
+            .map(|frame| match frame {
+                Response::Edge(e) => (e.pane.clone(), e.from, e.to),
+                other => panic!("not an edge: {other:?}"),
+            })
+            .collect()
+    }
+
+    fn fleet() -> Vec<FleetRow> {
+        vec![row("%1", State::Working), row("%2", State::Idle)]
+    }
+
+    #[test]
+    fn a_push_before_the_baseline_publishes_nothing_and_is_not_the_baseline() {
+        let mut s = stream(true, None);
+        assert!(s.publish_pane(row("%1", State::Blocked), 5).is_empty());
+        assert!(!s.has_baseline());
+        assert!(s.publish(fleet(), 6).is_empty(), "the baseline is silent");
+        assert!(s.has_baseline());
+    }
+
+    /// One move seen by a push and then by the cycle, or by the cycle and then by a push: one
+    /// edge, stamped by the read that saw it first.
+    #[test]
+    fn a_move_seen_by_both_the_push_and_the_cycle_is_one_edge() {
+        let moved = || vec![row("%1", State::Blocked), row("%2", State::Idle)];
+        let mut s = stream(true, None);
+        s.publish(fleet(), 1);
+        let pushed = s.publish_pane(row("%1", State::Blocked), 2);
+        assert_eq!(
+            edges_of(&pushed),
+            [("%1".into(), Some(State::Working), Some(State::Blocked))]
+        );
+        let Response::Edge(edge) = &pushed[0] else {
+            unreachable!()
+        };
+        assert_eq!(edge.at_ms, 2);
+        assert!(
+            s.publish(moved(), 3).is_empty(),
+            "the cycle saw nothing new"
+        );
+
+        let mut s = stream(true, None);
+        s.publish(fleet(), 1);
+        assert_eq!(edges_of(&s.publish(moved(), 2)).len(), 1);
+        assert!(
+            s.publish_pane(row("%1", State::Blocked), 3).is_empty(),
+            "the push saw nothing new"
+        );
+        assert!(s.publish_pane(row("%1", State::Blocked), 4).is_empty());
+    }
+
+    #[test]
+    fn a_push_never_adds_or_removes_a_pane() {
+        let mut s = stream(true, None);
+        s.publish(fleet(), 1);
+        assert!(s.publish_pane(row("%9", State::Working), 2).is_empty());
+        assert_eq!(
+            edges_of(&s.publish(vec![row("%9", State::Working)], 3)),
+            [
+                ("%9".into(), None, Some(State::Working)),
+                ("%1".into(), Some(State::Working), None),
+                ("%2".into(), Some(State::Idle), None),
+            ],
+            "the cycle reports the newcomer as appeared: the push did not add it"
+        );
+    }
+
+    #[test]
+    fn a_pushed_edge_goes_through_the_selector() {
+        let mut s = stream(true, Some(r#"{"state":["blocked"]}"#));
+        s.publish(fleet(), 1);
+        assert!(
+            s.publish_pane(row("%2", State::Working), 2).is_empty(),
+            "idle to working is outside the selector on both sides"
+        );
+        assert_eq!(
+            edges_of(&s.publish_pane(row("%1", State::Blocked), 3)),
+            [("%1".into(), Some(State::Working), Some(State::Blocked))]
+        );
+        assert_eq!(
+            edges_of(&s.publish_pane(row("%1", State::Idle), 4)),
+            [("%1".into(), Some(State::Blocked), Some(State::Idle))],
+            "leaving the selector's scope is an edge"
+        );
+    }
+
+    #[test]
+    fn a_pushed_row_changes_a_snapshot_stream_once() {
+        let mut s = stream(false, Some(r#"{"agent":"claude"}"#));
+        assert!(s.publish_pane(row("%1", State::Blocked), 1).is_empty());
+        assert_eq!(s.publish(fleet(), 2).len(), 1, "the first cycle sends one");
+        let pushed = s.publish_pane(row("%1", State::Blocked), 3);
+        let [Response::Snapshot(snapshot)] = pushed.as_slice() else {
+            panic!("{pushed:?}")
+        };
+        assert_eq!(
+            snapshot
+                .agents
+                .iter()
+                .map(|r| (r.pane.as_str(), r.state))
+                .collect::<Vec<_>>(),
+            [("%1", State::Blocked), ("%2", State::Idle)],
+            "the whole selection, in the fleet's order"
+        );
+        let again = vec![row("%1", State::Blocked), row("%2", State::Idle)];
+        assert!(
+            s.publish(again, 4).is_empty(),
+            "the cycle's equal snapshot is suppressed"
+        );
+        assert!(s.publish_pane(row("%1", State::Blocked), 5).is_empty());
+    }
 
     #[test]
     fn cycles_keep_their_cadence_and_a_late_one_is_not_caught_up() {

@@ -3,12 +3,14 @@
 //! and never breaks the agent. `corral hooks` prints and installs the settings.
 
 use std::io::Write;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Backend, Fleet, Home, eventually, fleet_with_phone, json_lines, row};
+use crate::support::{
+    Backend, Fleet, Home, eventually, fleet_with_phone, hook, json_lines, row, run_hook,
+};
 
 on_both_backends!(
     from_event_rings_once_even_with_a_daemon_running,
@@ -17,36 +19,6 @@ on_both_backends!(
     an_unanswered_request_falls_back_to_the_dialog,
     a_sigterm_at_any_moment_leaves_no_request_behind
 );
-
-/// The socket path of the fleet's server, as its rows name it.
-fn server(home: &Home) -> String {
-    let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();
-    ls["agents"][0]["server"].as_str().unwrap().to_owned()
-}
-
-/// `corral event <args>` as a hook inside `pane` runs it.
-fn hook(home: &Home, pane: &str, args: &[&str]) -> Command {
-    let mut cmd = home.corral();
-    cmd.env("TMUX", format!("{},1,0", server(home)))
-        .env("TMUX_PANE", pane)
-        .arg("event")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
-}
-
-fn run_hook(home: &Home, pane: &str, args: &[&str], payload: &Value) -> Output {
-    let mut child = hook(home, pane, args).spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
 
 fn pane_row(home: &Home, pane: &str) -> Value {
     let ls: Value = serde_json::from_str(&home.ok(&["ls", "--json"])).unwrap();

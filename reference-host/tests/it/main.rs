@@ -33,6 +33,7 @@ mod ls;
 mod notify;
 mod permissions;
 mod profile;
+mod push;
 mod races;
 mod revocation;
 mod serve;

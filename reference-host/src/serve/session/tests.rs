@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
+use crate::push::Pushed;
 use crate::testing::{Scripted, enrol, row, services};
 
 struct Harness {
@@ -287,6 +288,145 @@ fn a_revoked_device_is_refused_on_the_stream_at_the_next_publish() {
     h.revoke();
     assert_eq!(h.session.handle(Event::Tick), Flow::Exit(2));
     assert!(error("sub", "scope-denied")(&h.frames()[0]));
+}
+
+/// A push, as the event loop hands it over.
+fn push(panes: &[&str]) -> Event {
+    Event::Push(Pushed::Panes(
+        panes.iter().map(|p| (*p).to_owned()).collect(),
+    ))
+}
+
+#[test]
+fn a_push_reads_nothing_before_the_baseline_or_without_a_stream() {
+    let mut h = Harness::new();
+    h.hello();
+    h.fleet.edit(|rows| rows[0].state = State::Blocked);
+    assert_eq!(h.session.handle(push(&["%0"])), Flow::Continue);
+    assert_eq!(h.fleet.reads(), 0, "no stream: nothing read");
+    assert_eq!(h.session.push_server(), None);
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.frames();
+    h.session.handle(push(&["%0"]));
+    assert_eq!(h.fleet.reads(), 0, "no baseline yet: nothing read");
+    assert!(h.frames().is_empty());
+    h.session.handle(Event::Tick);
+    assert!(
+        h.frames().is_empty(),
+        "the first cycle is still a silent baseline"
+    );
+    assert_eq!(h.session.push_server(), Some("/s"), "the baseline's server");
+}
+
+/// The same move seen by a push and the cycle, in either order: one edge.
+#[test]
+fn a_move_seen_by_a_push_and_the_cycle_is_one_edge_in_either_order() {
+    for push_first in [true, false] {
+        let mut h = Harness::new();
+        h.hello();
+        h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+        h.session.handle(Event::Tick);
+        h.frames();
+        h.fleet.edit(|rows| rows[1].state = State::Blocked);
+        let (first, second) = if push_first {
+            (push(&["%1"]), Event::Tick)
+        } else {
+            (Event::Tick, push(&["%1"]))
+        };
+        h.session.handle(first);
+        let frames = h.frames();
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(
+            (
+                &frames[0]["id"],
+                &frames[0]["pane"],
+                &frames[0]["from"],
+                &frames[0]["to"]
+            ),
+            (
+                &json!("sub"),
+                &json!("%1"),
+                &json!("working"),
+                &json!("blocked")
+            )
+        );
+        h.session.handle(second);
+        assert!(h.frames().is_empty(), "push first: {push_first}");
+        h.session.handle(Event::Tick);
+        assert!(h.frames().is_empty());
+    }
+}
+
+#[test]
+fn many_pushed_panes_read_the_fleet_once() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    h.frames();
+    let reads = h.fleet.reads();
+    h.fleet.edit(|rows| {
+        rows[0].state = State::Working;
+        rows.push(row("%5", State::Idle));
+    });
+    h.session.handle(Event::Push(Pushed::Fleet));
+    assert_eq!(h.fleet.reads(), reads + 1);
+    let moves: Vec<(Value, Value)> = h
+        .frames()
+        .iter()
+        .map(|f| (f["pane"].clone(), f["to"].clone()))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            (json!("%0"), json!("working")),
+            (json!("%5"), json!("idle"))
+        ]
+    );
+}
+
+#[test]
+fn a_revoked_device_gets_nothing_pushed() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    h.frames();
+    h.fleet.edit(|rows| rows[0].state = State::Blocked);
+    h.revoke();
+    let reads = h.fleet.reads();
+    assert_eq!(h.session.handle(push(&["%0"])), Flow::Exit(2));
+    let frames = h.frames();
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    assert!(error("sub", "scope-denied")(&frames[0]));
+    assert_eq!(h.fleet.reads(), reads, "the pane was not even read");
+}
+
+#[test]
+fn a_pushed_pane_that_is_gone_or_unreadable_publishes_nothing() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    h.frames();
+    h.fleet.edit(|rows| {
+        rows.remove(0);
+    });
+    h.session.handle(push(&["%0"]));
+    assert!(
+        h.frames().is_empty(),
+        "a vanished pane is the cycle's to report"
+    );
+    h.fleet.fail(true);
+    assert_eq!(h.session.handle(push(&["%1"])), Flow::Continue);
+    assert!(h.frames().is_empty());
+    h.fleet.fail(false);
+    h.session.handle(Event::Tick);
+    let frames = h.frames();
+    assert_eq!(
+        (&frames[0]["pane"], &frames[0]["to"]),
+        (&json!("%0"), &json!(""))
+    );
 }
 
 #[test]

@@ -15,6 +15,8 @@ mod home;
 mod host;
 // A running `corral daemon`.
 mod daemon;
+// `corral event` run as an agent's hook.
+mod hooks;
 // Scripts in front of a home's tmux: a gate, a call log.
 mod wrappers;
 // The host's lock files from outside.
@@ -25,9 +27,12 @@ mod procs;
 /// Which tmux a test fleet runs on: the kit's one backend type.
 pub use golden::Backend;
 
-pub use checks::{PATIENCE, eventually, is_error, json_lines, row, runs};
+pub use checks::{
+    PATIENCE, eventually, exit_code_within_patience, is_error, json_lines, row, runs,
+};
 pub use fleet::{Background, Fleet, fleet_with_phone};
 pub use home::Home;
+pub use hooks::{hook, run_hook};
 pub use host::Host;
 pub use locks::{hold, locks_of};
 pub use procs::{fds, marked_processes, threads};

@@ -1,0 +1,433 @@
+//! The push path (docs/protocol.md "Push"): right after `corral event` stamps its pane, it tells
+//! every running `serve` and the notification daemon of that tmux server which pane moved, so
+//! they read that pane at once instead of waiting for their next cycle. The cycle stays what it
+//! was: the push only brings a read forward.
+//!
+//! Each listener binds a unix datagram socket `<runtime>/push/<key>/<role>-<pid>-<nonce>.sock`
+//! (0600, in private dirs; `<key>` names the tmux server as the daemon's files do,
+//! `notify::server`). It binds under a staging name that starts with `.` and renames the socket
+//! to its name, so a socket under a name always answers while its process lives; a name is never
+//! used twice. A datagram is a pane id, `%<digits>`, and nothing else.
+//!
+//! The hook's side ([`announce`]) never waits: one non-blocking `sendto` per socket of its
+//! server's dir. A listener whose queue is full (it stopped reading) is skipped; a socket that
+//! refuses (its process died without removing it) is removed, so a killed listener costs the next
+//! hook one refused send and then nothing.
+//!
+//! The listener's side ([`Listener`]) reads datagrams on a thread of its own into an [`Inbox`]
+//! that coalesces them: the event loop takes what is pending as one [`Pushed`], the distinct panes
+//! in the order they came, or, past [`PANE_CAP`] of them, the whole fleet.
+
+use std::collections::BTreeSet;
+use std::io::{self, ErrorKind};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crate::files;
+
+/// More distinct panes than this pending at once, and one read of the whole fleet costs less
+/// than reading each: the listener is handed [`Pushed::Fleet`].
+pub const PANE_CAP: usize = 8;
+
+/// The longest datagram read; a pane id is far shorter.
+const DATAGRAM_CAP: usize = 64;
+
+/// Whether `text` is a pane id as tmux writes it: `%` and digits.
+pub fn is_pane_id(text: &str) -> bool {
+    text.strip_prefix('%')
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// What one [`announce`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Announced {
+    /// Listeners the datagram was handed to.
+    pub sent: usize,
+    /// Listeners skipped because their queue was full (they are not reading).
+    pub busy: usize,
+    /// Sockets removed because nothing listened on them any more.
+    pub removed: usize,
+}
+
+/// Tells every listener in `dir` (a server's push dir) that `pane` moved, without waiting for any
+/// of them. A dir that does not exist has no listener. Never fails: what could not be sent is
+/// skipped, and logged at debug level.
+pub fn announce(dir: &Path, pane: &str) -> Announced {
+    let mut done = Announced::default();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) => {
+            if err.kind() != ErrorKind::NotFound {
+                tracing::debug!(dir = %dir.display(), %err, "no push: the listeners' dir is unreadable");
+            }
+            return done;
+        }
+    };
+    let socket = match UnixDatagram::unbound().and_then(|s| s.set_nonblocking(true).map(|()| s)) {
+        Ok(socket) => socket,
+        Err(err) => {
+            tracing::debug!(%err, "no push: no datagram socket");
+            return done;
+        }
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || !name.ends_with(".sock") {
+            continue;
+        }
+        let path = entry.path();
+        match socket.send_to(pane.as_bytes(), &path) {
+            Ok(_) => done.sent += 1,
+            // A datagram socket nobody has open any more: its listener died without removing
+            // it. Names are never reused, so the file is that dead listener's.
+            Err(err) if err.kind() == ErrorKind::ConnectionRefused => {
+                if std::fs::remove_file(&path).is_ok() {
+                    done.removed += 1;
+                }
+            }
+            Err(err) if err.kind() == ErrorKind::WouldBlock => done.busy += 1,
+            Err(err) if err.kind() == ErrorKind::NotFound => {}
+            Err(err) => tracing::debug!(path = %path.display(), %err, "a push was not sent"),
+        }
+    }
+    done
+}
+
+/// What a listener was told since it last looked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    /// These panes moved, each once, in the order their first datagram came.
+    Panes(Vec<String>),
+    /// More than [`PANE_CAP`] panes moved: read the whole fleet.
+    Fleet,
+}
+
+/// Datagrams read and not taken yet, coalesced.
+#[derive(Debug, Default)]
+struct Pending {
+    panes: Vec<String>,
+    seen: BTreeSet<String>,
+    overflow: bool,
+}
+
+impl Pending {
+    fn add(&mut self, pane: String) {
+        if self.overflow || self.seen.contains(&pane) {
+            return;
+        }
+        if self.panes.len() == PANE_CAP {
+            self.overflow = true;
+            self.panes.clear();
+            self.seen.clear();
+            return;
+        }
+        self.seen.insert(pane.clone());
+        self.panes.push(pane);
+    }
+
+    fn take(&mut self) -> Option<Pushed> {
+        let pending = std::mem::take(self);
+        if pending.overflow {
+            Some(Pushed::Fleet)
+        } else if pending.panes.is_empty() {
+            None
+        } else {
+            Some(Pushed::Panes(pending.panes))
+        }
+    }
+}
+
+/// What a listener's thread has read, for its event loop to take.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    pending: Mutex<Pending>,
+    ready: tokio::sync::Notify,
+}
+
+impl Inbox {
+    /// Adds one datagram's pane and wakes the loop.
+    fn add(&self, pane: String) {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(pane);
+        self.ready.notify_one();
+    }
+
+    /// What is pending, if anything, and nothing after.
+    pub fn take(&self) -> Option<Pushed> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// Waits until something is pending, and takes it.
+    pub async fn next(&self) -> Pushed {
+        loop {
+            if let Some(pushed) = self.take() {
+                return pushed;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
+/// One process's push socket, read on a thread of its own; removed when dropped.
+#[derive(Debug)]
+pub struct Listener {
+    path: PathBuf,
+    server: String,
+    socket: UnixDatagram,
+    inbox: Arc<Inbox>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Listener {
+    /// Binds `<dir>/<role>-<pid>-<nonce>.sock` in `dir`, the push dir of the tmux server whose
+    /// socket path is `server` (made private if missing), and starts reading it.
+    pub fn bind(dir: &Path, server: &str, role: &str) -> io::Result<Listener> {
+        files::create_private_dir(dir)?;
+        let mut nonce = [0u8; 6];
+        getrandom::fill(&mut nonce).map_err(|err| io::Error::other(err.to_string()))?;
+        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let name = format!("{role}-{}-{nonce}.sock", std::process::id());
+        let path = dir.join(&name);
+        let staging = dir.join(format!(".{name}"));
+        let socket = UnixDatagram::bind(&staging)?;
+        let named = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))
+            .and_then(|()| std::fs::rename(&staging, &path));
+        if let Err(err) = named {
+            let _ = std::fs::remove_file(&staging);
+            return Err(err);
+        }
+        let inbox = Arc::new(Inbox::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let socket = socket.try_clone()?;
+            let (inbox, stop) = (Arc::clone(&inbox), Arc::clone(&stop));
+            std::thread::spawn(move || read_datagrams(&socket, &inbox, &stop))
+        };
+        tracing::debug!(path = %path.display(), "listening for pushes");
+        Ok(Listener {
+            path,
+            server: server.to_owned(),
+            socket,
+            inbox,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The socket path of the tmux server this listener hears about.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Its socket's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What it was told, coalesced.
+    pub fn inbox(&self) -> &Inbox {
+        &self.inbox
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        self.stop.store(true, Ordering::Relaxed);
+        // Wakes the thread's blocked read: it returns at once once the socket is shut down.
+        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The listener's thread: every datagram that is a pane id goes into `inbox`; anything else is
+/// dropped. Ends when the listener is dropped.
+fn read_datagrams(socket: &UnixDatagram, inbox: &Inbox, stop: &AtomicBool) {
+    let mut buf = [0u8; DATAGRAM_CAP];
+    loop {
+        let read = socket.recv(&mut buf);
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        match read {
+            Ok(n) => match std::str::from_utf8(&buf[..n]) {
+                Ok(pane) if is_pane_id(pane) => inbox.add(pane.to_owned()),
+                _ => tracing::debug!(bytes = n, "ignoring a push that is no pane id"),
+            },
+            Err(err) if err.kind() == ErrorKind::Interrupted => {}
+            Err(err) => {
+                tracing::warn!(%err, "reading pushes failed; the cycle goes on without them");
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Waits up to a second for the inbox to hold something.
+    fn wait(inbox: &Inbox) -> Option<Pushed> {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            if let Some(pushed) = inbox.take() {
+                return Some(pushed);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn only_a_percent_and_digits_is_a_pane_id() {
+        for good in ["%0", "%12", "%4294967295"] {
+            assert!(is_pane_id(good), "{good}");
+        }
+        for bad in ["", "%", "12", "%1a", "% 1", "%-1", "work:0.1", "%1\n"] {
+            assert!(!is_pane_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn pending_panes_coalesce_in_order_and_overflow_to_the_fleet() {
+        let mut pending = Pending::default();
+        assert_eq!(pending.take(), None);
+        for pane in ["%3", "%1", "%3", "%2"] {
+            pending.add(pane.into());
+        }
+        assert_eq!(
+            pending.take(),
+            Some(Pushed::Panes(vec!["%3".into(), "%1".into(), "%2".into()]))
+        );
+        assert_eq!(pending.take(), None, "taken once");
+        for n in 0..PANE_CAP {
+            pending.add(format!("%{n}"));
+        }
+        assert!(matches!(pending.take(), Some(Pushed::Panes(p)) if p.len() == PANE_CAP));
+        for n in 0..=PANE_CAP {
+            pending.add(format!("%{n}"));
+        }
+        pending.add("%99".into());
+        assert_eq!(pending.take(), Some(Pushed::Fleet));
+        assert_eq!(pending.take(), None);
+    }
+
+    #[test]
+    fn a_listener_hears_an_announce_and_leaves_nothing_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("push/k");
+        let listener = Listener::bind(&dir, "/tmp/tmux-0/default", "serve").unwrap();
+        let mode = std::fs::metadata(listener.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600);
+        let dir_mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(dir_mode, 0o700);
+        let name = listener.path().file_name().unwrap().to_string_lossy();
+        assert!(
+            name.starts_with(&format!("serve-{}-", std::process::id())) && name.ends_with(".sock"),
+            "{name}"
+        );
+        assert_eq!(
+            announce(&dir, "%7"),
+            Announced {
+                sent: 1,
+                ..Announced::default()
+            }
+        );
+        assert_eq!(
+            wait(listener.inbox()),
+            Some(Pushed::Panes(vec!["%7".into()]))
+        );
+        let path = listener.path().to_owned();
+        drop(listener);
+        assert!(!path.exists(), "a listener removes its socket");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        assert_eq!(announce(&dir, "%7"), Announced::default());
+    }
+
+    #[test]
+    fn what_is_no_pane_id_is_dropped_by_the_listener() {
+        let tmp = tempfile::tempdir().unwrap();
+        let listener = Listener::bind(tmp.path(), "s", "serve").unwrap();
+        let socket = UnixDatagram::unbound().unwrap();
+        for junk in [&b""[..], b"hello", b"%1;rm", b"\xff\xfe", &[b'%'; 200]] {
+            socket.send_to(junk, listener.path()).unwrap();
+        }
+        socket.send_to(b"%5", listener.path()).unwrap();
+        assert_eq!(
+            wait(listener.inbox()),
+            Some(Pushed::Panes(vec!["%5".into()]))
+        );
+    }
+
+    #[test]
+    fn a_missing_dir_and_a_dead_socket_cost_nothing_and_the_dead_one_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(
+            announce(&tmp.path().join("none"), "%1"),
+            Announced::default()
+        );
+        // A socket whose process is gone: bound, then closed without removing its file.
+        let dead = tmp.path().join("serve-1-dead.sock");
+        drop(UnixDatagram::bind(&dead).unwrap());
+        // Files that are no listener's: a staging name, and something else.
+        std::fs::write(tmp.path().join("notes.txt"), "x").unwrap();
+        let staging = tmp.path().join(".serve-2-x.sock");
+        let _binding = UnixDatagram::bind(&staging).unwrap();
+        assert_eq!(
+            announce(tmp.path(), "%1"),
+            Announced {
+                removed: 1,
+                ..Announced::default()
+            }
+        );
+        assert!(!dead.exists(), "the dead socket was removed");
+        assert!(staging.exists() && tmp.path().join("notes.txt").exists());
+    }
+
+    /// A listener that never reads: its queue fills, and every later announce skips it, never
+    /// waiting for room (a send that waited would wait for ever: the announces run on a thread,
+    /// and the test fails when they have not all returned long after they should have).
+    #[test]
+    fn a_listener_that_never_reads_is_skipped_without_waiting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stuck = tmp.path().join("serve-3-stuck.sock");
+        let _stuck = UnixDatagram::bind(&stuck).unwrap();
+        let dir = tmp.path().to_owned();
+        let (done, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let all: Vec<Announced> = (0..200).map(|_| announce(&dir, "%1")).collect();
+            let _ = done.send(all);
+        });
+        let all = answers
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an announce waited on a listener that never reads");
+        assert!(all.iter().all(|a| a.removed == 0 && a.sent + a.busy == 1));
+        assert!(all[0].sent == 1, "the first datagrams were queued");
+        assert!(
+            all.iter().any(|a| a.busy == 1),
+            "the queue filled and later sends were skipped"
+        );
+        assert!(stuck.exists(), "a listener that is alive is never removed");
+    }
+}

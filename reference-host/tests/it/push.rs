@@ -1,0 +1,350 @@
+//! The push path end to end: `corral event` run as an agent's hook, with a subscribed `serve` and
+//! a `corral daemon` on a cycle far longer than the test (only a push can reach them in time) or
+//! on a short one that races the push (the same move seen by both must be one edge, one
+//! transition, one ring of the notification), and listeners that are gone or stopped reading.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    Backend, Fleet, Home, Host, eventually, exit_code_within_patience, fleet_with_phone, hook,
+    is_error, json_lines, run_hook, runs,
+};
+
+on_both_backends!(
+    a_hook_s_move_reaches_a_stream_and_the_daemon_long_before_their_cycle,
+    a_move_seen_by_the_push_and_the_cycle_is_one_edge,
+    a_move_seen_by_the_push_and_the_cycle_rings_once_and_is_one_transition,
+    a_revoked_device_gets_nothing_pushed,
+    a_selector_applies_to_pushed_edges,
+    a_killed_serve_s_socket_is_skipped_and_removed_by_the_next_hook,
+    a_serve_that_stopped_reading_never_holds_the_hook
+);
+
+/// A cycle no test waits out: what reaches a stream in time was pushed.
+const LONG_CYCLE: &str = "[serve]\nreconcile_interval_ms = 600000\n";
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The push sockets of `role` (`serve`, `daemon`) in the home's runtime dir, of any server.
+fn listeners(home: &Home, role: &str) -> Vec<PathBuf> {
+    let Ok(servers) = std::fs::read_dir(home.runtime().join("corral/push")) else {
+        return Vec::new();
+    };
+    servers
+        .flatten()
+        .filter_map(|server| std::fs::read_dir(server.path()).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{role}-")))
+        })
+        .collect()
+}
+
+/// A `serve` of `phone`, subscribed with `subscribe`'s body, past its baseline: its push socket
+/// is there (`others` sockets of other serves already were).
+fn subscribed(home: &Home, subscribe: &str, others: usize) -> Host {
+    let mut host = home.serve("fp-phone");
+    host.hello();
+    host.send(&format!(
+        r#"{{"schema":1,"id":"sub","t":"subscribe",{subscribe}}}"#
+    ));
+    assert_eq!(host.recv(), json!({"schema":1,"id":"sub","t":"ack"}));
+    eventually("the stream's push socket", || {
+        listeners(home, "serve").len() == others + 1
+    });
+    host
+}
+
+/// Runs a hook of `agent` in `pane`; it must exit 0.
+fn stamp(home: &Home, pane: &str, agent: &str, event: &str, payload: Value) {
+    let out = run_hook(home, pane, &[agent, event], &payload);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// The next frame, which must be `pane`'s edge `from` → `to` on the stream, observed between
+/// `after` and now.
+fn expect_edge(host: &mut Host, pane: &str, from: &str, to: &str, after: u64) {
+    let edge = host.recv();
+    assert_eq!(
+        (
+            &edge["t"],
+            &edge["id"],
+            &edge["pane"],
+            &edge["from"],
+            &edge["to"]
+        ),
+        (
+            &json!("edge"),
+            &json!("sub"),
+            &json!(pane),
+            &json!(from),
+            &json!(to)
+        ),
+        "{edge}"
+    );
+    let at = edge["at_ms"].as_u64().unwrap();
+    assert!(
+        (after..=now_ms()).contains(&at),
+        "at_ms {at} is when the move was seen, after {after}"
+    );
+}
+
+fn a_hook_s_move_reaches_a_stream_and_the_daemon_long_before_their_cycle(backend: Backend) {
+    let (fleet, home) = fleet_with_phone(backend);
+    let payloads = home.dir.path().join("payloads");
+    home.write_config(&format!(
+        "{LONG_CYCLE}\n[notify]\non = [\"done\"]\ncommand = \"cat >> {}\"\n",
+        payloads.display()
+    ));
+    let idle = fleet.pane("idle");
+    let mut host = subscribed(&home, r#""events":true"#, 0);
+    let _daemon = home.daemon();
+    assert_eq!(listeners(&home, "daemon").len(), 1);
+    let fired = || {
+        json_lines(&payloads)
+            .into_iter()
+            .filter(|p| p["pane"] == idle.as_str())
+            .count()
+    };
+    for round in 0..2 {
+        let before = now_ms();
+        stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+        expect_edge(&mut host, &idle, "idle", "working", before);
+        let before = now_ms();
+        stamp(&home, &idle, "claude", "Stop", json!({}));
+        expect_edge(&mut host, &idle, "working", "idle", before);
+        eventually("the daemon's fire of the turn's end", || {
+            fired() == round + 1
+        });
+    }
+    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
+    let moves: Vec<(&Value, &Value, &Value)> = ring["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (&t["from"], &t["to"], &t["source"]))
+        .collect();
+    let (working, idle_state, hook) = (json!("working"), json!("idle"), json!("hook"));
+    assert_eq!(
+        moves,
+        [
+            (&idle_state, &working, &hook),
+            (&working, &idle_state, &hook),
+            (&idle_state, &working, &hook),
+            (&working, &idle_state, &hook),
+        ],
+        "{ring}"
+    );
+    host.close();
+    assert_eq!(host.exit_code(), 0);
+    eventually("the serve's socket removed as it exits", || {
+        listeners(&home, "serve").is_empty()
+    });
+}
+
+/// Hooks move a pane back and forth under a cycle of 50 ms: the push and the cycle race for each
+/// move, and each move is one edge, in order, none twice.
+fn a_move_seen_by_the_push_and_the_cycle_is_one_edge(backend: Backend) {
+    let (fleet, mut home) = fleet_with_phone(backend);
+    home.write_config("[serve]\nreconcile_interval_ms = 50\n");
+    home.patient_tmux();
+    let idle = fleet.pane("idle");
+    let mut host = subscribed(&home, r#""events":true"#, 0);
+    let (mut from, mut to) = ("idle", "working");
+    for _ in 0..runs(20, 200) {
+        let before = now_ms();
+        let event = if to == "working" {
+            "UserPromptSubmit"
+        } else {
+            "Stop"
+        };
+        stamp(&home, &idle, "claude", event, json!({}));
+        expect_edge(&mut host, &idle, from, to, before);
+        (from, to) = (to, from);
+    }
+    // Cycles after the last move see nothing new.
+    host.silent_for(Duration::from_millis(400));
+}
+
+/// Blocked episodes made by hooks under a cycle of 50 ms, with the daemon's push and cycle racing
+/// for each: one notification per episode, one transition per move (each the hook's).
+fn a_move_seen_by_the_push_and_the_cycle_rings_once_and_is_one_transition(backend: Backend) {
+    let fleet = Fleet::up(backend);
+    let mut home = fleet.home();
+    home.patient_tmux();
+    let payloads = home.dir.path().join("payloads");
+    home.write_config(&format!(
+        "[serve]\nreconcile_interval_ms = 50\n\n[notify]\non = [\"blocked\"]\ncommand = \"cat >> {}\"\n",
+        payloads.display()
+    ));
+    let idle = fleet.pane("idle");
+    let fired = || {
+        json_lines(&payloads)
+            .into_iter()
+            .filter(|p| p["pane"] == idle.as_str())
+            .collect::<Vec<_>>()
+    };
+    stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    let _daemon = home.daemon();
+    let episodes = runs(8, 60);
+    for n in 1..=episodes {
+        let prompt =
+            json!({"hook_event_name": "Notification", "notification_type": "permission_prompt"});
+        stamp(&home, &idle, "claude", "Notification", prompt);
+        eventually("the episode's one fire", || fired().len() == n);
+        stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    }
+    // Several cycles after the last move: still one fire per episode, each of its own episode.
+    std::thread::sleep(Duration::from_millis(400));
+    let fired = fired();
+    assert_eq!(fired.len(), episodes, "{fired:?}");
+    let mut episode_ms: Vec<&Value> = fired.iter().map(|f| &f["episode_ms"]).collect();
+    episode_ms.dedup();
+    assert_eq!(episode_ms.len(), episodes);
+    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
+    let moves: Vec<(&str, &str, &str)> = ring["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["pane"] == idle.as_str())
+        .map(|t| {
+            (
+                t["from"].as_str().unwrap(),
+                t["to"].as_str().unwrap(),
+                t["source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(&str, &str, &str)> = (0..episodes)
+        .flat_map(|_| {
+            [
+                ("working", "blocked", "hook"),
+                ("blocked", "working", "hook"),
+            ]
+        })
+        .collect();
+    assert_eq!(moves, expected, "{ring}");
+}
+
+fn a_revoked_device_gets_nothing_pushed(backend: Backend) {
+    let (fleet, home) = fleet_with_phone(backend);
+    home.write_config(LONG_CYCLE);
+    let idle = fleet.pane("idle");
+    let mut host = subscribed(&home, r#""events":true"#, 0);
+    home.ok(&["device", "revoke", "phone"]);
+    stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    let frame = host.recv();
+    assert!(is_error(&frame, "sub", "scope-denied"), "{frame}");
+    assert_eq!(host.exit_code(), 2);
+    assert_eq!(host.raw.len(), 3, "hello, ack, the refusal: {:?}", host.raw);
+}
+
+fn a_selector_applies_to_pushed_edges(backend: Backend) {
+    let (fleet, home) = fleet_with_phone(backend);
+    home.write_config(LONG_CYCLE);
+    let (idle, blocked) = (fleet.pane("idle"), fleet.pane("blocked"));
+    let mut host = subscribed(&home, r#""events":true,"selector":{"agent":"codex"}"#, 0);
+    // A move outside the selector, then one inside: the pushes are read in order, so the first
+    // frame after both is the codex pane's edge, and nothing came of the claude pane's.
+    let before = now_ms();
+    stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    stamp(&home, &blocked, "codex", "UserPromptSubmit", json!({}));
+    expect_edge(&mut host, &blocked, "blocked", "working", before);
+    // Leaving the selector's scope is an edge too: the codex pane becomes a claude pane.
+    let before = now_ms();
+    stamp(&home, &blocked, "claude", "Stop", json!({}));
+    let edge = host.recv();
+    assert_eq!(
+        (&edge["pane"], &edge["agent"], &edge["to"]),
+        (&json!(blocked), &json!("claude"), &json!("idle")),
+        "{edge}"
+    );
+    assert!(edge["at_ms"].as_u64().unwrap() >= before);
+    stamp(&home, &blocked, "claude", "UserPromptSubmit", json!({}));
+    stamp(&home, &idle, "claude", "Stop", json!({}));
+    host.silent_for(Duration::from_millis(500));
+}
+
+fn a_killed_serve_s_socket_is_skipped_and_removed_by_the_next_hook(backend: Backend) {
+    let (fleet, home) = fleet_with_phone(backend);
+    home.write_config(LONG_CYCLE);
+    let idle = fleet.pane("idle");
+    let mut killed = subscribed(&home, r#""events":true"#, 0);
+    let stale = listeners(&home, "serve");
+    let pid = killed.pid().to_string();
+    assert!(
+        test_support::command("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(killed.exit_code(), -1);
+    assert!(stale[0].exists(), "SIGKILL left the socket behind");
+    let mut host = subscribed(&home, r#""events":true"#, 1);
+    let before = now_ms();
+    stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    assert!(!stale[0].exists(), "the hook removed the dead socket");
+    expect_edge(&mut host, &idle, "idle", "working", before);
+    assert_eq!(listeners(&home, "serve").len(), 1, "the live one stays");
+}
+
+/// A `serve` stopped (SIGSTOP) stops reading its socket: its queue fills, and every hook still
+/// returns at once, skipping it, while another stream gets every edge. Once it runs again it reads
+/// what was queued, coalesced, and publishes the one move it sees.
+fn a_serve_that_stopped_reading_never_holds_the_hook(backend: Backend) {
+    let (fleet, home) = fleet_with_phone(backend);
+    home.write_config(LONG_CYCLE);
+    let idle = fleet.pane("idle");
+    let mut stopped = subscribed(&home, r#""events":true"#, 0);
+    let mut live = subscribed(&home, r#""events":true"#, 1);
+    let signal = |name: &str| {
+        let pid = stopped.pid().to_string();
+        assert!(
+            test_support::command("kill")
+                .args([name, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    signal("-STOP");
+    let (mut from, mut to) = ("idle", "working");
+    // An odd count: the pane ends working.
+    for _ in 0..31 {
+        let event = if to == "working" {
+            "UserPromptSubmit"
+        } else {
+            "Stop"
+        };
+        let before = now_ms();
+        let mut child = hook(&home, &idle, &["claude", event]).spawn().unwrap();
+        drop(child.stdin.take());
+        let code = exit_code_within_patience(&mut child);
+        assert_eq!(
+            code,
+            Some(0),
+            "a hook waited on a listener that stopped reading"
+        );
+        expect_edge(&mut live, &idle, from, to, before);
+        (from, to) = (to, from);
+    }
+    let resumed = now_ms();
+    signal("-CONT");
+    let edge = stopped.recv();
+    assert_eq!(
+        (&edge["pane"], &edge["from"], &edge["to"]),
+        (&json!(idle), &json!("idle"), &json!("working")),
+        "{edge}"
+    );
+    assert!(edge["at_ms"].as_u64().unwrap() >= resumed, "{edge}");
+    stopped.silent_for(Duration::from_millis(300));
+}
