@@ -261,9 +261,16 @@ fn under_churn_every_tui_receipt_answers_the_card_on_screen() {
     let mut changed_screen: Option<String> = None;
     let end = Instant::now() + churn_for();
     while Instant::now() < end {
-        let mut key = *rng.pick(&keys);
         let screen = tmux.screen();
         let before = seen(&screen);
+        // A person who has a card standing in front of them often answers it: half the time,
+        // then, the key is an answer.
+        let standing = before.episode.is_some() && !before.changed && !before.absent;
+        let mut key = if standing && !before.editing && rng.below(2) == 0 {
+            *rng.pick(&[(3, "a"), (1, "d")])
+        } else {
+            *rng.pick(&keys)
+        };
         if key == "Enter" && !before.editing && before.card && !before.changed {
             key = "Down";
         }
