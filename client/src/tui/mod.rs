@@ -5,7 +5,11 @@
 //! SIGHUP (signals are events of the loop).
 
 mod editor;
+pub mod filter;
+mod keys;
 pub mod state;
+#[cfg(test)]
+mod testing;
 mod view;
 
 use std::io::Write;

@@ -9,7 +9,8 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 use schema::{Binder, Card, EventHeader, Extraction, FleetRow, State};
 
-use super::state::{Absent, Focus, Purpose, Ui, absent_words, show_filter, waited};
+use super::filter::show_filter;
+use super::state::{Absent, Focus, Purpose, Ui, absent_words, waited};
 use client_core::client::{CARD_CHANGED, Client, binder_of};
 use client_core::fleet::{Link, human_duration};
 
