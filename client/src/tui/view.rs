@@ -676,3 +676,166 @@ any key closes this";
         popup,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::state::Absent;
+    use crate::tui::testing::{client, read_card, snapshot, ui};
+    use client_core::client::HostEvent;
+    use client_core::testing::{permission_card, row};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    /// The screen one draw makes, as lines of text.
+    fn draw_text(ui: &mut Ui, client: &Client, now_ms: u64) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(120, 36)).unwrap();
+        terminal
+            .draw(|frame| draw(frame, ui, client, now_ms))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn blocked(pane: &str, episode: u64) -> FleetRow {
+        let mut row = row(pane, State::Blocked);
+        row.since_ms = Some(5);
+        row.episode_ms = episode;
+        row.permission_request = Some("req-1".into());
+        row
+    }
+
+    #[test]
+    fn the_panel_shows_the_card_it_binds_and_the_draw_records_it() {
+        let mut client = client();
+        snapshot(
+            &mut client,
+            0,
+            vec![row("%1", State::Working), blocked("%2", 70)],
+        );
+        read_card(&mut client, "%2", permission_card("%2", 70));
+        let mut ui = ui(&client);
+        let screen = draw_text(&mut ui, &client, 65_000);
+        assert!(screen.contains("┌ a %2 claude · work:0.0 "), "{screen}");
+        assert!(
+            screen.contains("card of episode 70 · request req-1"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("Permission · lane hook · dialog read exact"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("options: [allow-once] Yes   [reject-once] No"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("BLOCKED  1m"),
+            "the wait is drawn: {screen}"
+        );
+        assert!(!screen.contains("CARD CHANGED"), "{screen}");
+        let drawn = ui.drawn.clone().unwrap();
+        assert_eq!(
+            (drawn.host, drawn.pane.as_str(), drawn.absent),
+            (0, "%2", None)
+        );
+        assert_eq!(drawn.card.unwrap().changed, None);
+    }
+
+    #[test]
+    fn a_card_whose_pane_moved_on_is_drawn_changed() {
+        let mut client = client();
+        snapshot(&mut client, 0, vec![blocked("%2", 70)]);
+        read_card(&mut client, "%2", permission_card("%2", 70));
+        snapshot(&mut client, 0, vec![blocked("%2", 80)]);
+        let mut ui = ui(&client);
+        let screen = draw_text(&mut ui, &client, 0);
+        assert!(
+            screen.contains("┌ a %2 claude · work:0.0 · CARD CHANGED "),
+            "{screen}"
+        );
+        assert!(
+            screen.contains(
+                "CARD CHANGED: the pane is in another episode. the card changed: read it again (Enter)"
+            ),
+            "{screen}"
+        );
+        // The old card stays readable under the banner.
+        assert!(
+            screen.contains("card of episode 70 · request req-1"),
+            "{screen}"
+        );
+    }
+
+    #[test]
+    fn a_selected_pane_out_of_the_list_is_drawn_as_such() {
+        let mut client = client();
+        let mut ui = ui(&client);
+        ui.selected = Some((0, "%1".into()));
+        ui.filter.states = vec![client_core::fleet::StateWanted::Is(State::Blocked)];
+        let screen = draw_text(&mut ui, &client, 0);
+        assert!(
+            screen.contains("┌ a %1 claude · work:0.0 · not in the list "),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("not in the list: the filter hides it"),
+            "{screen}"
+        );
+        assert!(screen.contains("no key acts on this pane"), "{screen}");
+        assert_eq!(ui.drawn.as_ref().unwrap().absent, Some(Absent::Filtered));
+        // No row of the list is highlighted for it: %2 is drawn, %1 is not.
+        assert!(screen.contains("│a            %2"), "{screen}");
+        assert!(!screen.contains("│a            %1"), "{screen}");
+        snapshot(&mut client, 0, vec![blocked("%2", 70)]);
+        let screen = draw_text(&mut ui, &client, 0);
+        assert!(screen.contains("not in the list: it is gone"), "{screen}");
+    }
+
+    #[test]
+    fn a_disconnected_hosts_rows_are_stale_with_the_age_of_its_last_news() {
+        let mut client = client();
+        client.host_event(
+            1,
+            HostEvent::Session(client_core::session::SessionEvent::Snapshot {
+                rows: vec![row("%1", State::Idle)],
+                selector: None,
+            }),
+            10_000,
+        );
+        client.host_event(
+            1,
+            HostEvent::Link(Link::Down {
+                reason: "the host closed the connection".into(),
+                retry_at_ms: None,
+            }),
+            0,
+        );
+        let mut ui = ui(&client);
+        let screen = draw_text(&mut ui, &client, 190_000);
+        let header = screen.lines().find(|l| l.starts_with("○ b")).unwrap_or("");
+        assert!(
+            header.contains("rows as of 3m ago  the host closed"),
+            "{screen}"
+        );
+        let row = screen
+            .lines()
+            .find(|l| l.starts_with("│b "))
+            .unwrap_or_default();
+        assert!(row.contains("stale"), "{screen}");
+        let live = screen
+            .lines()
+            .find(|l| l.starts_with("│a ") && l.contains("%1"))
+            .unwrap_or_default();
+        assert!(!live.contains("stale"), "{screen}");
+    }
+}
