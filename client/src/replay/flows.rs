@@ -248,8 +248,15 @@ pub fn flow(case: &str, conn: &str) -> Result<Flow, String> {
             Step::Edges(1),
             barrier(),
         ],
+        // An agent's hook moves a pane: one edge per move, whichever read saw it.
+        ("subscribe.hook-move-once", "main") => vec![subscribe(None), Step::Edges(2), barrier()],
+        ("subscribe.hook-move-selector", "main") => vec![
+            subscribe(Some(r#"{"agent":"codex"}"#)),
+            Step::Edges(2),
+            barrier(),
+        ],
         // Revoked while connected: the refusal, the end, no retry.
-        ("revoke.mid-stream", "main") => vec![subscribe(None), Step::End],
+        ("revoke.mid-stream" | "revoke.hook-move", "main") => vec![subscribe(None), Step::End],
         ("revoke.next-request", "main") => vec![
             snapshot(Some(r#"{"agent":"opencode"}"#)),
             snapshot(Some(r#"{"agent":"opencode"}"#)),
@@ -310,12 +317,12 @@ pub fn flow(case: &str, conn: &str) -> Result<Flow, String> {
             barrier(),
         ],
         ("card.none", "main") => vec![
-            window("%1", Some(2)),
             snapshot(Some(r#"{"agent":"codex"}"#)),
             card("%1"),
             card("%0"),
             card("%0"),
             card("%0"),
+            window("%1", Some(2)),
             barrier(),
         ],
         ("transcript.gemini-unsupported", "main") => vec![
@@ -476,6 +483,10 @@ pub const NOT_FOR_A_CLIENT: &[(&str, &str)] = &[
     ("device.*", "the host's `corral device` commands"),
     ("ls.no-server", "the host's `corral ls`"),
     ("daemon.*", "the host's notification daemon"),
+    (
+        "push.*",
+        "corral's own push path between cycles (a host's improvement a client may observe, never a rule it may rely on), with a ten-minute cycle and listeners killed on purpose",
+    ),
     ("notify.*", "the host's notification daemon and sinks"),
     ("osc.*", "the host's terminal sequences"),
     ("ring.*", "the host's transition ring"),
@@ -629,7 +640,10 @@ pub const FLOWS: &[&str] = &[
     "pane-options.one-list-panes-per-cycle",
     "subscribe.requests-while-streaming",
     "subscribe.reconnect",
+    "subscribe.hook-move-once",
+    "subscribe.hook-move-selector",
     "revoke.mid-stream",
+    "revoke.hook-move",
     "revoke.next-request",
     "card.hook-lane",
     "card.no-manifest",
