@@ -2,7 +2,7 @@
 //! by the ledger requirement it breaks and declaring what it touches ([`Touch`]: a member of the
 //! frames at a JSON pointer, their order, a frame added or dropped, the exit code). The self-test
 //! runs each against the sessions its requirement lists and counts it caught only where it
-//! proves its cause ([`super::caught`]): every rule here has a session of its own that catches
+//! proves its cause (`caught.rs`): every rule here has a session of its own that catches
 //! it breaking at what it breaks, not only a session that happens to fail.
 //!
 //! A mutant is a [`Filter`] between the runner and a correct host (the wrapper is the running
@@ -458,7 +458,7 @@ impl Filter for RevokedExitOne {
     }
 }
 
-/// The bytes past which [`truncated_id`] cuts an id: a fixed buffer a host might keep.
+/// The bytes past which `ids-truncated` cuts an id: a fixed buffer a host might keep.
 pub const ID_BUFFER: usize = 128;
 
 /// An id cut to its first [`ID_BUFFER`] bytes (on a character boundary).
