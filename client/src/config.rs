@@ -30,16 +30,17 @@
 //! command = ["sh", "-c", "exec my-host --stdio"]  # any argv speaking the protocol (tests)
 //! ```
 //!
-//! A host has exactly one of `ssh`, `local = true` and `command`; `ssh_options` goes with `ssh`. An unknown key, a wrong type, a
-//! duplicate name or a file that does not parse is one line naming the file and the line, and
+//! The file's format is a `schema` type, [`RemoteConfig`] (`schema/json/remote-config.schema.json`).
+//! A host has exactly one of `ssh`, `local = true` and `command`; `ssh_options` goes with `ssh`.
+//! An unknown key, a wrong type, a duplicate name or a file that does not parse is one line naming
+//! the file and the line (for what spans a host's keys, the line its `[[host]]` starts), and
 //! `corral-remote` exits 2.
 
 use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use schema::{RemoteConfig, RemoteHost};
 use toml::Spanned;
-use toml::de::{DeTable, DeValue};
 
 /// Everything the client needs to know before it starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -84,23 +85,8 @@ pub enum Target {
     Command(Vec<String>),
 }
 
-/// What a ring does besides showing the pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotifyConfig {
-    /// Write BEL to the terminal (the TUI only: headless stdout carries JSON).
-    pub bell: bool,
-    /// `sh -c <command>` with the notification payload on stdin.
-    pub command: Option<String>,
-}
-
-impl Default for NotifyConfig {
-    fn default() -> Self {
-        NotifyConfig {
-            bell: true,
-            command: None,
-        }
-    }
-}
+/// What a ring does besides showing the pane: `[notify]` as the file says it.
+pub use schema::RemoteNotify as NotifyConfig;
 
 /// What the command line says about hosts and notification.
 #[derive(Debug, Clone, Default)]
@@ -299,208 +285,105 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Parses the text of a `remote.toml`.
+/// Parses the text of a `remote.toml` ([`RemoteConfig`], the published format, with each host's
+/// place in the file kept), then checks what spans several keys of a host, naming the line where
+/// that host's table starts.
 pub fn parse(text: &str) -> Result<Config, ConfigError> {
-    let at = |span: Range<usize>, message: String| ConfigError {
-        file: None,
-        line: Some(line_of(text, span.start)),
-        message,
+    let file: RemoteConfig<Spanned<RemoteHost>> =
+        toml::from_str(text).map_err(|err| ConfigError {
+            file: None,
+            line: err.span().map(|span| line_of(text, span.start)),
+            message: err.message().trim().to_owned(),
+        })?;
+    if file.notify.command.as_deref() == Some("") {
+        return Err(flag_error("`command` in [notify] cannot be empty"));
+    }
+    let mut config = Config {
+        hosts: Vec::new(),
+        notify: file.notify,
     };
-    let root = DeTable::parse(text).map_err(|err| ConfigError {
-        file: None,
-        line: err.span().map(|span| line_of(text, span.start)),
-        message: err.message().trim().to_owned(),
-    })?;
-    let mut config = Config::default();
-    for (key, value) in root.get_ref().iter() {
-        match key.get_ref().as_ref() {
-            "host" => {
-                let DeValue::Array(tables) = value.get_ref() else {
-                    return Err(at(
-                        value.span(),
-                        "`host` must be an array of tables: write [[host]]".into(),
-                    ));
-                };
-                for table in tables.iter() {
-                    let host = parse_host(table).map_err(|(span, msg)| at(span, msg))?;
-                    if config.hosts.iter().any(|h| h.name == host.name) {
-                        return Err(at(
-                            table.span(),
-                            format!("two hosts are named {}: names must be unique", host.name),
-                        ));
-                    }
-                    config.hosts.push(host);
-                }
-            }
-            "notify" => {
-                config.notify = parse_notify(value).map_err(|(span, msg)| at(span, msg))?;
-            }
-            other => {
-                return Err(at(
-                    key.span(),
-                    format!("unknown key `{other}` (the file has [notify] and [[host]] tables)"),
-                ));
-            }
+    for host in file.hosts {
+        let at = |message: String| ConfigError {
+            file: None,
+            line: Some(line_of(text, host.span().start)),
+            message,
+        };
+        let checked = host_config(host.get_ref()).map_err(at)?;
+        if config.hosts.iter().any(|h| h.name == checked.name) {
+            return Err(at(format!(
+                "two hosts are named {}: names must be unique",
+                checked.name
+            )));
         }
+        config.hosts.push(checked);
     }
     Ok(config)
 }
 
-type Problem = (Range<usize>, String);
-
-fn table<'a, 'i>(value: &'a Spanned<DeValue<'i>>, what: &str) -> Result<&'a DeTable<'i>, Problem> {
-    match value.get_ref() {
-        DeValue::Table(table) => Ok(table),
-        other => Err((
-            value.span(),
-            format!("{what} must be a table, not {}", other.type_str()),
-        )),
-    }
-}
-
-fn string(value: &Spanned<DeValue<'_>>, key: &str) -> Result<String, Problem> {
-    match value.get_ref() {
-        DeValue::String(text) if !text.is_empty() => Ok(text.to_string()),
-        DeValue::String(_) => Err((value.span(), format!("`{key}` cannot be empty"))),
-        other => Err((
-            value.span(),
-            format!("`{key}` must be a string, not {}", other.type_str()),
-        )),
-    }
-}
-
-fn boolean(value: &Spanned<DeValue<'_>>, key: &str) -> Result<bool, Problem> {
-    value.get_ref().as_bool().ok_or_else(|| {
-        (
-            value.span(),
-            format!(
-                "`{key}` must be true or false, not {}",
-                value.get_ref().type_str()
-            ),
-        )
-    })
-}
-
-fn strings(value: &Spanned<DeValue<'_>>, key: &str, what: &str) -> Result<Vec<String>, Problem> {
-    let DeValue::Array(items) = value.get_ref() else {
-        return Err((
-            value.span(),
-            format!("`{key}` must be an array of strings ({what})"),
-        ));
-    };
-    items.iter().map(|item| string(item, key)).collect()
-}
-
-fn parse_notify(value: &Spanned<DeValue<'_>>) -> Result<NotifyConfig, Problem> {
-    let mut notify = NotifyConfig::default();
-    for (key, value) in table(value, "[notify]")?.iter() {
-        match key.get_ref().as_ref() {
-            "bell" => notify.bell = boolean(value, "bell")?,
-            "command" => notify.command = Some(string(value, "command")?),
-            other => {
-                return Err((
-                    key.span(),
-                    format!("unknown key `{other}` in [notify] (it has bell and command)"),
-                ));
-            }
+/// A `[[host]]` table as the client uses it, or why it cannot be used.
+fn host_config(host: &RemoteHost) -> Result<HostConfig, String> {
+    let RemoteHost {
+        name,
+        ssh,
+        ssh_options,
+        local,
+        command,
+        device,
+        corral,
+    } = host.clone();
+    check_name(&name)?;
+    for (key, value) in [("ssh", &ssh), ("device", &device), ("corral", &corral)] {
+        if value.as_deref() == Some("") {
+            return Err(format!("host {name}: `{key}` cannot be empty"));
         }
     }
-    Ok(notify)
-}
-
-fn parse_host(value: &Spanned<DeValue<'_>>) -> Result<HostConfig, Problem> {
-    let host = table(value, "a [[host]] entry")?;
-    let mut name = None;
-    let mut ssh = None;
-    let mut local = None;
-    let mut command = None;
-    let mut device = None;
-    let mut corral = None;
-    let mut ssh_options = None;
-    for (key, value) in host.iter() {
-        match key.get_ref().as_ref() {
-            "name" => {
-                let text = string(value, "name")?;
-                check_name(&text).map_err(|msg| (value.span(), msg))?;
-                name = Some(text);
-            }
-            "ssh" => ssh = Some(string(value, "ssh")?),
-            "local" => local = Some((boolean(value, "local")?, value.span())),
-            "device" => device = Some(string(value, "device")?),
-            "corral" => corral = Some(string(value, "corral")?),
-            "command" => {
-                let argv = strings(value, "command", "an argv")?;
-                if argv.is_empty() {
-                    return Err((value.span(), "`command` cannot be empty".into()));
-                }
-                command = Some(argv);
-            }
-            "ssh_options" => {
-                ssh_options = Some((
-                    strings(value, "ssh_options", "ssh's options")?,
-                    value.span(),
-                ))
-            }
-            other => {
-                return Err((
-                    key.span(),
-                    format!(
-                        "unknown key `{other}` in [[host]] (it has name, ssh, ssh_options, local, command, device and corral)"
-                    ),
-                ));
-            }
+    for (key, argv) in [("command", &command), ("ssh_options", &ssh_options)] {
+        if argv
+            .as_ref()
+            .is_some_and(|a| a.iter().any(String::is_empty))
+        {
+            return Err(format!("host {name}: `{key}` holds an empty string"));
         }
     }
-    let span = value.span();
-    let Some(name) = name else {
-        return Err((span, "a [[host]] needs a `name`".into()));
-    };
-    let local = local.filter(|(on, _)| *on);
-    if let (None, Some((_, at))) = (&ssh, &ssh_options) {
-        return Err((
-            at.clone(),
-            format!("host {name} has `ssh_options` but no `ssh`: they are options of ssh"),
+    if command.as_ref().is_some_and(Vec::is_empty) {
+        return Err(format!("host {name}: `command` cannot be empty"));
+    }
+    if ssh.is_none() && ssh_options.is_some() {
+        return Err(format!(
+            "host {name} has `ssh_options` but no `ssh`: they are options of ssh"
         ));
     }
-    let target = match (ssh, local, command) {
-        (Some(destination), None, None) => Target::Ssh {
+    let target = match (ssh, local == Some(true), command) {
+        (Some(destination), false, None) => Target::Ssh {
             destination,
             device,
             corral,
-            options: ssh_options.map(|(options, _)| options).unwrap_or_default(),
+            options: ssh_options.unwrap_or_default(),
         },
-        (None, Some((_, at)), None) => match device {
+        (None, true, None) => match device {
             Some(device) => Target::Local { device, corral },
             None => {
-                return Err((
-                    at,
-                    format!(
-                        "host {name} is local and needs `device`: the fingerprint it is served for"
-                    ),
+                return Err(format!(
+                    "host {name} is local and needs `device`: the fingerprint it is served for"
                 ));
             }
         },
-        (None, None, Some(argv)) => {
+        (None, false, Some(argv)) => {
             if device.is_some() || corral.is_some() {
-                return Err((
-                    span,
-                    format!(
-                        "host {name} runs `command`, which takes neither `device` nor `corral`"
-                    ),
+                return Err(format!(
+                    "host {name} runs `command`, which takes neither `device` nor `corral`"
                 ));
             }
             Target::Command(argv)
         }
-        (None, None, None) => {
-            return Err((
-                span,
-                format!("host {name} needs one of `ssh`, `local = true` and `command`"),
+        (None, false, None) => {
+            return Err(format!(
+                "host {name} needs one of `ssh`, `local = true` and `command`"
             ));
         }
         _ => {
-            return Err((
-                span,
-                format!("host {name} has more than one of `ssh`, `local = true` and `command`"),
+            return Err(format!(
+                "host {name} has more than one of `ssh`, `local = true` and `command`"
             ));
         }
     };
@@ -590,27 +473,27 @@ command = ["sh", "-c", "cat"]
     fn mistakes_are_one_line_naming_the_line() {
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = \"x\"\nport = 22\n"),
-            "line 4: unknown key `port` in [[host]] (it has name, ssh, ssh_options, local, command, device and corral)"
+            "line 4: unknown field `port`, expected one of `name`, `ssh`, `ssh_options`, `local`, `command`, `device`, `corral`"
         );
         assert_eq!(
             err("[notify]\nbel = true\n"),
-            "line 2: unknown key `bel` in [notify] (it has bell and command)"
+            "line 2: unknown field `bel`, expected `bell` or `command`"
         );
         assert_eq!(
             err("hosts = 1\n"),
-            "line 1: unknown key `hosts` (the file has [notify] and [[host]] tables)"
+            "line 1: unknown field `hosts`, expected `notify` or `host`"
         );
         assert_eq!(
-            err("[[host]]\nname = \"a\"\nlocal = true\n"),
-            "line 3: host a is local and needs `device`: the fingerprint it is served for"
+            err("\n[[host]]\nname = \"a\"\nlocal = true\n"),
+            "line 2: host a is local and needs `device`: the fingerprint it is served for"
         );
         assert_eq!(
             err("[[host]]\nname = \"a\"\ncommand = [\"x\"]\nssh_options = [\"-p\", \"22\"]\n"),
-            "line 4: host a has `ssh_options` but no `ssh`: they are options of ssh"
+            "line 1: host a has `ssh_options` but no `ssh`: they are options of ssh"
         );
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = \"x\"\nssh_options = \"-p 22\"\n"),
-            "line 4: `ssh_options` must be an array of strings (ssh's options)"
+            "line 4: invalid type: string \"-p 22\", expected a sequence"
         );
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = \"x\"\n[[host]]\nname = \"a\"\nssh = \"y\"\n"),
@@ -618,7 +501,15 @@ command = ["sh", "-c", "cat"]
         );
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = 3\n"),
-            "line 3: `ssh` must be a string, not integer"
+            "line 3: invalid type: integer `3`, expected a string"
+        );
+        assert_eq!(
+            err("[[host]]\nname = \"a b\"\nssh = \"x\"\n"),
+            "line 1: host name \"a b\" has a space or a control character"
+        );
+        assert_eq!(
+            err("[[host]]\nname = \"a\"\nssh = \"\"\n"),
+            "line 1: host a: `ssh` cannot be empty"
         );
         assert_eq!(
             err("[[host]]\nname = \"a\"\nssh = \"x\"\ncommand = [\"y\"]\n"),

@@ -15,6 +15,7 @@ use crate::envelope::Envelope;
 use crate::hook::{ParkedRequest, Verdict};
 use crate::manifest::{ActionList, ActionManifest};
 use crate::notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
+use crate::remote::RemoteConfig;
 use crate::request::Request;
 use crate::response::Response;
 use crate::row::LsDocument;
@@ -170,6 +171,13 @@ pub fn documents() -> Vec<SchemaDocument> {
             Write,
             "corral receipts --json",
             "The ledger's resolved receipts as `corral receipts --json` prints them: the body of the wire's `receipts` response, `{\"receipts\":[...]}`, each receipt `cached: true`, sorted by `at_ms`.",
+        ),
+        document::<RemoteConfig>(
+            ORIGIN,
+            "remote-config.schema.json",
+            Read,
+            "corral-remote config file",
+            "corral-remote's remote.toml, as TOML maps onto JSON: a [notify] table and [[host]] tables (exactly one of ssh, local = true and command each).",
         ),
         document::<Envelope<Request>>(
             ORIGIN,

@@ -1,7 +1,7 @@
 //! corral's wire, defined once: every frame of the fleet wire protocol in both directions, the
 //! local documents (`corral ls --json`, the device store, the config file, the notification
-//! payload and log line, the transition ring), their vocabularies, and the JSON Schemas generated
-//! from them.
+//! payload and log line, the transition ring; corral-remote's `remote.toml` and `--ndjson`
+//! lines), their vocabularies, and the JSON Schemas generated from them.
 //!
 //! With `golden` (the kit's formats), the only crate whose types derive `Serialize`,
 //! `Deserialize` and `JsonSchema`; it does no I/O. Field order in the structs is the order on the
@@ -11,7 +11,8 @@
 //! - [`request`] and [`response`]: the two directions.
 //! - [`row`], [`card`], [`transcript`], [`dispatch`]: what the frames carry.
 //! - [`vocab`]: every token vocabulary, open or closed.
-//! - [`notify`], [`doctor`], [`device`], [`config`]: local documents.
+//! - [`notify`], [`doctor`], [`device`], [`config`]: the host's local documents; [`remote`]:
+//!   corral-remote's.
 //! - [`generate`]: the JSON Schema files.
 //!
 //! The conformance kit's own formats (golden sessions, fleet fixtures, the requirement ledger)
@@ -28,6 +29,7 @@ pub mod generate;
 pub mod hook;
 pub mod manifest;
 pub mod notify;
+pub mod remote;
 pub mod request;
 pub mod response;
 pub mod row;
@@ -47,6 +49,7 @@ pub use envelope::{
     encode_line, peek_schema,
 };
 pub use notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
+pub use remote::{RemoteConfig, RemoteHost, RemoteNotify};
 pub use request::{
     Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
     SnapshotRequest, Subscribe, WindowLimits, WindowRequest,

@@ -30,7 +30,7 @@ fn a_bad_config_is_one_line_naming_the_file_and_exit_2() {
     assert_eq!(
         err,
         format!(
-            "corral-remote: {}:4: unknown key `port` in [[host]] (it has name, ssh, ssh_options, local, command, device and corral)\n",
+            "corral-remote: {}:4: unknown field `port`, expected one of `name`, `ssh`, `ssh_options`, `local`, `command`, `device`, `corral`\n",
             file.display()
         )
     );
