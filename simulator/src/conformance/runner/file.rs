@@ -112,7 +112,7 @@ impl Case<'_> {
                 )));
             }
         }
-        let seen = Seen {
+        let mut seen = Seen {
             ino: metadata.ino(),
             len: metadata.len(),
         };
@@ -144,8 +144,8 @@ impl Case<'_> {
         let text = if check.is == Entry::Dir {
             listing(path)?
         } else {
-            let bytes =
-                std::fs::read(path).map_err(|err| StepError::new(format!("{shown}: {err}")))?;
+            let bytes;
+            (seen, bytes) = read_whole(path, seen.ino)?;
             let from = match (check.appended, earlier) {
                 (false, _) => 0,
                 (true, Some(earlier)) if earlier.ino == seen.ino && earlier.len <= seen.len => {
@@ -197,6 +197,35 @@ impl Case<'_> {
     }
 }
 
+/// A file's bytes, and what was seen of it: the length of the bytes read, never the length a
+/// `stat` saw before the read. A writer may append between the two (a daemon's log line, a
+/// notification command's record), and what this step judged must be exactly what a later
+/// `appended` step starts after: counted from an earlier `stat`, a line appended meanwhile
+/// would be judged here and again there, as if written twice. `ino` is the file the step
+/// looked at; one renamed over it since is said, and the step looks again.
+fn read_whole(path: &Path, ino: u64) -> Result<(Seen, Vec<u8>), StepError> {
+    let shown = path.display();
+    let mut file =
+        std::fs::File::open(path).map_err(|err| StepError::new(format!("{shown}: {err}")))?;
+    let opened = file
+        .metadata()
+        .map_err(|err| StepError::new(format!("{shown}: {err}")))?;
+    if opened.ino() != ino {
+        return Err(StepError::new(format!(
+            "{shown} was replaced while it was being read (inode {ino}, then {})",
+            opened.ino()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)
+        .map_err(|err| StepError::new(format!("{shown}: {err}")))?;
+    let seen = Seen {
+        ino,
+        len: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+    };
+    Ok((seen, bytes))
+}
+
 /// A directory's entries: their names, sorted, each on its own line.
 fn listing(dir: &Path) -> Result<String, StepError> {
     let entries = std::fs::read_dir(dir)
@@ -207,4 +236,64 @@ fn listing(dir: &Path) -> Result<String, StepError> {
         .collect();
     names.sort();
     Ok(names.iter().map(|name| format!("{name}\n")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A line appended after the step's `stat` and before its read is in what the step judged,
+    /// and so in the length a later `appended` step starts after: judged once, not twice.
+    #[test]
+    fn what_a_step_saw_is_what_it_read_not_what_an_earlier_stat_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notify.log");
+        std::fs::write(&path, "{\"pane\":\"%2\"}\n").unwrap();
+        let stat = std::fs::metadata(&path).unwrap();
+        let mut writer = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writer.write_all(b"{\"pane\":\"%1\"}\n").unwrap();
+        let (seen, bytes) = read_whole(&path, stat.ino()).unwrap();
+        assert_eq!(bytes, b"{\"pane\":\"%2\"}\n{\"pane\":\"%1\"}\n");
+        assert_eq!(
+            seen,
+            Seen {
+                ino: stat.ino(),
+                len: 28
+            }
+        );
+        assert_ne!(
+            seen.len,
+            stat.len(),
+            "the stat's length would count %1 twice"
+        );
+        // A file whose stat says nothing of its length (as /proc's) is read whole all the same.
+        let proc = Path::new("/proc/self/status");
+        let stat = std::fs::metadata(proc).unwrap();
+        assert_eq!(stat.len(), 0);
+        let (seen, bytes) = read_whole(proc, stat.ino()).unwrap();
+        assert_eq!(seen.len, u64::try_from(bytes.len()).unwrap());
+        assert!(seen.len > 0);
+    }
+
+    #[test]
+    fn a_file_replaced_between_the_stat_and_the_read_is_looked_at_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "old\n").unwrap();
+        let stat = std::fs::metadata(&path).unwrap();
+        let new = dir.path().join("f.new");
+        std::fs::write(&new, "new\n").unwrap();
+        std::fs::rename(&new, &path).unwrap();
+        let err = read_whole(&path, stat.ino()).unwrap_err();
+        assert!(
+            err.message.contains("was replaced while it was being read"),
+            "{}",
+            err.message
+        );
+    }
 }
