@@ -2,6 +2,9 @@
 //! changes as JSON lines on stdout. Bad input is an `error` line, never an end. The end of stdin,
 //! `{"cmd":"quit"}`, SIGTERM, SIGINT or SIGHUP close every connection and exit 0.
 //!
+//! The command lines are `schema`'s [`RemoteCommand`] and the lines printed its [`RemoteLine`]
+//! (`schema/json/remote-command.schema.json`, `remote-line.schema.json`).
+//!
 //! Commands (`host` is the configured name, `pane` the pane id). An answer (`approve`, `deny`,
 //! `answer`, `reject`) quotes, in `binder`, the binder of the card line it answers, as printed
 //! (`card.binder`): it is refused with an `error` line when it has none, when no card of the pane
@@ -38,7 +41,9 @@ use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use anyhow::Context;
-use serde_json::{Map, Value, json};
+use schema::RemoteCommand;
+use schema::remote::{FleetHostLine, FleetRowLine, LinkLine, LinkWord, RemoteLine, RowChangeWord};
+use serde_json::Value;
 
 use crate::app::{App, Event};
 use crate::config::Config;
@@ -144,54 +149,31 @@ fn follow(app: &mut App<Input>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn error_line(message: &str, line: &str) -> Value {
-    let shown: String = line.chars().take(200).collect();
-    json!({"ev": "error", "message": message, "line": shown})
+fn error_line(message: &str, line: &str) -> RemoteLine {
+    RemoteLine::Error {
+        message: message.to_owned(),
+        line: line.chars().take(200).collect(),
+    }
 }
 
-/// Parses one command line.
+/// Parses one command line: a [`RemoteCommand`] (`schema/json/remote-command.schema.json`).
 pub fn parse(line: &str) -> Result<Parsed, String> {
     let value: Value =
         serde_json::from_str(line).map_err(|err| format!("not a JSON object: {err}"))?;
-    let Value::Object(fields) = value else {
+    let Some(fields) = value.as_object() else {
         return Err("not a JSON object".into());
     };
-    let args = Args(&fields);
-    let cmd = args.string("cmd")?;
-    let known: &[&str] = match cmd.as_str() {
-        "quit" => &[],
-        "fleet" => &["host", "state", "agent"],
-        "card" | "interrupt" => &["host", "pane"],
-        "approve" | "reject" => &["host", "pane", "binder"],
-        "deny" => &["host", "pane", "binder", "text"],
-        "answer" => &["host", "pane", "binder", "answers"],
-        "steer" => &["host", "pane", "text", "now"],
-        "window" => &["host", "pane", "older", "last", "budget"],
-        "event" => &["host", "pane", "index", "cursor"],
-        "snapshot" | "subscribe" => &["host", "selector"],
-        "receipts" => &["host", "slot", "since_ms"],
-        other => {
-            return Err(format!(
-                "unknown command {other:?}: card, approve, deny, answer, reject, steer, interrupt, window, event, snapshot, receipts, fleet or quit"
-            ));
-        }
-    };
-    if let Some(stray) = fields
-        .keys()
-        .find(|k| *k != "cmd" && !known.contains(&k.as_str()))
+    // An answer without a binder says what to quote, not only that a field is missing.
+    if let Some(cmd @ ("approve" | "deny" | "answer" | "reject")) =
+        fields.get("cmd").and_then(Value::as_str)
+        && !fields.contains_key("binder")
     {
-        return Err(format!("`{cmd}` takes no `{stray}`"));
+        return Err(format!(
+            "`binder` is missing: `{cmd}` quotes the binder of the card line it answers (`card.binder`)"
+        ));
     }
-    // An answer quotes the binder of the card line it answers, as printed: a script answers
-    // only what it read.
-    let answer = |choice| -> Result<Parsed, String> {
-        let host = args.string("host")?;
-        let pane = args.string("pane")?;
-        let binder = args.optional("binder")?.ok_or_else(|| {
-            format!(
-                "`binder` is missing: `{cmd}` quotes the binder of the card line it answers (`card.binder`)"
-            )
-        })?;
+    let command: RemoteCommand = serde_json::from_value(value).map_err(|err| err.to_string())?;
+    let answer = |host, pane, binder, choice| {
         Ok(Parsed::Command(Command::Answer {
             host,
             pane,
@@ -199,108 +181,111 @@ pub fn parse(line: &str) -> Result<Parsed, String> {
             choice,
         }))
     };
-    match cmd.as_str() {
-        "quit" => Ok(Parsed::Quit),
-        "fleet" => {
-            let states = match args.optional::<Vec<String>>("state")? {
-                None => Vec::new(),
-                Some(words) => words
-                    .iter()
-                    .map(|w| {
-                        StateWanted::parse(w).ok_or_else(|| {
-                            format!("unknown state {w:?}: idle, working, blocked, unknown or done")
-                        })
+    match command {
+        RemoteCommand::Quit {} => Ok(Parsed::Quit),
+        RemoteCommand::Fleet { host, state, agent } => {
+            let states = state
+                .unwrap_or_default()
+                .iter()
+                .map(|w| {
+                    StateWanted::parse(w).ok_or_else(|| {
+                        format!("unknown state {w:?}: idle, working, blocked, unknown or done")
                     })
-                    .collect::<Result<_, _>>()?,
-            };
+                })
+                .collect::<Result<_, _>>()?;
             Ok(Parsed::Fleet(Filter {
-                host: args.optional("host")?,
+                host,
                 states,
-                agent: args.optional("agent")?,
+                agent,
             }))
         }
-        "card" => Ok(Parsed::Command(Command::Card {
-            host: args.string("host")?,
-            pane: args.string("pane")?,
+        RemoteCommand::Card { host, pane } => Ok(Parsed::Command(Command::Card { host, pane })),
+        RemoteCommand::Approve { host, pane, binder } => {
+            answer(host, pane, binder, Choice::Approve)
+        }
+        RemoteCommand::Deny {
+            host,
+            pane,
+            binder,
+            text,
+        } => answer(
+            host,
+            pane,
+            binder,
+            match text {
+                Some(text) => Choice::DenyWithMessage(text),
+                None => Choice::Deny,
+            },
+        ),
+        RemoteCommand::Answer {
+            host,
+            pane,
+            binder,
+            answers,
+        } => answer(host, pane, binder, Choice::Answer(answers)),
+        RemoteCommand::Reject { host, pane, binder } => answer(host, pane, binder, Choice::Reject),
+        RemoteCommand::Steer {
+            host,
+            pane,
+            text,
+            now,
+        } => Ok(Parsed::Command(Command::Steer {
+            host,
+            pane,
+            text,
+            now,
         })),
-        "approve" => answer(Choice::Approve),
-        "deny" => match args.optional::<String>("text")? {
-            Some(text) => answer(Choice::DenyWithMessage(text)),
-            None => answer(Choice::Deny),
-        },
-        "answer" => answer(Choice::Answer(args.required("answers")?)),
-        "reject" => answer(Choice::Reject),
-        "steer" => Ok(Parsed::Command(Command::Steer {
-            host: args.string("host")?,
-            pane: args.string("pane")?,
-            text: args.string("text")?,
-            now: args.optional("now")?.unwrap_or(false),
+        RemoteCommand::Interrupt { host, pane } => {
+            Ok(Parsed::Command(Command::Interrupt { host, pane }))
+        }
+        RemoteCommand::Window {
+            host,
+            pane,
+            older,
+            last,
+            budget,
+        } => Ok(Parsed::Command(Command::Window {
+            host,
+            pane,
+            older,
+            last,
+            budget,
         })),
-        "interrupt" => Ok(Parsed::Command(Command::Interrupt {
-            host: args.string("host")?,
-            pane: args.string("pane")?,
-        })),
-        "window" => Ok(Parsed::Command(Command::Window {
-            host: args.string("host")?,
-            pane: args.string("pane")?,
-            older: args.optional("older")?.unwrap_or(false),
-            last: args.optional("last")?,
-            budget: args.optional("budget")?,
-        })),
-        "event" => {
-            let which = match (args.optional("index")?, args.optional("cursor")?) {
+        RemoteCommand::Event {
+            host,
+            pane,
+            index,
+            cursor,
+        } => {
+            let which = match (index, cursor) {
                 (Some(index), None) => EventRef::Index(index),
                 (None, Some(cursor)) => EventRef::Cursor(cursor),
                 _ => return Err("`event` takes one of `index` and `cursor`".into()),
             };
-            Ok(Parsed::Command(Command::Event {
-                host: args.string("host")?,
-                pane: args.string("pane")?,
-                which,
-            }))
+            Ok(Parsed::Command(Command::Event { host, pane, which }))
         }
-        "snapshot" => Ok(Parsed::Command(Command::Snapshot {
-            host: args.string("host")?,
-            selector: args.optional("selector")?,
+        RemoteCommand::Snapshot { host, selector } => {
+            Ok(Parsed::Command(Command::Snapshot { host, selector }))
+        }
+        RemoteCommand::Subscribe { host, selector } => {
+            Ok(Parsed::Command(Command::Subscribe { host, selector }))
+        }
+        RemoteCommand::Receipts {
+            host,
+            slot,
+            since_ms,
+        } => Ok(Parsed::Command(Command::Receipts {
+            host,
+            slot,
+            since_ms,
         })),
-        "subscribe" => Ok(Parsed::Command(Command::Subscribe {
-            host: args.string("host")?,
-            selector: args.optional("selector")?,
-        })),
-        "receipts" => Ok(Parsed::Command(Command::Receipts {
-            host: args.string("host")?,
-            slot: args.optional("slot")?,
-            since_ms: args.optional("since_ms")?,
-        })),
-        _ => unreachable!("every known command is parsed above"),
     }
 }
 
-struct Args<'a>(&'a Map<String, Value>);
-
-impl Args<'_> {
-    fn optional<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, String> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(value) => serde_json::from_value(value.clone())
-                .map(Some)
-                .map_err(|err| format!("`{key}`: {err}")),
-        }
-    }
-
-    fn required<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<T, String> {
-        self.optional(key)?
-            .ok_or_else(|| format!("`{key}` is missing"))
-    }
-
-    fn string(&self, key: &str) -> Result<String, String> {
-        self.required(key)
-    }
-}
-
-/// Writes the lines, and remembers what it said of each host so it says only what changed.
+/// Writes the lines ([`RemoteLine`], `schema/json/remote-line.schema.json`), and remembers what
+/// it said of each host so it says only what changed.
 struct Printer {
-    said: Vec<(Option<Value>, u32)>,
+    said: Vec<(Option<RemoteLine>, u32)>,
     out: std::io::Stdout,
 }
 
@@ -312,118 +297,144 @@ impl Printer {
         }
     }
 
-    fn print(&mut self, line: Value) -> anyhow::Result<()> {
+    fn print(&mut self, line: RemoteLine) -> anyhow::Result<()> {
+        let text = serde_json::to_string(&line).context("cannot encode a line")?;
         let mut out = self.out.lock();
-        let written = writeln!(out, "{line}").and_then(|()| out.flush());
+        let written = writeln!(out, "{text}").and_then(|()| out.flush());
         match written {
             Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Err(ReaderGone.into()),
             other => other.context("cannot write to stdout"),
         }
     }
 
-    fn lines<I: Send + 'static>(&mut self, app: &App<I>, change: &Change) -> Vec<Value> {
+    fn lines<I: Send + 'static>(&mut self, app: &App<I>, change: &Change) -> Vec<RemoteLine> {
         let name = |host: usize| app.name(host).to_owned();
-        match change {
-            Change::Host(host) => self.host_lines(app, *host),
-            Change::Row(changed) => {
-                let change = match changed.change {
-                    RowChange::Added => "added",
-                    RowChange::Changed => "changed",
-                    RowChange::Removed => "removed",
-                };
-                vec![
-                    json!({"ev": "row", "host": name(changed.host), "change": change, "row": changed.row}),
-                ]
-            }
-            Change::Snapshot { host, rows, whole } => {
-                vec![json!({"ev": "snapshot", "host": name(*host), "rows": rows, "whole": whole})]
-            }
-            Change::Subscribed(host) => vec![json!({"ev": "subscribed", "host": name(*host)})],
-            Change::Edge(host, edge) => {
-                vec![json!({"ev": "edge", "host": name(*host), "edge": edge})]
-            }
-            Change::Card { host, pane, card } => {
-                vec![json!({"ev": "card", "host": name(*host), "pane": pane, "card": card})]
-            }
+        let line = match change {
+            Change::Host(host) => return self.host_lines(app, *host),
+            Change::Row(changed) => RemoteLine::Row {
+                host: name(changed.host),
+                change: match changed.change {
+                    RowChange::Added => RowChangeWord::Added,
+                    RowChange::Changed => RowChangeWord::Changed,
+                    RowChange::Removed => RowChangeWord::Removed,
+                },
+                row: changed.row.clone(),
+            },
+            Change::Snapshot { host, rows, whole } => RemoteLine::Snapshot {
+                host: name(*host),
+                rows: *rows,
+                whole: *whole,
+            },
+            Change::Subscribed(host) => RemoteLine::Subscribed { host: name(*host) },
+            Change::Edge(host, edge) => RemoteLine::Edge {
+                host: name(*host),
+                edge: edge.clone(),
+            },
+            Change::Card { host, pane, card } => RemoteLine::Card {
+                host: name(*host),
+                pane: pane.clone(),
+                card: card.clone(),
+            },
             Change::CardChanged { host, pane } => {
                 let held = app.client().card(*host, pane);
-                vec![json!({
-                    "ev": "card_changed", "host": name(*host), "pane": pane,
-                    "binder": held.and_then(|h| h.binder()),
-                    "reason": held.and_then(|h| h.changed.as_deref()),
-                })]
+                RemoteLine::CardChanged {
+                    host: name(*host),
+                    pane: pane.clone(),
+                    binder: held.and_then(|h| h.binder()).cloned(),
+                    reason: held.and_then(|h| h.changed.clone()),
+                }
             }
             Change::Receipt {
                 host,
                 receipt,
                 retry,
-            } => {
-                let mut line = json!({"ev": "receipt", "host": name(*host), "receipt": receipt});
-                if let Some(retry) = retry {
-                    line["retry"] = json!(retry);
-                }
-                vec![line]
-            }
+            } => RemoteLine::Receipt {
+                host: name(*host),
+                receipt: receipt.clone(),
+                retry: *retry,
+            },
             Change::Window {
                 host,
                 window,
                 older,
-            } => {
-                vec![
-                    json!({"ev": "window", "host": name(*host), "pane": window.pane, "older": older, "window": window}),
-                ]
-            }
-            Change::Event { host, pane, event } => {
-                vec![json!({"ev": "event", "host": name(*host), "pane": pane, "event": event})]
-            }
-            Change::Receipts { host, receipts } => {
-                vec![json!({"ev": "receipts", "host": name(*host), "receipts": receipts})]
-            }
+            } => RemoteLine::Window {
+                host: name(*host),
+                pane: window.pane.clone(),
+                older: *older,
+                window: window.clone(),
+            },
+            Change::Event { host, pane, event } => RemoteLine::Event {
+                host: name(*host),
+                pane: pane.clone(),
+                event: event.clone(),
+            },
+            Change::Receipts { host, receipts } => RemoteLine::Receipts {
+                host: name(*host),
+                receipts: receipts.clone(),
+            },
             Change::Failed {
                 host,
                 pane,
                 what,
                 code,
                 message,
-            } => vec![json!({
-                "ev": "failed", "host": name(*host), "pane": pane, "request": what,
-                "code": code, "message": message,
-            })],
-            Change::Attention { host, row } => vec![json!({
-                "ev": "attention", "host": name(*host), "pane": row.pane, "agent": row.agent,
-                "detail": row.detail, "episode_ms": row.episode_ms, "locator": row.locator,
-                "repo": row.repo, "branch": row.branch,
-            })],
-        }
+            } => RemoteLine::Failed {
+                host: name(*host),
+                pane: pane.clone(),
+                request: (*what).to_owned(),
+                code: code.clone(),
+                message: message.clone(),
+            },
+            Change::Attention { host, row } => RemoteLine::Attention {
+                host: name(*host),
+                pane: row.pane.clone(),
+                agent: row.agent.clone(),
+                detail: row.detail.clone(),
+                episode_ms: row.episode_ms,
+                locator: row.locator.clone(),
+                repo: row.repo.clone(),
+                branch: row.branch.clone(),
+            },
+        };
+        vec![line]
     }
 
-    fn host_lines<I: Send + 'static>(&mut self, app: &App<I>, index: usize) -> Vec<Value> {
+    fn host_lines<I: Send + 'static>(&mut self, app: &App<I>, index: usize) -> Vec<RemoteLine> {
         let host = app.client().fleet().host(index);
-        let mut line = json!({"ev": "host", "host": host.name, "link": host.link.word()});
-        match &host.link {
-            Link::Connected => {
-                if let Some(hello) = &host.hello {
-                    line["scopes"] = json!(hello.scopes);
-                    line["host_name"] = json!(hello.host);
-                    line["tool_version"] = json!(hello.tool_version);
-                }
-            }
+        let link = match &host.link {
+            Link::Connecting => LinkLine::Connecting,
+            Link::Connected => LinkLine::Connected {
+                scopes: host.hello.as_ref().map(|h| h.scopes.clone()),
+                host_name: host.hello.as_ref().map(|h| h.host.clone()),
+                tool_version: host.hello.as_ref().map(|h| h.tool_version.clone()),
+            },
             Link::Down {
                 reason,
                 retry_at_ms,
-            } => {
-                line["reason"] = json!(reason);
-                line["retry_in_ms"] = json!(retry_at_ms.map(|at| at.saturating_sub(now_ms())));
-            }
-            Link::Revoked { reason } => line["reason"] = json!(reason),
-            Link::Connecting => {}
-        }
+            } => LinkLine::Disconnected {
+                reason: reason.clone(),
+                retry_in_ms: retry_at_ms.map(|at| at.saturating_sub(now_ms())),
+            },
+            Link::Revoked { reason } => LinkLine::Revoked {
+                reason: reason.clone(),
+            },
+        };
+        let line = RemoteLine::Host {
+            host: host.name.clone(),
+            link,
+        };
         let mut lines = Vec::new();
         let (said, faults) = &mut self.said[index];
         // A retry time changes every attempt; the link is what is news.
-        let comparable = |line: &Value| {
+        let comparable = |line: &RemoteLine| {
             let mut line = line.clone();
-            line.as_object_mut().map(|o| o.remove("retry_in_ms"));
+            if let RemoteLine::Host {
+                link: LinkLine::Disconnected { retry_in_ms, .. },
+                ..
+            } = &mut line
+            {
+                *retry_in_ms = None;
+            }
             line
         };
         if said.as_ref().map(comparable) != Some(comparable(&line)) {
@@ -434,40 +445,56 @@ impl Printer {
             && fault.count > *faults
         {
             *faults = fault.count;
-            lines.push(json!({"ev": "fault", "host": host.name, "message": fault.message, "count": fault.count}));
+            lines.push(RemoteLine::Fault {
+                host: host.name.clone(),
+                message: fault.message.clone(),
+                count: fault.count,
+            });
         }
         lines
     }
 }
 
-fn fleet_line<I: Send + 'static>(app: &App<I>, filter: &Filter) -> Value {
+fn fleet_line<I: Send + 'static>(app: &App<I>, filter: &Filter) -> RemoteLine {
     let fleet = app.client().fleet();
     let now = now_ms();
-    let rows: Vec<Value> = fleet
+    let rows = fleet
         .shown(filter)
         .into_iter()
-        .map(|(host, row)| {
-            let waited = (row.state == schema::State::Blocked)
+        .map(|(host, row)| FleetRowLine {
+            host: app.name(host).to_owned(),
+            waited_ms: (row.state == schema::State::Blocked)
                 .then(|| row.since_ms.map(|since| now.saturating_sub(since)))
-                .flatten();
-            let stale = fleet.host(host).stale();
-            json!({"host": app.name(host), "waited_ms": waited, "stale": stale, "row": row})
+                .flatten(),
+            stale: fleet.host(host).stale(),
+            row: row.clone(),
         })
         .collect();
-    let hosts: Vec<Value> = fleet
+    let hosts = fleet
         .hosts()
         .iter()
         .enumerate()
         .map(|(index, host)| {
             let counts = fleet.counts(index);
-            json!({
-                "host": host.name, "link": host.link.word(), "last_news_ms": host.last_news_ms,
-                "agents": counts.total, "blocked": counts.blocked, "working": counts.working,
-                "idle": counts.idle, "unknown": counts.unknown, "done": counts.done,
-            })
+            FleetHostLine {
+                host: host.name.clone(),
+                link: match host.link {
+                    Link::Connecting => LinkWord::Connecting,
+                    Link::Connected => LinkWord::Connected,
+                    Link::Down { .. } => LinkWord::Disconnected,
+                    Link::Revoked { .. } => LinkWord::Revoked,
+                },
+                last_news_ms: host.last_news_ms,
+                agents: counts.total,
+                blocked: counts.blocked,
+                working: counts.working,
+                idle: counts.idle,
+                unknown: counts.unknown,
+                done: counts.done,
+            }
         })
         .collect();
-    json!({"ev": "fleet", "hosts": hosts, "rows": rows})
+    RemoteLine::Fleet { hosts, rows }
 }
 
 #[cfg(test)]
@@ -557,28 +584,34 @@ mod tests {
         for (line, want) in [
             ("nope", "not a JSON object"),
             ("[1]", "not a JSON object"),
-            (r#"{"cmd":"fly"}"#, "unknown command \"fly\""),
-            (r#"{"pane":"%1"}"#, "`cmd` is missing"),
-            (r#"{"cmd":"approve","host":"a"}"#, "`pane` is missing"),
             (
-                r#"{"cmd":"approve","host":"a","pane":1}"#,
-                "`pane`: invalid type",
+                r#"{"cmd":"fly"}"#,
+                "unknown variant `fly`, expected one of `card`, `approve`",
+            ),
+            (r#"{"pane":"%1"}"#, "missing field `cmd`"),
+            (
+                r#"{"cmd":"approve","host":"a","binder":{"expect_episode_ms":5}}"#,
+                "missing field `pane`",
             ),
             (
-                r#"{"cmd":"approve","host":"a","pane":"%1","force":true}"#,
-                "`approve` takes no `force`",
+                r#"{"cmd":"approve","host":"a","pane":1,"binder":{"expect_episode_ms":5}}"#,
+                "invalid type: integer `1`, expected a string",
+            ),
+            (
+                r#"{"cmd":"approve","host":"a","pane":"%1","binder":{"expect_episode_ms":5},"force":true}"#,
+                "unknown field `force`, expected one of `host`, `pane`, `binder`",
             ),
             (
                 r#"{"cmd":"approve","host":"a","pane":"%1"}"#,
-                "`binder` is missing: `approve` quotes the binder of the card line",
+                "`binder` is missing: `approve` quotes the binder of the card line it answers (`card.binder`)",
             ),
             (
                 r#"{"cmd":"reject","host":"a","pane":"%1","binder":{"episode":5}}"#,
-                "`binder`: missing field `expect_episode_ms`",
+                "missing field `expect_episode_ms`",
             ),
             (
                 r#"{"cmd":"interrupt","host":"a","pane":"%1","binder":{"expect_episode_ms":5}}"#,
-                "`interrupt` takes no `binder`",
+                "unknown field `binder`, expected `host` or `pane`",
             ),
             (
                 r#"{"cmd":"event","host":"a","pane":"%1"}"#,

@@ -15,7 +15,7 @@ use crate::envelope::Envelope;
 use crate::hook::{ParkedRequest, Verdict};
 use crate::manifest::{ActionList, ActionManifest};
 use crate::notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
-use crate::remote::RemoteConfig;
+use crate::remote::{RemoteCommand, RemoteConfig, RemoteLine};
 use crate::request::Request;
 use crate::response::Response;
 use crate::row::LsDocument;
@@ -172,12 +172,26 @@ pub fn documents() -> Vec<SchemaDocument> {
             "corral receipts --json",
             "The ledger's resolved receipts as `corral receipts --json` prints them: the body of the wire's `receipts` response, `{\"receipts\":[...]}`, each receipt `cached: true`, sorted by `at_ms`.",
         ),
+        document::<RemoteCommand>(
+            ORIGIN,
+            "remote-command.schema.json",
+            Read,
+            "corral-remote --ndjson command line",
+            "One JSON command line `corral-remote --ndjson` reads on stdin; an answer quotes the binder of the card line it answers.",
+        ),
         document::<RemoteConfig>(
             ORIGIN,
             "remote-config.schema.json",
             Read,
             "corral-remote config file",
             "corral-remote's remote.toml, as TOML maps onto JSON: a [notify] table and [[host]] tables (exactly one of ssh, local = true and command each).",
+        ),
+        document::<RemoteLine>(
+            ORIGIN,
+            "remote-line.schema.json",
+            Write,
+            "corral-remote --ndjson output line",
+            "One JSON line `corral-remote --ndjson` prints on stdout; `ev` says which.",
         ),
         document::<Envelope<Request>>(
             ORIGIN,

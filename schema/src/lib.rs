@@ -49,7 +49,7 @@ pub use envelope::{
     encode_line, peek_schema,
 };
 pub use notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
-pub use remote::{RemoteConfig, RemoteHost, RemoteNotify};
+pub use remote::{RemoteCommand, RemoteConfig, RemoteHost, RemoteLine, RemoteNotify};
 pub use request::{
     Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
     SnapshotRequest, Subscribe, WindowLimits, WindowRequest,
