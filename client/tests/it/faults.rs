@@ -265,3 +265,78 @@ fn a_killed_host_is_reconnected_and_a_revoked_device_is_not() {
     let (code, stderr) = remote.quit();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn a_closed_stdout_ends_the_headless_client_and_every_hosts_process_group() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::Instant;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (host_pid, helper_pid) = (dir.join("host.pid"), dir.join("helper.pid"));
+    // A host that never answers and never reads its input to the end: only its group's end
+    // ends it, and its helper (a second process of the same group).
+    let script = format!(
+        "sleep 300 & echo $! > {}; echo $$ > {}; exec sleep 300",
+        shell(helper_pid.to_str().unwrap()),
+        shell(host_pid.to_str().unwrap())
+    );
+    let config = dir.join("remote.toml");
+    std::fs::write(&config, host("h", &script)).unwrap();
+    let mut child = crate::support::command(crate::support::REMOTE, dir)
+        .args(["--ndjson", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let read_pid = |file: &std::path::Path| -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(pid) = std::fs::read_to_string(file)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+            {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "the host never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let pids = [read_pid(&host_pid), read_pid(&helper_pid)];
+    // Whoever read the client's lines leaves; the next line it prints finds no reader.
+    drop(stdout);
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(b"{\"cmd\":\"fleet\"}\n");
+    let _ = stdin.flush();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "corral-remote kept running without a reader"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "no reader is no failure");
+    for pid in pids {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // A zombie is ended too, waiting for init to reap it.
+            if state.split_whitespace().nth(2) == Some("Z") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "process {pid} of the host's group outlived the client"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
