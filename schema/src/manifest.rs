@@ -70,7 +70,9 @@ macro_rules! action_kind {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub label: Option<String>,
             /// The pane state (and details) the action needs; a dispatch to a pane that does
-            /// not meet them is refused `requires-unmet`.
+            /// not meet them is refused `requires-unmet`. For an action a device fires, it is
+            /// the protocol's (docs/protocol.md, "Actions"): left out, the host fills it in;
+            /// anything else is refused when the manifest loads.
             #[serde(default, skip_serializing_if = "Requires::is_any")]
             pub requires: Requires,
             $($(#[$fmeta])* pub $field: $ty,)*
@@ -174,6 +176,17 @@ impl ActionSpec {
             ActionSpec::Api(a) => &a.requires,
             ActionSpec::Hook(a) => &a.requires,
             ActionSpec::Exec(a) => &a.requires,
+        }
+    }
+
+    /// What the pane must be, to fill in where a manifest left it out.
+    pub fn requires_mut(&mut self) -> &mut Requires {
+        match self {
+            ActionSpec::Keys(a) => &mut a.requires,
+            ActionSpec::Text(a) => &mut a.requires,
+            ActionSpec::Api(a) => &mut a.requires,
+            ActionSpec::Hook(a) => &mut a.requires,
+            ActionSpec::Exec(a) => &mut a.requires,
         }
     }
 }

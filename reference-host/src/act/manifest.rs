@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use schema::Action;
-use schema::manifest::{ActionManifest, ActionSpec};
+use schema::manifest::{ActionManifest, ActionSpec, Requires};
+use schema::{Action, Detail, State};
 
 /// The manifests compiled into the binary: (file name, text).
 const BUNDLED: &[(&str, &str)] = &[
@@ -120,19 +120,19 @@ impl Manifests {
             source: source.to_string(),
             message,
         };
-        let manifest: ActionManifest =
+        let mut manifest: ActionManifest =
             toml::from_str(text).map_err(|err| error(crate::config::one_line(text, &err)))?;
         if manifest.agent.trim().is_empty() {
             return Err(error("`agent` is empty".into()));
         }
-        let mut seen: Vec<&Action> = Vec::new();
-        for spec in &manifest.actions {
-            let name = spec.name();
+        let mut seen: Vec<Action> = Vec::new();
+        for spec in &mut manifest.actions {
+            let name = spec.name().clone();
             if seen.contains(&name) {
                 return Err(error(format!("action `{name}` is defined twice")));
             }
-            seen.push(name);
             check(spec).map_err(|why| error(format!("action `{name}`: {why}")))?;
+            seen.push(name);
         }
         let actions = self.agents.entry(manifest.agent.clone()).or_default();
         for spec in manifest.actions {
@@ -178,8 +178,60 @@ impl Manifests {
     }
 }
 
-/// What the types cannot say: keys to send, a path to call, a command to run.
-fn check(spec: &ActionSpec) -> Result<(), String> {
+/// What the protocol says an action requires of the pane, whatever manifest fires it
+/// (docs/protocol.md, "Actions"); `None` for an action it says nothing of (`compact`, a local
+/// user action).
+pub fn protocol_requires(action: &Action) -> Option<Requires> {
+    let needs = |state, detail: &[Detail]| {
+        Some(Requires {
+            state: Some(state),
+            detail: detail.to_vec(),
+        })
+    };
+    match action {
+        Action::Approve | Action::ApproveAlways | Action::Deny | Action::DenyWithMessage => {
+            needs(State::Blocked, &[Detail::Permission])
+        }
+        Action::QuestionReply | Action::QuestionReject => {
+            needs(State::Blocked, &[Detail::Question])
+        }
+        Action::Interrupt | Action::SteerNow => needs(State::Working, &[]),
+        Action::Steer => needs(State::Idle, &[]),
+        _ => None,
+    }
+}
+
+/// What the types cannot say: keys to send, a path to call, a command to run; and that an
+/// action a device fires requires what the protocol says: a manifest that leaves `requires` out
+/// gets the protocol's, one that says otherwise is refused.
+fn check(spec: &mut ActionSpec) -> Result<(), String> {
+    if !matches!(spec, ActionSpec::Exec(_))
+        && let Some(want) = protocol_requires(spec.name())
+    {
+        if spec.requires().is_any() {
+            *spec.requires_mut() = want.clone();
+        }
+        if *spec.requires() == want {
+            return check_kind(spec);
+        }
+        let detail: Vec<String> = want.detail.iter().map(|d| format!("\"{d}\"")).collect();
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(", detail = [{}]", detail.join(", "))
+        };
+        let state = want.state.map(|s| s.to_string()).unwrap_or_default();
+        return Err(format!(
+            "`requires` is the protocol's for `{}`: {{ state = \"{state}\"{detail} }} \
+             (docs/protocol.md, Actions); a manifest may leave it out, not change it",
+            spec.name()
+        ));
+    }
+    check_kind(spec)
+}
+
+/// What the types cannot say of each kind.
+fn check_kind(spec: &ActionSpec) -> Result<(), String> {
     match spec {
         ActionSpec::Keys(a) if a.keys.iter().all(|k| k.trim().is_empty()) => {
             Err("`keys` sends nothing".into())
@@ -299,6 +351,49 @@ command = "cargo test"
         let run = Action::parse("run-tests").unwrap();
         assert!(m.action("claude", &run).is_some());
         assert!(!m.device_reachable(&run), "exec never reaches a device");
+        // Left out, `requires` is the protocol's.
+        assert_eq!(
+            approve.spec.requires(),
+            &protocol_requires(&Action::Approve).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_manifest_cannot_change_what_an_action_requires() {
+        let dir = user_dir(&[(
+            "loose.toml",
+            "agent = \"claude\"\n[[action]]\nname = \"approve\"\nkind = \"keys\"\nkeys = [\"1\"]\nrequires = { state = \"working\" }\n",
+        )]);
+        assert_eq!(
+            Manifests::load(dir.path()).unwrap_err().to_string(),
+            format!(
+                "action manifest {}: action `approve`: `requires` is the protocol's for `approve`: {{ state = \"blocked\", detail = [\"permission\"] }} (docs/protocol.md, Actions); a manifest may leave it out, not change it",
+                dir.path().join("loose.toml").display()
+            )
+        );
+        // Every bundled action a device fires says exactly what the protocol does.
+        for loaded in Manifests::bundled().all() {
+            if let Some(want) = protocol_requires(loaded.spec.name()) {
+                assert_eq!(
+                    loaded.spec.requires(),
+                    &want,
+                    "{}.{}",
+                    loaded.agent,
+                    loaded.spec.name()
+                );
+            }
+        }
+        // An action the protocol says nothing of keeps its own.
+        let free = user_dir(&[(
+            "free.toml",
+            "agent = \"claude\"\n[[action]]\nname = \"compact\"\nkind = \"keys\"\nkeys = [\"/compact\"]\nrequires = { state = \"idle\" }\n",
+        )]);
+        let m = Manifests::load(free.path()).unwrap();
+        let compact = Action::parse("compact").unwrap();
+        assert_eq!(
+            m.action("claude", &compact).unwrap().spec.requires().state,
+            Some(State::Idle)
+        );
     }
 
     #[test]
