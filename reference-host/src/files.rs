@@ -234,6 +234,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     })
 }
 
+/// Replaces the file at `path` with `bytes`, mode `mode`, as [`write_atomic`] does but without
+/// syncing: for a file that is a cache, worth nothing after a crash (a reader still sees the old
+/// file or the new one whole).
+pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let temp = temp_beside(path);
+    let write = || -> io::Result<()> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(mode)
+            .open(&temp)?;
+        ensure_mode(&file, mode)?;
+        file.write_all(bytes)?;
+        std::fs::rename(&temp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
 /// `<name>.tmp.<pid>.<n>` beside `path`: unique across processes and across threads.
 fn temp_beside(path: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -353,21 +374,29 @@ mod tests {
         assert_eq!(mode(&path), 0o600);
     }
 
+    /// A whole-file writer.
+    type Writer = fn(&Path, &[u8], u32) -> io::Result<()>;
+
+    /// The two whole-file writers: synced, and not (a cache's).
+    const WRITERS: [Writer; 2] = [write_atomic, replace];
+
     #[test]
     fn a_write_gives_exactly_the_mode_asked_for_and_leaves_no_temp_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("f");
-        // 0666 would come out 0644 under the usual umask, were the mode left to creation.
-        write_atomic(&path, b"one", 0o666).unwrap();
-        assert_eq!(mode(&path), 0o666);
-        write_atomic(&path, b"two", 0o600).unwrap();
-        assert_eq!(mode(&path), 0o600);
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        let names: Vec<_> = std::fs::read_dir(tmp.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["f"]);
+        for write in WRITERS {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("f");
+            // 0666 would come out 0644 under the usual umask, were the mode left to creation.
+            write(&path, b"one", 0o666).unwrap();
+            assert_eq!(mode(&path), 0o666);
+            write(&path, b"two", 0o600).unwrap();
+            assert_eq!(mode(&path), 0o600);
+            assert_eq!(std::fs::read(&path).unwrap(), b"two");
+            let names: Vec<_> = std::fs::read_dir(tmp.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["f"]);
+        }
     }
 
     /// A new file is renamed over the old one, so a reader that opened the old file reads all of
@@ -377,32 +406,40 @@ mod tests {
     fn a_write_replaces_the_file_instead_of_rewriting_it_in_place() {
         use std::io::Read;
 
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("f");
-        write_atomic(&path, b"old", 0o600).unwrap();
-        let inode = std::fs::metadata(&path).unwrap().ino();
-        let mut reader = File::open(&path).unwrap();
+        for write in WRITERS {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("f");
+            write(&path, b"old", 0o600).unwrap();
+            let inode = std::fs::metadata(&path).unwrap().ino();
+            let mut reader = File::open(&path).unwrap();
 
-        write_atomic(&path, b"new", 0o600).unwrap();
+            write(&path, b"new", 0o600).unwrap();
 
-        assert_ne!(
-            std::fs::metadata(&path).unwrap().ino(),
-            inode,
-            "a new file took the name"
-        );
-        let mut seen = String::new();
-        reader.read_to_string(&mut seen).unwrap();
-        assert_eq!(seen, "old", "the old file stays whole for its reader");
+            assert_ne!(
+                std::fs::metadata(&path).unwrap().ino(),
+                inode,
+                "a new file took the name"
+            );
+            let mut seen = String::new();
+            reader.read_to_string(&mut seen).unwrap();
+            assert_eq!(seen, "old", "the old file stays whole for its reader");
+        }
     }
 
     #[test]
     fn a_failed_write_leaves_the_old_file_and_no_temp_file() {
+        for write in WRITERS {
+            failed_write_leaves_nothing(write);
+        }
+    }
+
+    fn failed_write_leaves_nothing(write: Writer) {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("dir");
         std::fs::create_dir(&path).unwrap();
         std::fs::write(path.join("inside"), "x").unwrap();
         // Renaming a file over a non-empty dir fails after the temp file was written.
-        assert!(write_atomic(&path, b"bytes", 0o600).is_err());
+        assert!(write(&path, b"bytes", 0o600).is_err());
         assert!(path.join("inside").exists());
         let names: Vec<_> = std::fs::read_dir(tmp.path())
             .unwrap()

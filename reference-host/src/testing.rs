@@ -31,6 +31,8 @@ pub struct Scripted {
     fail: Rc<RefCell<bool>>,
     sent: Rc<RefCell<Vec<(String, String)>>>,
     reads: Rc<RefCell<u32>>,
+    /// The floor each stream cycle's read was asked for.
+    floors: Rc<RefCell<Vec<u64>>>,
 }
 
 impl Scripted {
@@ -65,6 +67,11 @@ impl Scripted {
     pub fn reads(&self) -> u32 {
         *self.reads.borrow()
     }
+
+    /// The floors the stream cycles' reads were asked for, in order.
+    pub fn floors(&self) -> Vec<u64> {
+        self.floors.borrow().clone()
+    }
 }
 
 impl FleetSource for Scripted {
@@ -81,6 +88,22 @@ impl FleetSource for Scripted {
 
     fn host(&self) -> &str {
         "studio"
+    }
+
+    fn cycle(
+        &mut self,
+        _kind: crate::fleet::CycleKind,
+        _interval: std::time::Duration,
+        floor_ms: u64,
+    ) -> Result<crate::fleet::CycleRead, TmuxError> {
+        self.floors.borrow_mut().push(floor_ms);
+        let started_ms = crate::clock::now_ms();
+        Ok(crate::fleet::CycleRead {
+            rows: self.read()?,
+            started_ms,
+            at_ms: crate::clock::now_ms(),
+            origin_ms: None,
+        })
     }
 
     fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {

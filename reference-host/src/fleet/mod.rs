@@ -1,10 +1,16 @@
 //! From one tmux read to fleet rows, per the pane-option contract and wire-details "Fleet row".
 //!
 //! A pane without `@agent_name` is not an agent pane and has no row. Rows keep tmux's pane order.
+//!
+//! A stream's cycle reads only what it publishes ([`FleetSource::cycle`]: an edge stream the
+//! fields of an edge, a snapshot stream those of a row), through [`shared`]: one read per cycle
+//! for every `serve` of the host.
+
+pub mod shared;
 
 use schema::{Detail, FleetRow, Local, LsRow, Row, State, Wire};
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::clock::now_ms;
 use crate::git::GitCache;
@@ -12,6 +18,7 @@ use crate::repeated::RepeatedWarning;
 use crate::tmux::read::{Fields, Listing, PaneRead, Titles};
 use crate::tmux::write::Input;
 use crate::tmux::{Tmux, TmuxError};
+use shared::SharedReads;
 
 /// Reads the fleet: one tmux call, plus cached repository lookups.
 #[derive(Debug)]
@@ -28,6 +35,33 @@ pub struct FleetReader {
     /// The clients attached at the last read, for a reader that lists them
     /// ([`FleetReader::with_clients`]); `None` for one that does not.
     clients: Option<Vec<String>>,
+    /// Where its streams' cycle reads are shared with the host's other `serve` processes
+    /// ([`FleetReader::with_shared`]); `None`: each cycle reads tmux.
+    shared: Option<SharedReads>,
+}
+
+/// What a stream's cycle publishes, and so what it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CycleKind {
+    /// Edges: the fields of an edge and a selector (`Fields::Edge`).
+    Edges,
+    /// Snapshots: the fields of a row (`Fields::Row`).
+    Snapshots,
+}
+
+/// One stream cycle's read of the whole fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CycleRead {
+    /// Every agent pane, in pane order, with the fields the cycle's kind needs (the others
+    /// empty).
+    pub rows: Vec<FleetRow>,
+    /// When the read started, epoch ms: the floor of the stream's next shared read.
+    pub started_ms: u64,
+    /// When the read answered, epoch ms: an edge's `at_ms`.
+    pub at_ms: u64,
+    /// The origin of the host's shared schedule (epoch ms) when the read was shared: the cycle
+    /// after this one is due at an instant of it (`shared::next_instant`).
+    pub origin_ms: Option<u64>,
 }
 
 /// The local listing: the rows, titles included, and when no tmux server runs, the line that says
@@ -114,6 +148,25 @@ pub trait FleetSource {
     fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
         Ok(self.panes()?.into_iter().find(|pane| pane.row.pane == id))
     }
+
+    /// A stream's cycle: the whole fleet, as `kind` needs it, at a cycle of `interval`, from a
+    /// read that started no earlier than `floor_ms` (the stream's last read).
+    fn cycle(
+        &mut self,
+        kind: CycleKind,
+        interval: Duration,
+        floor_ms: u64,
+    ) -> Result<CycleRead, TmuxError> {
+        let _ = (kind, interval, floor_ms);
+        let started_ms = now_ms();
+        let rows = self.read()?;
+        Ok(CycleRead {
+            rows,
+            started_ms,
+            at_ms: now_ms(),
+            origin_ms: None,
+        })
+    }
 }
 
 impl FleetReader {
@@ -128,13 +181,20 @@ impl FleetReader {
             failing: RepeatedWarning::default(),
             absent: RepeatedWarning::default(),
             clients: None,
+            shared: None,
         }
+    }
+
+    /// A reader whose streams' cycles share their reads through `shared` ([`shared`]).
+    pub fn with_shared(mut self, shared: SharedReads) -> FleetReader {
+        self.shared = Some(shared);
+        self
     }
 
     /// Logs what a read's result says about tmux: a failure, or a socket no server listens on,
     /// when it first happens and then once a minute while it repeats (a stuck tmux fails every
     /// cycle), and the recovery.
-    fn log_read(&mut self, read: &Result<Listing, TmuxError>) {
+    fn log_read(&mut self, read: Result<&Listing, &TmuxError>) {
         if let Ok(listing) = read {
             if let Some(line) = self.failing.stopped() {
                 tracing::info!("tmux answers again: {line}");
@@ -257,7 +317,7 @@ impl FleetReader {
             }
             listing
         });
-        self.log_read(&read);
+        self.log_read(read.as_ref());
         self.git.next_read();
         Ok(read?.into_panes())
     }
@@ -289,6 +349,52 @@ impl FleetSource for FleetReader {
 
     fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {
         self.tmux.send(pane, inputs)
+    }
+
+    /// One read of the fields `kind` needs: shared with the host's other `serve` processes when
+    /// the reader was made [`FleetReader::with_shared`].
+    fn cycle(
+        &mut self,
+        kind: CycleKind,
+        interval: Duration,
+        floor_ms: u64,
+    ) -> Result<CycleRead, TmuxError> {
+        let fields = match kind {
+            CycleKind::Edges => Fields::Edge,
+            CycleKind::Snapshots => Fields::Row,
+        };
+        let woke_ms = now_ms();
+        let read = match &self.shared {
+            Some(shared) => {
+                let tmux = &self.tmux;
+                shared
+                    .read(fields, interval, (woke_ms, floor_ms), |f| {
+                        tmux.list_panes_raw(f)
+                    })
+                    .map(|read| {
+                        let times = (read.started_ms, read.answered_ms);
+                        (read.listing, times, Some(read.origin_ms))
+                    })
+            }
+            None => self
+                .tmux
+                .list_panes(fields, Titles::Omit)
+                .map(|listing| (listing, (woke_ms, now_ms()), None)),
+        };
+        self.log_read(read.as_ref().map(|(listing, ..)| listing));
+        let (listing, (started_ms, at_ms), origin_ms) = read?;
+        self.git.next_read();
+        let rows = listing
+            .into_panes()
+            .iter()
+            .filter_map(|pane| self.row(pane, at_ms))
+            .collect();
+        Ok(CycleRead {
+            rows,
+            started_ms,
+            at_ms,
+            origin_ms,
+        })
     }
 }
 

@@ -12,6 +12,8 @@
 //!   server `daemon-<key>.lock` (one daemon per server) and `daemon-<key>.sock` (its socket).
 //! - `push/<key>/`: per tmux server, one datagram socket per running `serve` and daemon, where
 //!   an agent's hook says which pane it stamped (`crate::push`).
+//! - `fleet/<key>-<format>.read` and `.lock`: per tmux server, the cycle read its `serve`
+//!   processes share (`crate::fleet::shared`).
 //!
 //! Everything is locked and written through `files.rs`.
 
@@ -145,6 +147,12 @@ impl RuntimeDir {
     /// names, `<role>-<pid>-<nonce>.sock` (see `crate::push`).
     pub fn push_dir(&self, key: &str) -> PathBuf {
         self.path.join("push").join(key)
+    }
+
+    /// `fleet/`: the cycle reads every `serve` of a tmux server shares, `<key>-<format>.read`
+    /// under `<key>-<format>.lock` (see `crate::fleet::shared`).
+    pub fn fleet_dir(&self) -> PathBuf {
+        self.path.join("fleet")
     }
 
     /// `locks/pane-<n>.lock`: the single-flight lock of a pane's dispatches.

@@ -29,6 +29,7 @@ use crate::act::manifest::Manifests;
 use crate::devices::{DeviceFile, StoreWatch};
 use crate::files;
 use crate::fleet::FleetReader;
+use crate::fleet::shared::SharedReads;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
@@ -123,13 +124,16 @@ pub fn run(options: ServeOptions) -> u8 {
         Err(err) => return start_up_failure(&format!("setting up stdout: {err}")),
     };
     let failed = outbox.failure();
+    // The server as its selection names it, computed without asking tmux.
+    let server = crate::notify::server::identify_answered(&tmux, Ok(None));
+    let shared = SharedReads::new(&services.runtime, server.key);
     let session = Session::new(
         SessionConfig {
             device: options.device,
             interval,
         },
         store,
-        FleetReader::new(tmux, options.host),
+        FleetReader::new(tmux, options.host).with_shared(shared),
         services,
         FrameWriter::new(outbox),
     );

@@ -216,18 +216,23 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         Ok(Flow::Continue)
     }
 
-    /// One cycle of the stream: the device check, one fleet read, and what the stream publishes.
+    /// One cycle of the stream: the device check, one read of the fleet (as the stream's kind
+    /// needs it, shared with the host's other connections where the source shares), and what
+    /// the stream publishes. The next cycle is one interval on, or the shared schedule's next
+    /// instant.
     fn on_tick(&mut self) -> Handled {
         let Some(stream) = self.conn.stream.as_mut() else {
             return Ok(Flow::Continue);
         };
-        stream.reschedule(self.conn.config.interval, Instant::now());
-        let id = stream.id().to_owned();
+        let interval = self.conn.config.interval;
+        let (woke, woke_ms) = (Instant::now(), now_ms());
+        stream.reschedule(interval, woke);
+        let (id, kind, floor_ms) = (stream.id().to_owned(), stream.kind(), stream.floor_ms());
         if let Some(flow) = self.check_device(&id)? {
             return Ok(flow);
         }
-        let rows = match self.conn.fleet.read() {
-            Ok(rows) => rows,
+        let read = match self.conn.fleet.cycle(kind, interval, floor_ms) {
+            Ok(read) => read,
             Err(err) => {
                 // A transient tmux failure skips one publish; the stream and its baseline live on.
                 // The fleet reader logged the failure, once for a run of them.
@@ -237,11 +242,15 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         };
         // The read names the server whose hooks push to this stream: it listens before it
         // publishes, so a client that has this read's frames is pushed what comes after them.
-        if let Some(row) = rows.first() {
+        if let Some(row) = read.rows.first() {
             self.pushes.follow(&row.server);
         }
         let stream = self.conn.stream.as_mut().expect("checked above");
-        for frame in stream.publish(rows, now_ms()) {
+        stream.fed(read.started_ms);
+        if let Some(origin_ms) = read.origin_ms {
+            stream.align(origin_ms, interval, woke, woke_ms);
+        }
+        for frame in stream.publish(read.rows, read.at_ms) {
             self.send(&id, frame)?;
         }
         Ok(Flow::Continue)
@@ -261,6 +270,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         let panes = match pushed {
             Pushed::Panes(panes) => panes,
             Pushed::Fleet => {
+                let started_ms = now_ms();
                 let rows = match self.conn.fleet.read() {
                     Ok(rows) => rows,
                     Err(err) => {
@@ -269,6 +279,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
                     }
                 };
                 let stream = self.conn.stream.as_mut().expect("checked above");
+                stream.fed(started_ms);
                 for frame in stream.publish(rows, now_ms()) {
                     self.send(&id, frame)?;
                 }
@@ -276,6 +287,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             }
         };
         for pane in panes {
+            let started_ms = now_ms();
             let row = match self.conn.fleet.pane(&pane) {
                 Ok(Some(read)) => read.row,
                 // No agent pane (any more): the cycle reports what became of it.
@@ -286,6 +298,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
                 }
             };
             let stream = self.conn.stream.as_mut().expect("checked above");
+            stream.fed(started_ms);
             for frame in stream.publish_pane(row, now_ms()) {
                 self.send(&id, frame)?;
             }

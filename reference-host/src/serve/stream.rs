@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use schema::{FleetRow, Response, Selector, Snapshot, Subscribe};
 
 use crate::edges::edges;
+use crate::fleet::CycleKind;
+use crate::fleet::shared::next_instant;
 use crate::selector::admits;
 
 /// A connection's one subscription.
@@ -29,11 +31,15 @@ pub struct Stream {
     sent: Option<Vec<FleetRow>>,
     /// When the next cycle runs.
     due: Instant,
+    /// When the stream's last read of the fleet (or of a pushed pane) started, epoch ms: no read
+    /// that started earlier may feed it (its memory of the fleet would go back in time).
+    floor_ms: u64,
 }
 
 impl Stream {
-    /// The stream `request` (id `id`) starts; its first cycle is due at once (`now`).
-    pub fn new(id: String, request: Subscribe, now: Instant) -> Stream {
+    /// The stream `request` (id `id`) starts; its first cycle is due at once (`now`, `now_ms` on
+    /// the wall clock), from a read that starts no earlier.
+    pub fn new(id: String, request: Subscribe, now: Instant, now_ms: u64) -> Stream {
         Stream {
             id,
             events: request.events,
@@ -41,7 +47,18 @@ impl Stream {
             fleet: None,
             sent: None,
             due: now,
+            floor_ms: now_ms,
         }
+    }
+
+    /// When its last read started, epoch ms: the earliest a read that feeds it may have started.
+    pub fn floor_ms(&self) -> u64 {
+        self.floor_ms
+    }
+
+    /// A read that started at `started_ms` fed it.
+    pub fn fed(&mut self, started_ms: u64) {
+        self.floor_ms = self.floor_ms.max(started_ms);
     }
 
     /// The subscribe request's id.
@@ -54,6 +71,15 @@ impl Stream {
         self.due
     }
 
+    /// What its cycles read: edges or snapshots.
+    pub fn kind(&self) -> CycleKind {
+        if self.events {
+            CycleKind::Edges
+        } else {
+            CycleKind::Snapshots
+        }
+    }
+
     /// Whether its first cycle, the baseline, has run.
     pub fn has_baseline(&self) -> bool {
         self.fleet.is_some()
@@ -63,6 +89,15 @@ impl Stream {
     pub fn reschedule(&mut self, interval: Duration, now: Instant) {
         let next = self.due + interval;
         self.due = if next <= now { now + interval } else { next };
+    }
+
+    /// Schedules the next cycle on the host's shared schedule (`fleet::shared`) started at
+    /// `origin_ms`: its first instant at least half an `interval` after this cycle, which woke
+    /// at `woke` (`woke_ms` on the wall clock).
+    pub fn align(&mut self, origin_ms: u64, interval: Duration, woke: Instant, woke_ms: u64) {
+        let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+        let next_ms = next_instant(origin_ms, interval_ms, woke_ms);
+        self.due = woke + Duration::from_millis(next_ms.saturating_sub(woke_ms));
     }
 
     /// The frames one cycle publishes, given the fleet as read now, at `at_ms`.
@@ -133,7 +168,7 @@ mod tests {
             events,
             selector: selector.map(|s| serde_json::from_str(s).unwrap()),
         };
-        Stream::new("sub".into(), request, Instant::now())
+        Stream::new("sub".into(), request, Instant::now(), 0)
     }
 
     /// The (pane, from, to) of each edge among `frames`.
@@ -253,6 +288,21 @@ mod tests {
     }
 
     #[test]
+    fn on_a_shared_schedule_the_next_cycle_is_its_next_instant() {
+        let woke = Instant::now();
+        let mut s = stream(true, None);
+        let interval = Duration::from_millis(200);
+        // Woken 7 ms late for the instant 1400 of a schedule from 1000: the next is 1600.
+        s.align(1000, interval, woke, 1407);
+        assert_eq!(s.due(), woke + Duration::from_millis(193));
+        // A stream that joins the schedule at 1510 waits for 1800, not 1600.
+        s.align(1000, interval, woke, 1510);
+        assert_eq!(s.due(), woke + Duration::from_millis(290));
+        assert_eq!(s.kind(), CycleKind::Edges);
+        assert_eq!(stream(false, None).kind(), CycleKind::Snapshots);
+    }
+
+    #[test]
     fn cycles_keep_their_cadence_and_a_late_one_is_not_caught_up() {
         let start = Instant::now();
         let second = Duration::from_secs(1);
@@ -260,7 +310,7 @@ mod tests {
             events: true,
             selector: None,
         };
-        let mut stream = Stream::new("sub".into(), request, start);
+        let mut stream = Stream::new("sub".into(), request, start, 0);
         assert_eq!(stream.due(), start, "the first cycle runs at once");
         stream.reschedule(second, start + Duration::from_millis(10));
         assert_eq!(stream.due(), start + second, "one interval after the last");

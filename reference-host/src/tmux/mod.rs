@@ -8,7 +8,7 @@
 //! one stuck invocation at a time, and a request never waits on two of them.
 //!
 //! Reads live in `read.rs`: one `list-panes -a -F …` reads the whole fleet per cycle, whatever
-//! the pane count (`../shared/spec/pane-options.md`). Writes (`set-option -p` to stamp a pane,
+//! the pane count (docs/protocol.md "The pane-option contract"). Writes (`set-option -p` to stamp a pane,
 //! `send-keys` to dispatch, `display-message -c` to notify) go in `write.rs`, beside it.
 
 pub mod read;

@@ -58,6 +58,24 @@ const ROW_FIELDS: &[Column] = &[
     Column::Option(PaneOption::MuteUntil),
 ];
 
+/// What an edge stream's cycle reads: what an edge carries (`edges.rs`: the pane, its agent,
+/// state and detail, its locator, its repository and branch, from its directory) and what a
+/// selector filters on (the session, and the attention that makes an idle pane `done`), with the
+/// socket path that names the server pushes come from. On 1000 panes tmux takes about half the
+/// time of the host's whole format to print it.
+const EDGE_FIELDS: &[Column] = &[
+    Column::Variable("pane_id"),
+    Column::Variable("session_name"),
+    Column::Variable("window_index"),
+    Column::Variable("pane_index"),
+    Column::Variable("pane_current_path"),
+    Column::Variable("socket_path"),
+    Column::Option(PaneOption::Name),
+    Column::Option(PaneOption::State),
+    Column::Option(PaneOption::Detail),
+    Column::Option(PaneOption::Attention),
+];
+
 /// What the notification daemon reads every cycle: what its triggers, markers and status-line
 /// message use, and nothing else. tmux's cost of a read grows with what it asks for (on 1000
 /// panes, the host's 29 fields take about 35 ms, these 15 about 14 ms), and a fire waits for the
@@ -101,8 +119,11 @@ pub enum Fields {
         /// The progress rollup's fields too.
         progress: bool,
     },
-    /// Only what a wire row needs ([`ROW_FIELDS`]): a benchmark's baseline.
+    /// Only what a wire row needs ([`ROW_FIELDS`]): what a snapshot stream's cycle reads.
     Row,
+    /// Only what an edge and a selector need ([`EDGE_FIELDS`]): what an edge stream's cycle
+    /// reads.
+    Edge,
     /// A pane's tty and directory ([`PLACE_FIELDS`]).
     Place,
 }
@@ -156,6 +177,7 @@ fn names(fields: Fields, titles: Titles) -> Vec<Column> {
             .chain(variables(PROGRESS_FIELDS))
             .collect(),
         Fields::Row => ROW_FIELDS.to_vec(),
+        Fields::Edge => EDGE_FIELDS.to_vec(),
         Fields::Place => variables(PLACE_FIELDS).collect(),
     };
     if titles == Titles::Include {
@@ -333,6 +355,34 @@ impl Listing {
     }
 }
 
+/// One read of the whole fleet as tmux answered it, not parsed yet: what several processes can
+/// share (`fleet::shared`), each parsing it alike. Never with titles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawListing {
+    /// The fields asked for.
+    pub fields: Fields,
+    /// The nonce that frames the answer's records.
+    pub nonce: String,
+    /// tmux's answer: its stdout, or the socket no server listens on.
+    pub answer: Answer,
+}
+
+impl RawListing {
+    /// The panes of the answer, parsed as [`Tmux::list_panes`] parses them.
+    pub fn listing(&self) -> Result<Listing, TmuxError> {
+        Ok(match &self.answer {
+            Answer::Output(out) => Listing::Panes(panes_of(
+                out,
+                &self.nonce,
+                &names(self.fields, Titles::Omit),
+            )?),
+            Answer::NoServer { socket } => Listing::NoServer {
+                socket: socket.clone(),
+            },
+        })
+    }
+}
+
 impl Tmux {
     /// Reads `fields` of every pane of the server in one invocation, or finds that no server
     /// runs.
@@ -342,6 +392,18 @@ impl Tmux {
             Answer::Output(out) => Listing::Panes(format.panes(&out)?),
             Answer::NoServer { socket } => Listing::NoServer { socket },
         })
+    }
+
+    /// [`Tmux::list_panes`] without titles, its answer kept as tmux gave it beside its panes.
+    pub fn list_panes_raw(&self, fields: Fields) -> Result<(RawListing, Listing), TmuxError> {
+        let format = Format::new(fields, Titles::Omit);
+        let raw = RawListing {
+            fields,
+            answer: self.ask(&format.args(None))?,
+            nonce: format.nonce,
+        };
+        let listing = raw.listing()?;
+        Ok((raw, listing))
     }
 
     /// Reads `fields` of every pane and every attached client's name in one invocation
@@ -848,6 +910,7 @@ mod tests {
             Fields::Notify { progress: false },
             Fields::Notify { progress: true },
             Fields::Row,
+            Fields::Edge,
             Fields::Place,
         ] {
             for titles in [Titles::Omit, Titles::Include] {
@@ -999,6 +1062,84 @@ mod tests {
                 assert_ne!(row(&without), row(&full), "{name} is not read by a row");
             }
         }
+    }
+
+    /// What an edge stream does with a row: the edge of its move from another state (every key
+    /// of the frame), and which selectors admit it.
+    fn edge_view(read: &PaneRead) -> String {
+        let after = row(read);
+        let mut before = after.clone();
+        before.state = schema::State::Unknown;
+        let edges = crate::edges::edges(&[before], std::slice::from_ref(&after), None, 7);
+        let selectors = [
+            r#"{"session":"work"}"#,
+            r#"{"repo":"api"}"#,
+            r#"{"branch":"main"}"#,
+            r#"{"agent":"claude"}"#,
+            r#"{"state":["done"]}"#,
+            r#"{"state":["idle"]}"#,
+        ];
+        let admitted: Vec<bool> = selectors
+            .iter()
+            .map(|s| crate::selector::admits(Some(&serde_json::from_str(s).unwrap()), &after))
+            .collect();
+        format!("{edges:?} {admitted:?} {}", after.server)
+    }
+
+    /// What the edge format leaves out, an edge stream never uses: with every other field
+    /// blanked, the edge and the selectors' verdicts are the same; and blanking any one of its
+    /// options changes them.
+    #[test]
+    fn an_edge_stream_needs_nothing_outside_the_edge_format() {
+        let full = everything_stamped();
+        let mut bare = full.clone();
+        for name in every_column() {
+            if !EDGE_FIELDS.contains(&name) {
+                field_mut(&mut bare, name).clear();
+            }
+        }
+        assert_ne!(bare, full, "the blanked fields carried values");
+        assert_eq!(edge_view(&bare), edge_view(&full));
+        for &name in EDGE_FIELDS {
+            let mut without = full.clone();
+            field_mut(&mut without, name).clear();
+            if name.name() == "@agent_name" {
+                assert!(crate::fleet::row_of(&without, Default::default(), "h", 1).is_none());
+            } else if name.name() != "pane_current_path" {
+                assert_ne!(edge_view(&without), edge_view(&full), "{name} is not used");
+            }
+        }
+        assert!(EDGE_FIELDS.iter().all(|n| ROW_FIELDS.contains(n)));
+        assert!(EDGE_FIELDS.len() * 2 <= ROW_FIELDS.len());
+    }
+
+    #[test]
+    fn a_raw_listing_parses_as_the_read_it_kept() {
+        let pane = agent("%4", "codex", "idle");
+        let out = render("n", &[record(&pane, Titles::Omit)]);
+        let raw = RawListing {
+            fields: Fields::Host,
+            nonce: "n".into(),
+            answer: Answer::Output(out),
+        };
+        assert_eq!(raw.listing().unwrap(), Listing::Panes(vec![pane]));
+        let none = RawListing {
+            answer: Answer::NoServer {
+                socket: "/s".into(),
+            },
+            ..raw.clone()
+        };
+        assert_eq!(
+            none.listing().unwrap(),
+            Listing::NoServer {
+                socket: "/s".into()
+            }
+        );
+        let garbage = RawListing {
+            answer: Answer::Output(b"usage: tmux\n".to_vec()),
+            ..raw
+        };
+        assert!(garbage.listing().is_err());
     }
 
     #[test]

@@ -101,8 +101,9 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
         assert!(Instant::now() < deadline, "tmux was not asked 110 times");
         std::thread::sleep(Duration::from_millis(10));
     }
-    // A read in flight holds a few fds for a moment (its pipes, /dev/null, the spawn's own pipe),
-    // so compare the fewest seen at the start and at the end, and bound the most by one read's.
+    // A read in flight holds a few fds for a moment (its pipes, /dev/null, the spawn's own pipe,
+    // the lock of the read the host's serve processes share), so compare the fewest seen at the
+    // start and at the end, and bound the most by one read's.
     let window = |range: std::ops::RangeInclusive<usize>| -> Vec<(usize, usize, usize, usize)> {
         samples
             .iter()
@@ -130,7 +131,7 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
     );
     for &(hung, threads, fds, processes) in &samples {
         assert!(
-            threads == threads_first && fds <= fds_first + 6,
+            threads == threads_first && fds <= fds_first + 7,
             "after {hung} hung reads: {threads} threads, {fds} fds (at first {threads_first}, {fds_first})"
         );
         // The host, one wrapper with its tmux, and on a loaded machine the read killed at its

@@ -37,4 +37,5 @@ mod push;
 mod races;
 mod revocation;
 mod serve;
+mod shared;
 mod ssh;

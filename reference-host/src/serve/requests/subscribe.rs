@@ -6,6 +6,7 @@ use std::time::Instant;
 use schema::{ErrorCode, Response, Subscribe};
 
 use super::{Answer, Connection, refusal};
+use crate::clock::now_ms;
 use crate::serve::stream::Stream;
 
 pub fn answer<S>(conn: &mut Connection<S>, id: &str, request: Subscribe) -> Answer {
@@ -15,6 +16,11 @@ pub fn answer<S>(conn: &mut Connection<S>, id: &str, request: Subscribe) -> Answ
             "this connection is already subscribed",
         ));
     }
-    conn.stream = Some(Stream::new(id.to_owned(), request, Instant::now()));
+    conn.stream = Some(Stream::new(
+        id.to_owned(),
+        request,
+        Instant::now(),
+        now_ms(),
+    ));
     Ok(Response::Ack)
 }

@@ -357,6 +357,28 @@ fn a_move_seen_by_a_push_and_the_cycle_is_one_edge_in_either_order() {
     }
 }
 
+/// No read older than what a stream has seen feeds it: its first cycle's is no older than the
+/// subscription, and each later one no older than the read before it, a pushed pane's included.
+#[test]
+fn a_stream_asks_for_no_read_older_than_its_last() {
+    let mut h = Harness::new();
+    h.hello();
+    let subscribed = now_ms();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    std::thread::sleep(Duration::from_millis(5));
+    let pushed = now_ms();
+    h.session.handle(push(&["%0"]));
+    h.session.handle(Event::Tick);
+    let floors = h.fleet.floors();
+    assert_eq!(floors.len(), 2);
+    assert!(floors[0] >= subscribed, "{floors:?} {subscribed}");
+    assert!(
+        floors[1] >= pushed,
+        "the push's read raised it: {floors:?} {pushed}"
+    );
+}
+
 #[test]
 fn many_pushed_panes_read_the_fleet_once() {
     let mut h = Harness::new();
