@@ -1,11 +1,14 @@
 //! `cargo xtask tidy`: every `.rs` file opens with a `//!` line, no test is `#[ignore]`d or
 //! `#[should_panic]` (assert on the error value or error frame instead), no sibling modules of a
 //! crate use each other in a cycle ([`cycles`]), and no code but `schema::PaneOption` spells a
-//! pane option of the contract ([`pane_options`]); and the README's two commands resolve every
-//! crate to one feature set, so each compiles once ([`one_build`], through `cargo tree`).
+//! pane option of the contract ([`pane_options`]); every crate depends only on what its
+//! architecture invariant allows ([`crates`], through `cargo metadata`); and the README's two
+//! commands resolve every crate to one feature set, so each compiles once ([`one_build`], through
+//! `cargo tree`).
 //! Also run as a test.
 
 mod attributes;
+mod crates;
 mod cycles;
 mod lex;
 mod one_build;
@@ -21,6 +24,7 @@ use crate::workspace_root;
 pub fn run() -> anyhow::Result<()> {
     let root = workspace_root();
     let mut problems = check(&root);
+    problems.extend(crates::check(&root)?);
     problems.extend(
         one_build::problems(&root)?.into_iter().map(|problem| {
             format!("a crate compiles twice for the README's two commands: {problem}")
