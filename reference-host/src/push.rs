@@ -7,7 +7,14 @@
 //! (0600, in private dirs; `<key>` names the tmux server as the daemon's files do,
 //! `notify::server`). It binds under a staging name that starts with `.` and renames the socket
 //! to its name, so a socket under a name always answers while its process lives; a name is never
-//! used twice. A datagram is a pane id, `%<digits>`, and nothing else.
+//! used twice.
+//!
+//! A datagram names the pane, `%<digits>`, and may carry the hook's own read of it: the hook
+//! stamps and reads its pane in one tmux invocation (`Tmux::stamp_and_read`), and hands that
+//! read on ([`Carried`]), so a listener that can take it asks tmux nothing. On a line after the
+//! pane id come the read's start and answer times (epoch ms) and the nonce that frames it, then
+//! tmux's output as it was ([`encode`], [`decode`]). A read too big for [`DATAGRAM_CAP`] is left
+//! out: the listener reads the pane itself.
 //!
 //! The hook's side ([`announce`]) never waits: one non-blocking `sendto` per socket of its
 //! server's dir. A listener whose queue is full (it stopped reading) is skipped; a socket that
@@ -16,9 +23,9 @@
 //!
 //! The listener's side ([`Listener`]) reads datagrams on a thread of its own into an [`Inbox`]
 //! that coalesces them: the event loop takes what is pending as one [`Pushed`], the distinct panes
-//! in the order they came, or, past [`PANE_CAP`] of them, the whole fleet.
+//! in the order they came, each with the last read a datagram carried for it, or, past
+//! [`PANE_CAP`] of them, the whole fleet.
 
-use std::collections::BTreeSet;
 use std::io::{self, ErrorKind};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
@@ -33,8 +40,9 @@ use crate::files;
 /// than reading each: the listener is handed [`Pushed::Fleet`].
 pub const PANE_CAP: usize = 8;
 
-/// The longest datagram read; a pane id is far shorter.
-const DATAGRAM_CAP: usize = 64;
+/// The longest datagram: a pane id and a carried read of its window (a few KiB, unless an agent
+/// stamped a huge option, in which case the read stays behind).
+pub const DATAGRAM_CAP: usize = 64 * 1024;
 
 /// Whether `text` is a pane id as tmux writes it: `%` and digits.
 pub fn is_pane_id(text: &str) -> bool {
@@ -53,10 +61,91 @@ pub struct Announced {
     pub removed: usize,
 }
 
-/// Tells every listener in `dir` (a server's push dir) that `pane` moved, without waiting for any
-/// of them. A dir that does not exist has no listener. Never fails: what could not be sent is
-/// skipped, and logged at debug level.
-pub fn announce(dir: &Path, pane: &str) -> Announced {
+/// A pane read the hook made with its stamp, handed on with its push: tmux's output as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    /// When the read started and answered, epoch ms.
+    pub started_ms: u64,
+    pub answered_ms: u64,
+    /// The nonce that frames the output.
+    pub nonce: String,
+    /// tmux's output: the pane's window (`list-panes -t`, the host's fields, no title), then the
+    /// attached clients.
+    pub output: Vec<u8>,
+}
+
+/// How old a carried read may be when a listener takes it: past this, the listener fell behind
+/// (its queue may have dropped later pushes of the pane), and it reads the pane itself.
+pub const CARRIED_FRESH_MS: u64 = 100;
+
+impl Carried {
+    /// Whether a listener whose last read started at `floor_ms` takes this read at `now_ms`: it
+    /// started no earlier (the listener's memory never goes back in time) and answered less than
+    /// [`CARRIED_FRESH_MS`] ago.
+    pub fn takeable(&self, floor_ms: u64, now_ms: u64) -> bool {
+        self.started_ms >= floor_ms && now_ms.saturating_sub(self.answered_ms) < CARRIED_FRESH_MS
+    }
+}
+
+/// One pushed pane, and the read its last datagram carried, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedPane {
+    pub pane: String,
+    pub read: Option<Carried>,
+}
+
+/// The datagram of a push of `pane`, with `read` when it fits [`DATAGRAM_CAP`].
+pub fn encode(pane: &str, read: Option<&Carried>) -> Vec<u8> {
+    let mut bytes = pane.as_bytes().to_vec();
+    if let Some(read) = read {
+        let head = format!(
+            "\n{} {} {}\n",
+            read.started_ms, read.answered_ms, read.nonce
+        );
+        if bytes.len() + head.len() + read.output.len() <= DATAGRAM_CAP {
+            bytes.extend_from_slice(head.as_bytes());
+            bytes.extend_from_slice(&read.output);
+        }
+    }
+    bytes
+}
+
+/// The pushed pane a datagram names, with the read it carries; `None` for a datagram that names
+/// no pane. A carried read that does not read as one is dropped: the pane is still pushed.
+pub fn decode(bytes: &[u8]) -> Option<PushedPane> {
+    let (id, rest) = match memchr::memchr(b'\n', bytes) {
+        Some(at) => (&bytes[..at], Some(&bytes[at + 1..])),
+        None => (bytes, None),
+    };
+    let pane = std::str::from_utf8(id).ok().filter(|p| is_pane_id(p))?;
+    let read = rest.and_then(|rest| {
+        let at = memchr::memchr(b'\n', rest)?;
+        let head = std::str::from_utf8(&rest[..at]).ok()?;
+        let mut words = head.split(' ');
+        let started_ms = words.next()?.parse().ok()?;
+        let answered_ms = words.next()?.parse().ok()?;
+        let nonce = words.next().filter(|n| !n.is_empty())?.to_owned();
+        if words.next().is_some() {
+            return None;
+        }
+        Some(Carried {
+            started_ms,
+            answered_ms,
+            nonce,
+            output: rest[at + 1..].to_vec(),
+        })
+    });
+    Some(PushedPane {
+        pane: pane.to_owned(),
+        read,
+    })
+}
+
+/// Tells every listener in `dir` (a server's push dir) that `pane` moved, handing on `read`, the
+/// hook's own read of it, when it has one; without waiting for any of them. A dir that does not
+/// exist has no listener. Never fails: what could not be sent is skipped, and logged at debug
+/// level.
+pub fn announce(dir: &Path, pane: &str, read: Option<&Carried>) -> Announced {
     let mut done = Announced::default();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -67,6 +156,7 @@ pub fn announce(dir: &Path, pane: &str) -> Announced {
             return done;
         }
     };
+    let datagram = encode(pane, read);
     let socket = match UnixDatagram::unbound().and_then(|s| s.set_nonblocking(true).map(|()| s)) {
         Ok(socket) => socket,
         Err(err) => {
@@ -81,7 +171,7 @@ pub fn announce(dir: &Path, pane: &str) -> Announced {
             continue;
         }
         let path = entry.path();
-        match socket.send_to(pane.as_bytes(), &path) {
+        match socket.send_to(&datagram, &path) {
             Ok(_) => done.sent += 1,
             // A datagram socket nobody has open any more: its listener died without removing
             // it. Names are never reused, so the file is that dead listener's.
@@ -101,8 +191,9 @@ pub fn announce(dir: &Path, pane: &str) -> Announced {
 /// What a listener was told since it last looked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
-    /// These panes moved, each once, in the order their first datagram came.
-    Panes(Vec<String>),
+    /// These panes moved, each once, in the order their first datagram came, each with the read
+    /// its last datagram carried.
+    Panes(Vec<PushedPane>),
     /// More than [`PANE_CAP`] panes moved: read the whole fleet.
     Fleet,
 }
@@ -110,24 +201,25 @@ pub enum Pushed {
 /// Datagrams read and not taken yet, coalesced.
 #[derive(Debug, Default)]
 struct Pending {
-    panes: Vec<String>,
-    seen: BTreeSet<String>,
+    panes: Vec<PushedPane>,
     overflow: bool,
 }
 
 impl Pending {
-    fn add(&mut self, pane: String) {
-        if self.overflow || self.seen.contains(&pane) {
+    fn add(&mut self, pushed: PushedPane) {
+        if self.overflow {
+            return;
+        }
+        if let Some(known) = self.panes.iter_mut().find(|p| p.pane == pushed.pane) {
+            known.read = pushed.read;
             return;
         }
         if self.panes.len() == PANE_CAP {
             self.overflow = true;
             self.panes.clear();
-            self.seen.clear();
             return;
         }
-        self.seen.insert(pane.clone());
-        self.panes.push(pane);
+        self.panes.push(pushed);
     }
 
     fn take(&mut self) -> Option<Pushed> {
@@ -151,11 +243,11 @@ pub struct Inbox {
 
 impl Inbox {
     /// Adds one datagram's pane and wakes the loop.
-    fn add(&self, pane: String) {
+    fn add(&self, pushed: PushedPane) {
         self.pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .add(pane);
+            .add(pushed);
         self.ready.notify_one();
     }
 
@@ -256,16 +348,17 @@ impl Drop for Listener {
 /// The listener's thread: every datagram that is a pane id goes into `inbox`; anything else is
 /// dropped. Ends when the listener is dropped.
 fn read_datagrams(socket: &UnixDatagram, inbox: &Inbox, stop: &AtomicBool) {
-    let mut buf = [0u8; DATAGRAM_CAP];
+    // One byte more than the cap: a longer datagram shows as one, and is dropped.
+    let mut buf = vec![0u8; DATAGRAM_CAP + 1];
     loop {
         let read = socket.recv(&mut buf);
         if stop.load(Ordering::Relaxed) {
             return;
         }
         match read {
-            Ok(n) => match std::str::from_utf8(&buf[..n]) {
-                Ok(pane) if is_pane_id(pane) => inbox.add(pane.to_owned()),
-                _ => tracing::debug!(bytes = n, "ignoring a push that is no pane id"),
+            Ok(n) => match decode(&buf[..n]).filter(|_| n <= DATAGRAM_CAP) {
+                Some(pushed) => inbox.add(pushed),
+                None => tracing::debug!(bytes = n, "ignoring a push that names no pane"),
             },
             Err(err) if err.kind() == ErrorKind::Interrupted => {}
             Err(err) => {
@@ -305,28 +398,96 @@ mod tests {
         }
     }
 
+    /// A push of `pane` with no read.
+    fn bare(pane: &str) -> PushedPane {
+        PushedPane {
+            pane: pane.into(),
+            read: None,
+        }
+    }
+
+    fn carried(started_ms: u64, output: &[u8]) -> Carried {
+        Carried {
+            started_ms,
+            answered_ms: started_ms + 3,
+            nonce: "0123abcd".into(),
+            output: output.to_vec(),
+        }
+    }
+
     #[test]
-    fn pending_panes_coalesce_in_order_and_overflow_to_the_fleet() {
+    fn pending_panes_coalesce_in_order_keep_the_last_read_and_overflow_to_the_fleet() {
         let mut pending = Pending::default();
         assert_eq!(pending.take(), None);
-        for pane in ["%3", "%1", "%3", "%2"] {
-            pending.add(pane.into());
+        let read = |n| PushedPane {
+            read: Some(carried(n, b"x")),
+            ..bare("%3")
+        };
+        for pushed in [read(1), bare("%1"), read(2), bare("%2")] {
+            pending.add(pushed);
         }
         assert_eq!(
             pending.take(),
-            Some(Pushed::Panes(vec!["%3".into(), "%1".into(), "%2".into()]))
+            Some(Pushed::Panes(vec![read(2), bare("%1"), bare("%2")])),
+            "in the order they came, each with its last datagram's read"
         );
         assert_eq!(pending.take(), None, "taken once");
         for n in 0..PANE_CAP {
-            pending.add(format!("%{n}"));
+            pending.add(bare(&format!("%{n}")));
         }
         assert!(matches!(pending.take(), Some(Pushed::Panes(p)) if p.len() == PANE_CAP));
         for n in 0..=PANE_CAP {
-            pending.add(format!("%{n}"));
+            pending.add(bare(&format!("%{n}")));
         }
-        pending.add("%99".into());
+        pending.add(bare("%99"));
         assert_eq!(pending.take(), Some(Pushed::Fleet));
         assert_eq!(pending.take(), None);
+    }
+
+    #[test]
+    fn a_carried_read_is_taken_only_fresh_and_no_older_than_the_last() {
+        let read = carried(1000, b"");
+        assert!(read.takeable(1000, 1003));
+        assert!(read.takeable(0, 1003 + CARRIED_FRESH_MS - 1));
+        assert!(
+            !read.takeable(1001, 1003),
+            "older than the listener's last read"
+        );
+        assert!(
+            !read.takeable(0, 1003 + CARRIED_FRESH_MS),
+            "the listener fell behind"
+        );
+    }
+
+    #[test]
+    fn a_datagram_carries_the_pane_and_its_read_and_reads_back() {
+        assert_eq!(encode("%4", None), b"%4");
+        assert_eq!(decode(b"%4"), Some(bare("%4")));
+        let read = carried(1_700_000_000_000, b"\x1e0123abcd\x1f%4\nclient\n\xff");
+        let bytes = encode("%4", Some(&read));
+        assert_eq!(
+            decode(&bytes),
+            Some(PushedPane {
+                pane: "%4".into(),
+                read: Some(read.clone())
+            })
+        );
+        // Too big a read stays behind; the pane is pushed all the same.
+        let huge = carried(1, &vec![b'x'; DATAGRAM_CAP]);
+        assert_eq!(encode("%4", Some(&huge)), b"%4");
+        // A datagram naming no pane is nothing; a read that does not read as one is dropped.
+        for junk in [&b""[..], b"hello", b"%4x\n1 2 n\nout", b"\n1 2 n\n"] {
+            assert_eq!(decode(junk), None, "{junk:?}");
+        }
+        for broken in [
+            &b"%4\n"[..],
+            b"%4\n1 2\nout",
+            b"%4\nx 2 n\nout",
+            b"%4\n1 2 n m\nout",
+            b"%4\n1 2 n",
+        ] {
+            assert_eq!(decode(broken), Some(bare("%4")), "{broken:?}");
+        }
     }
 
     #[test]
@@ -348,7 +509,7 @@ mod tests {
             "{name}"
         );
         assert_eq!(
-            announce(&dir, "%7"),
+            announce(&dir, "%7", None),
             Announced {
                 sent: 1,
                 ..Announced::default()
@@ -356,13 +517,22 @@ mod tests {
         );
         assert_eq!(
             wait(listener.inbox()),
-            Some(Pushed::Panes(vec!["%7".into()]))
+            Some(Pushed::Panes(vec![bare("%7")]))
+        );
+        let read = carried(5, b"rows");
+        announce(&dir, "%7", Some(&read));
+        assert_eq!(
+            wait(listener.inbox()),
+            Some(Pushed::Panes(vec![PushedPane {
+                pane: "%7".into(),
+                read: Some(read)
+            }]))
         );
         let path = listener.path().to_owned();
         drop(listener);
         assert!(!path.exists(), "a listener removes its socket");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        assert_eq!(announce(&dir, "%7"), Announced::default());
+        assert_eq!(announce(&dir, "%7", None), Announced::default());
     }
 
     #[test]
@@ -370,13 +540,21 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let listener = Listener::bind(tmp.path(), "s", "serve").unwrap();
         let socket = UnixDatagram::unbound().unwrap();
-        for junk in [&b""[..], b"hello", b"%1;rm", b"\xff\xfe", &[b'%'; 200]] {
+        let too_long = [b"%1\n1 2 n\n".as_slice(), &vec![b'x'; DATAGRAM_CAP]].concat();
+        for junk in [
+            &b""[..],
+            b"hello",
+            b"%1;rm",
+            b"\xff\xfe",
+            &[b'%'; 200],
+            &too_long,
+        ] {
             socket.send_to(junk, listener.path()).unwrap();
         }
         socket.send_to(b"%5", listener.path()).unwrap();
         assert_eq!(
             wait(listener.inbox()),
-            Some(Pushed::Panes(vec!["%5".into()]))
+            Some(Pushed::Panes(vec![bare("%5")]))
         );
     }
 
@@ -384,7 +562,7 @@ mod tests {
     fn a_missing_dir_and_a_dead_socket_cost_nothing_and_the_dead_one_is_removed() {
         let tmp = tempfile::tempdir().unwrap();
         assert_eq!(
-            announce(&tmp.path().join("none"), "%1"),
+            announce(&tmp.path().join("none"), "%1", None),
             Announced::default()
         );
         // A socket whose process is gone: bound, then closed without removing its file.
@@ -395,7 +573,7 @@ mod tests {
         let staging = tmp.path().join(".serve-2-x.sock");
         let _binding = UnixDatagram::bind(&staging).unwrap();
         assert_eq!(
-            announce(tmp.path(), "%1"),
+            announce(tmp.path(), "%1", None),
             Announced {
                 removed: 1,
                 ..Announced::default()
@@ -416,7 +594,7 @@ mod tests {
         let dir = tmp.path().to_owned();
         let (done, answers) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let all: Vec<Announced> = (0..200).map(|_| announce(&dir, "%1")).collect();
+            let all: Vec<Announced> = (0..200).map(|_| announce(&dir, "%1", None)).collect();
             let _ = done.send(all);
         });
         let all = answers

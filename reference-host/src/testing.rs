@@ -33,6 +33,8 @@ pub struct Scripted {
     reads: Rc<RefCell<u32>>,
     /// The floor each stream cycle's read was asked for.
     floors: Rc<RefCell<Vec<u64>>>,
+    /// How many reads a push carried were taken.
+    carried: Rc<RefCell<u32>>,
 }
 
 impl Scripted {
@@ -72,6 +74,22 @@ impl Scripted {
     pub fn floors(&self) -> Vec<u64> {
         self.floors.borrow().clone()
     }
+
+    /// How many reads a push carried were taken instead of reading.
+    pub fn carried_taken(&self) -> u32 {
+        *self.carried.borrow()
+    }
+}
+
+/// A read a push carries that a [`Scripted`] fleet takes: the fleet as scripted when it is taken,
+/// started and answered at `at_ms`.
+pub fn carried(at_ms: u64) -> crate::push::Carried {
+    crate::push::Carried {
+        started_ms: at_ms,
+        answered_ms: at_ms,
+        nonce: "scripted".into(),
+        output: Vec::new(),
+    }
 }
 
 impl FleetSource for Scripted {
@@ -88,6 +106,15 @@ impl FleetSource for Scripted {
 
     fn host(&self) -> &str {
         "studio"
+    }
+
+    fn carried(&mut self, id: &str, read: &crate::push::Carried) -> Option<Option<Pane>> {
+        if read.nonce != "scripted" {
+            return None;
+        }
+        *self.carried.borrow_mut() += 1;
+        let panes = self.panes.borrow();
+        Some(panes.iter().find(|p| p.row.pane == id).cloned())
     }
 
     fn cycle(

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::clock::now_ms;
 use crate::git::GitCache;
+use crate::push::Carried;
 use crate::repeated::RepeatedWarning;
-use crate::tmux::read::{Fields, Listing, PaneRead, Titles};
+use crate::tmux::read::{Fields, Listing, PaneRead, Titles, carried_pane};
 use crate::tmux::write::Input;
 use crate::tmux::{Tmux, TmuxError};
 use shared::SharedReads;
@@ -147,6 +148,15 @@ pub trait FleetSource {
     /// pane. A card, a window, a dispatch's binder and the event hook read a pane through this.
     fn pane(&mut self, id: &str) -> Result<Option<Pane>, TmuxError> {
         Ok(self.panes()?.into_iter().find(|pane| pane.row.pane == id))
+    }
+
+    /// Agent pane `id` from a read an agent's hook carried with its push (`crate::push`):
+    /// `Some(None)` when the read shows the pane is no agent pane, `None` when the read cannot
+    /// be taken (it does not hold the pane, or this source reads what it lacks); the caller then
+    /// reads the pane itself.
+    fn carried(&mut self, id: &str, read: &Carried) -> Option<Option<Pane>> {
+        let _ = (id, read);
+        None
     }
 
     /// A stream's cycle: the whole fleet, as `kind` needs it, at a cycle of `interval`, from a
@@ -349,6 +359,21 @@ impl FleetSource for FleetReader {
 
     fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {
         self.tmux.send(pane, inputs)
+    }
+
+    /// The hook's read holds the host's fields and no title: a reader that shows titles reads
+    /// the pane itself. A reader made [`FleetReader::with_clients`] takes the clients listed
+    /// with it.
+    fn carried(&mut self, id: &str, read: &Carried) -> Option<Option<Pane>> {
+        if self.titles == Titles::Include {
+            return None;
+        }
+        let (pane, clients) = carried_pane(id, &read.nonce, &read.output)?;
+        if self.clients.is_some() {
+            self.clients = Some(clients);
+        }
+        self.git.next_read();
+        Some(self.agent_pane(&pane, read.answered_ms))
     }
 
     /// One read of the fields `kind` needs: shared with the host's other `serve` processes when

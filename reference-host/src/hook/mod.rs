@@ -9,6 +9,8 @@
 //!
 //! Every stamp is followed by a push (`crate::push`): the running `serve` processes and the
 //! daemon of the pane's server hear which pane moved, without the hook waiting for any of them.
+//! When any listens, the stamp's tmux invocation also reads the pane back, and the push carries
+//! that read, so the listeners need not ask tmux again.
 //!
 //! Modules: [`payload`] (reading a hook's JSON), [`stamp`] (which options an event writes, pure),
 //! [`park`] (the hook lane: request, lock, verdict), [`install`] (the snippets for the agents'
@@ -31,6 +33,7 @@ use schema::hook::{Decision, Verdict};
 
 use crate::clock::now_ms;
 use crate::paths::Paths;
+use crate::push::Carried;
 use crate::runtime::RuntimeDir;
 use crate::tmux::write::OptionWrite;
 use crate::tmux::{Socket, Tmux};
@@ -81,24 +84,30 @@ fn whereabouts() -> Option<(String, String)> {
 /// that server's push dir in the runtime dir; `None` without the host's paths.
 struct Push {
     dir: Option<PathBuf>,
+    /// Whether any process listens there: only then is the pane read with its stamp.
+    heard: bool,
 }
 
 impl Push {
     fn new(options: &EventOptions, socket: &str) -> Push {
         let key = crate::notify::server::Server::at(socket.to_owned()).key;
-        Push {
-            dir: options
-                .paths
-                .as_ref()
-                .ok()
-                .map(|paths| RuntimeDir::peek(&paths.runtime_dir).push_dir(&key)),
-        }
+        let dir = options
+            .paths
+            .as_ref()
+            .ok()
+            .map(|paths| RuntimeDir::peek(&paths.runtime_dir).push_dir(&key));
+        let heard = dir.as_ref().is_some_and(|dir| {
+            std::fs::read_dir(dir).is_ok_and(|mut entries| {
+                entries.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".sock")))
+            })
+        });
+        Push { dir, heard }
     }
 
-    /// Tells every listener that `pane` was stamped.
-    fn send(&self, pane: &str) {
+    /// Tells every listener that `pane` was stamped, handing on the read made with the stamp.
+    fn send(&self, pane: &str, read: Option<&Carried>) {
         if let Some(dir) = &self.dir {
-            let done = crate::push::announce(dir, pane);
+            let done = crate::push::announce(dir, pane, read);
             tracing::debug!(
                 sent = done.sent,
                 busy = done.busy,
@@ -163,20 +172,51 @@ fn event(options: &EventOptions) -> anyhow::Result<()> {
         return permission(options, &config, &tmux, &push, &pane, &hook, now);
     }
     let stamps = stamp::stamps(&hook, &options.agent, now);
-    tmux.set_pane_options(&pane, &writes(&stamps))
-        .context("stamping the pane")?;
-    push.send(&pane);
+    let read = stamp(
+        &tmux,
+        &pane,
+        &stamps,
+        push.heard || config.notify.from_event,
+    )
+    .context("stamping the pane")?;
+    push.send(&pane, read.as_ref());
     if config.notify.from_event {
-        announce(options, &config, &tmux, &pane, now);
+        announce(options, &config, &tmux, &pane, read.as_ref(), now);
     }
     Ok(())
 }
 
-/// `notify.from_event`: the hook announces what it just stamped itself, reading the pane afresh,
-/// through the same marker claim and sinks as the daemon (`crate::notify::fire_from_event`). A
-/// running daemon heard of the move from the push, and reads the pane itself.
-fn announce(options: &EventOptions, config: &schema::Config, tmux: &Tmux, pane: &str, now: u64) {
-    let Some((read, clients)) = read_pane_and_clients(tmux, pane) else {
+/// Stamps `pane`, and with `read` reads it back (its window's panes and the attached clients)
+/// in the same tmux invocation: the read every push listener (and the daemonless fire) takes
+/// instead of asking tmux again. `None` when there was nothing to write or nothing was read.
+fn stamp(tmux: &Tmux, pane: &str, stamps: &[Stamp], read: bool) -> anyhow::Result<Option<Carried>> {
+    if !read {
+        tmux.set_pane_options(pane, &writes(stamps))?;
+        return Ok(None);
+    }
+    let started_ms = now_ms();
+    let read = tmux.stamp_and_read(pane, &writes(stamps))?;
+    Ok(read.map(|(nonce, output)| Carried {
+        started_ms,
+        answered_ms: now_ms(),
+        nonce,
+        output,
+    }))
+}
+
+/// `notify.from_event`: the hook announces what it just stamped itself, from the read made with
+/// its stamp (or, without one, a read of the pane afresh), through the same marker claim and
+/// sinks as the daemon (`crate::notify::fire_from_event`). A running daemon heard of the move
+/// from the push.
+fn announce(
+    options: &EventOptions,
+    config: &schema::Config,
+    tmux: &Tmux,
+    pane: &str,
+    stamped: Option<&Carried>,
+    now: u64,
+) {
+    let Some((read, clients)) = read_pane_and_clients(tmux, pane, stamped) else {
         return;
     };
     let runtime = match runtime_dir(options) {
@@ -210,13 +250,21 @@ fn announce(options: &EventOptions, config: &schema::Config, tmux: &Tmux, pane: 
     crate::notify::fire_from_event(&notify, &read, now);
 }
 
-/// Pane `pane` as the fleet read sees it (one `list-panes`), with the clients attached, in the
-/// same invocation (a fire shows them its status-line message); `None` when it is no agent pane
-/// or tmux does not answer.
-fn read_pane_and_clients(tmux: &Tmux, pane: &str) -> Option<(crate::fleet::Pane, Vec<String>)> {
+/// Pane `pane` as the fleet read sees it, with the clients attached (a fire shows them its
+/// status-line message): from `stamped`, the read made with the stamp, else from one
+/// `list-panes` (the clients in the same invocation); `None` when it is no agent pane or tmux
+/// does not answer.
+fn read_pane_and_clients(
+    tmux: &Tmux,
+    pane: &str,
+    stamped: Option<&Carried>,
+) -> Option<(crate::fleet::Pane, Vec<String>)> {
     use crate::fleet::{FleetReader, FleetSource};
     let mut reader = FleetReader::new(tmux.clone(), crate::fleet::host_name()).with_clients();
-    let read = reader.pane(pane).ok().flatten()?;
+    let read = match stamped.and_then(|read| reader.carried(pane, read)) {
+        Some(found) => found?,
+        None => reader.pane(pane).ok().flatten()?,
+    };
     Some((read, reader.clients().to_vec()))
 }
 
@@ -274,12 +322,12 @@ fn permission(
     let parked = park::park(&runtime, pane, hook, now).context("parking the request")?;
     let mut stamps = stamp::stamps(hook, &options.agent, now);
     stamps.push(Stamp::set(PaneOption::PermissionRequest, parked.id.clone()));
-    tmux.set_pane_options(pane, &writes(&stamps))
+    let read = stamp(tmux, pane, &stamps, push.heard || config.notify.from_event)
         .context("stamping the pane")?;
-    push.send(pane);
+    push.send(pane, read.as_ref());
     // Announced before the wait: the person may be the one who answers.
     if config.notify.from_event {
-        announce(options, config, tmux, pane, now);
+        announce(options, config, tmux, pane, read.as_ref(), now);
     }
     let deadline = Instant::now() + Duration::from_secs(config.event.permission_wait_s);
     let verdict = parked.wait(deadline, &|| stop.load(Ordering::Relaxed));
@@ -306,9 +354,9 @@ fn permission(
         after.push(Stamp::unset(PaneOption::PermissionRequest));
     }
     if !after.is_empty() {
-        match tmux.set_pane_options(pane, &writes(&after)) {
-            Ok(()) => push.send(pane),
-            Err(err) => tracing::warn!(%err, "clearing the pane's permission stamp"),
+        match stamp(tmux, pane, &after, push.heard) {
+            Ok(read) => push.send(pane, read.as_ref()),
+            Err(err) => tracing::warn!("clearing the pane's permission stamp: {err:#}"),
         }
     }
     Ok(())

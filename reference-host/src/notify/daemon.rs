@@ -22,9 +22,10 @@ use super::server::{self, Server};
 use super::socket::{self, Request};
 use crate::clock::now_ms;
 use crate::files;
+use crate::fleet::Pane;
 use crate::fleet::{FleetReader, FleetSource};
 use crate::paths::Paths;
-use crate::push::{Listener, Pushed};
+use crate::push::{Listener, Pushed, PushedPane};
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use crate::tmux::read::{Fields, Titles};
@@ -84,6 +85,7 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
         reader: reader(&options, &config),
         notifier: Notifier::new(config.notify.clone(), runtime, home),
         push_dir,
+        cycle_started_ms: 0,
         interval: interval(&config),
         options,
         server,
@@ -111,6 +113,9 @@ struct Daemon {
     interval: Duration,
     /// Where its push socket goes (`<runtime>/push/<key>/`).
     push_dir: PathBuf,
+    /// When its last cycle's read started, epoch ms: a read a push carried that started earlier
+    /// is not taken.
+    cycle_started_ms: u64,
 }
 
 /// The next push, whenever it comes; never, without a socket.
@@ -238,6 +243,7 @@ impl Daemon {
     /// One read of the whole fleet, then the notifier's cycle.
     fn cycle(&mut self) {
         tracing::debug!("cycle");
+        self.cycle_started_ms = now_ms();
         match self.reader.panes() {
             Ok(panes) => {
                 let fired = self.notifier.cycle(
@@ -256,29 +262,49 @@ impl Daemon {
         }
     }
 
-    /// A push: each pushed pane read on its own and handed to the notifier (its transition, its
-    /// triggers); for many panes, a cycle. The cycle's cadence is left as it is.
+    /// A push: each pushed pane as the hook read it with its stamp (or read on its own) handed to
+    /// the notifier (its transition, its triggers); for many panes, a cycle. The cycle's cadence
+    /// is left as it is.
     fn pushed(&mut self, pushed: Pushed) {
         let panes = match pushed {
             Pushed::Fleet => return self.cycle(),
             Pushed::Panes(panes) => panes,
         };
-        for id in panes {
-            match self.reader.pane(&id) {
-                Ok(Some(pane)) => {
-                    let fired = self.notifier.pushed(
-                        self.reader.tmux(),
-                        &pane,
-                        self.reader.clients(),
-                        now_ms(),
-                    );
-                    for fire in fired {
-                        tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed after a push");
-                    }
-                }
-                // No agent pane (any more): the cycle records what became of it.
-                Ok(None) => {}
-                Err(err) => tracing::debug!(pane = %id, %err, "reading a pushed pane failed"),
+        for pushed in panes {
+            let Some((found, at_ms)) = self.pushed_pane(&pushed) else {
+                continue;
+            };
+            // No agent pane (any more): the cycle records what became of it.
+            let Some(pane) = found else { continue };
+            let fired =
+                self.notifier
+                    .pushed(self.reader.tmux(), &pane, self.reader.clients(), at_ms);
+            for fire in fired {
+                tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed after a push");
+            }
+        }
+    }
+
+    /// A pushed pane as read now, with when its read answered: the read the hook carried (the
+    /// clients with it) when it is fresh and started after the last cycle's
+    /// (`Carried::takeable`: an older one could take the notifier's memory of the pane back in
+    /// time), else one of the daemon's own (`None` when tmux failed it).
+    fn pushed_pane(&mut self, pushed: &PushedPane) -> Option<(Option<Pane>, u64)> {
+        let now = now_ms();
+        let carried = pushed
+            .read
+            .as_ref()
+            .filter(|read| read.takeable(self.cycle_started_ms, now));
+        if let Some(read) = carried
+            && let Some(found) = self.reader.carried(&pushed.pane, read)
+        {
+            return Some((found, read.answered_ms));
+        }
+        match self.reader.pane(&pushed.pane) {
+            Ok(found) => Some((found, now_ms())),
+            Err(err) => {
+                tracing::debug!(pane = %pushed.pane, %err, "reading a pushed pane failed");
+                None
             }
         }
     }

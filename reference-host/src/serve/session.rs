@@ -18,7 +18,8 @@ use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID
 use crate::clock::now_ms;
 use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
-use crate::push::Pushed;
+use crate::fleet::Pane;
+use crate::push::{Pushed, PushedPane};
 use crate::serve::pushes::Pushes;
 use crate::serve::requests::{self, Connection, Services, SessionConfig};
 use crate::serve::stream::Stream;
@@ -286,24 +287,44 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
                 return Ok(Flow::Continue);
             }
         };
-        for pane in panes {
-            let started_ms = now_ms();
-            let row = match self.conn.fleet.pane(&pane) {
-                Ok(Some(read)) => read.row,
-                // No agent pane (any more): the cycle reports what became of it.
-                Ok(None) => continue,
-                Err(err) => {
-                    tracing::debug!(%err, %pane, "reading a pushed pane failed");
-                    continue;
-                }
+        for pushed in panes {
+            let Some((found, started_ms, at_ms)) = self.pushed_pane(&pushed) else {
+                continue;
             };
             let stream = self.conn.stream.as_mut().expect("checked above");
             stream.fed(started_ms);
-            for frame in stream.publish_pane(row, now_ms()) {
+            // No agent pane (any more): the cycle reports what became of it.
+            let Some(pane) = found else { continue };
+            for frame in stream.publish_pane(pane.row, at_ms) {
                 self.send(&id, frame)?;
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// A pushed pane as read now, with when its read started and answered: the read the hook
+    /// carried when it is fresh and no older than the stream's last (`Carried::takeable`), else
+    /// one of its own (`None` when tmux failed it).
+    fn pushed_pane(&mut self, pushed: &PushedPane) -> Option<(Option<Pane>, u64, u64)> {
+        let floor_ms = self.conn.stream.as_ref().map_or(0, Stream::floor_ms);
+        let now = now_ms();
+        let carried = pushed
+            .read
+            .as_ref()
+            .filter(|read| read.takeable(floor_ms, now));
+        if let Some(read) = carried
+            && let Some(found) = self.conn.fleet.carried(&pushed.pane, read)
+        {
+            return Some((found, read.started_ms, read.answered_ms));
+        }
+        let started_ms = now_ms();
+        match self.conn.fleet.pane(&pushed.pane) {
+            Ok(found) => Some((found, started_ms, now_ms())),
+            Err(err) => {
+                tracing::debug!(%err, pane = %pushed.pane, "reading a pushed pane failed");
+                None
+            }
+        }
     }
 }
 

@@ -483,6 +483,27 @@ impl Tmux {
         Err(attempt.error())
     }
 
+    /// Stamps `pane` with `writes`, then reads it (`list-panes -t <pane>`: its window, the host's
+    /// fields, no title) and lists the attached clients, all in one invocation: what an agent's
+    /// hook does, handing the read on with its push ([`carried_pane`] reads it back). The nonce
+    /// and tmux's output; `None` when there is nothing to write.
+    pub fn stamp_and_read(
+        &self,
+        pane: &str,
+        writes: &[super::write::OptionWrite<'_>],
+    ) -> Result<Option<(String, Vec<u8>)>, TmuxError> {
+        let mut args = super::write::option_args(pane, writes);
+        if args.is_empty() {
+            return Ok(None);
+        }
+        let format = Format::new(Fields::Host, Titles::Omit);
+        args.push(";".into());
+        args.extend(format.args(Some(pane)));
+        args.extend(list_clients_args(&format.nonce));
+        let out = self.run(&args)?;
+        Ok(Some((format.nonce, out)))
+    }
+
     /// Pane `pane`'s tty and directory ([`Tmux::list_pane`]); `None` when tmux has no such pane
     /// or no server runs.
     pub fn pane_place(&self, pane: &str) -> Result<Option<PanePlace>, TmuxError> {
@@ -537,6 +558,15 @@ impl Tmux {
         ])?;
         Ok(one_value(&out))
     }
+}
+
+/// Pane `pane` in the output of a [`Tmux::stamp_and_read`] framed by `nonce` (a copy a push
+/// carried), with the clients listed after it; `None` when the output holds no such pane.
+pub fn carried_pane(pane: &str, nonce: &str, output: &[u8]) -> Option<(PaneRead, Vec<String>)> {
+    let (panes, clients) = split_clients(output, nonce);
+    let panes = panes_of(panes, nonce, &names(Fields::Host, Titles::Omit)).ok()?;
+    let read = panes.into_iter().find(|read| read.pane_id == pane)?;
+    Some((read, clients))
 }
 
 /// The one value tmux printed, without its newline; `None` when it printed nothing.
@@ -1140,6 +1170,68 @@ mod tests {
             ..raw
         };
         assert!(garbage.listing().is_err());
+    }
+
+    /// What a hook's stamp-and-read prints (its window's panes, then the clients) reads back as
+    /// the pane it stamped and the clients; a pane the output lacks, or output that is not a
+    /// read, is nothing.
+    #[test]
+    fn a_carried_read_gives_back_its_pane_and_the_clients() {
+        let (mine, other) = (everything_stamped(), agent("%8", "codex", "idle"));
+        let mut out = render(
+            "n",
+            &[record(&other, Titles::Omit), record(&mine, Titles::Omit)],
+        );
+        out.extend(format!("{}/dev/pts/3\n", client_marker("n")).into_bytes());
+        assert_eq!(
+            carried_pane("%7", "n", &out),
+            Some((mine, vec!["/dev/pts/3".to_owned()]))
+        );
+        assert_eq!(carried_pane("%9", "n", &out), None);
+        assert_eq!(carried_pane("%7", "other", &out), None, "another nonce");
+        assert_eq!(carried_pane("%7", "n", b"usage: tmux"), None);
+    }
+
+    /// The stamp and the read go to tmux as one command line: the writes, `;`, the read of the
+    /// pane's window with the host's fields, `;`, the clients.
+    #[test]
+    fn a_stamp_and_its_read_are_one_invocation() {
+        let tmp = tempfile::tempdir().unwrap();
+        let argv = tmp.path().join("argv");
+        let bin = tmp.path().join("tmux");
+        std::fs::write(
+            &bin,
+            format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n", argv.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let tmux = Tmux::new(&bin, None);
+        assert_eq!(tmux.stamp_and_read("%3", &[]).unwrap(), None);
+        assert!(!argv.exists(), "nothing to write, nothing run");
+        let write = super::super::write::OptionWrite::Set(PaneOption::State, "idle");
+        let (nonce, out) = tmux.stamp_and_read("%3", &[write]).unwrap().unwrap();
+        assert!(out.is_empty());
+        let args = std::fs::read_to_string(&argv).unwrap();
+        let args: Vec<&str> = args.lines().collect();
+        assert_eq!(
+            args[..8],
+            [
+                "-u",
+                "set-option",
+                "-p",
+                "-t",
+                "%3",
+                "@agent_state",
+                "idle",
+                ";"
+            ]
+        );
+        assert_eq!(args[8..10], ["list-panes", "-F"]);
+        assert!(args[10].contains(&nonce) && args[10].contains("#{@agent_notified_at}"));
+        assert!(!args[10].contains("pane_title"));
+        assert_eq!(args[11..14], ["-t", "%3", ";"]);
+        assert_eq!(args[14], "list-clients");
     }
 
     #[test]

@@ -319,7 +319,7 @@ impl Tmux {
 }
 
 /// The arguments of one invocation that makes `writes` to `pane`, in order.
-fn option_args(pane: &str, writes: &[OptionWrite<'_>]) -> Vec<String> {
+pub(super) fn option_args(pane: &str, writes: &[OptionWrite<'_>]) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     for write in writes {
         if !args.is_empty() {

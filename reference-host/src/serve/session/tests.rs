@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::devices::{DeviceFile, StoreError};
-use crate::push::Pushed;
-use crate::testing::{Scripted, enrol, row, services};
+use crate::push::{Pushed, PushedPane};
+use crate::testing::{Scripted, carried, enrol, row, services};
 
 struct Harness {
     session: Session<Scripted, Vec<u8>>,
@@ -290,11 +290,25 @@ fn a_revoked_device_is_refused_on_the_stream_at_the_next_publish() {
     assert!(error("sub", "scope-denied")(&h.frames()[0]));
 }
 
-/// A push, as the event loop hands it over.
+/// A push of panes whose datagrams carried no read, as the event loop hands it over.
 fn push(panes: &[&str]) -> Event {
     Event::Push(Pushed::Panes(
-        panes.iter().map(|p| (*p).to_owned()).collect(),
+        panes
+            .iter()
+            .map(|p| PushedPane {
+                pane: (*p).to_owned(),
+                read: None,
+            })
+            .collect(),
     ))
+}
+
+/// A push of `pane` carrying the hook's read, started and answered at `at_ms`.
+fn push_read(pane: &str, at_ms: u64) -> Event {
+    Event::Push(Pushed::Panes(vec![PushedPane {
+        pane: pane.to_owned(),
+        read: Some(carried(at_ms)),
+    }]))
 }
 
 #[test]
@@ -377,6 +391,33 @@ fn a_stream_asks_for_no_read_older_than_its_last() {
         floors[1] >= pushed,
         "the push's read raised it: {floors:?} {pushed}"
     );
+}
+
+/// The read a hook carried is taken instead of asking tmux, its edge stamped when that read
+/// answered; one that started before the stream's last read is not (the stream reads the pane
+/// itself), so its memory of the fleet never goes back in time.
+#[test]
+fn a_carried_read_is_taken_when_it_is_no_older_than_the_stream_s_last() {
+    let mut h = Harness::new();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    h.frames();
+    let reads = h.fleet.reads();
+    h.fleet.edit(|rows| rows[0].state = State::Blocked);
+    let hooked = now_ms();
+    h.session.handle(push_read("%0", hooked));
+    assert_eq!((h.fleet.carried_taken(), h.fleet.reads()), (1, reads));
+    let frames = h.frames();
+    assert_eq!(
+        (&frames[0]["pane"], &frames[0]["to"], &frames[0]["at_ms"]),
+        (&json!("%0"), &json!("blocked"), &json!(hooked))
+    );
+    // A read carried from before the stream's last: read again instead.
+    h.fleet.edit(|rows| rows[0].state = State::Working);
+    h.session.handle(push_read("%0", hooked - 1));
+    assert_eq!((h.fleet.carried_taken(), h.fleet.reads()), (1, reads + 1));
+    assert_eq!(h.frames()[0]["to"], "working");
 }
 
 #[test]
