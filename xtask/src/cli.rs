@@ -104,7 +104,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MS", default_value_t = 200, value_parser = at_least_one::<u64>)]
     pub interval_ms: u64,
     /// Only these rows, comma-separated: row ids (`P2b`) or their groups (`P2` is P2 and P2b;
-    /// groups P1, E1, P2, P3, P4, P5, P6, P7, C1).
+    /// groups P1, E1, P2, P3, P4, P5, P6, P7, P8, H1 (H1 to H2b), C1, C2).
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub only: Vec<String>,
 }

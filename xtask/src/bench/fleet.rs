@@ -99,6 +99,10 @@ pub struct Fleet {
     panes: BTreeMap<String, String>,
     /// The reconcile interval in the config, in ms.
     pub interval_ms: u64,
+    /// The config's `[notify] command`.
+    notify_command: String,
+    /// Which tmux the fleet runs on.
+    pub backend: golden::Backend,
     /// Whether `corral-sim down` is still due.
     up: bool,
 }
@@ -174,6 +178,8 @@ impl Fleet {
             tmux_bin: PathBuf::new(),
             panes: BTreeMap::new(),
             interval_ms: options.interval_ms,
+            notify_command: notify_command.to_owned(),
+            backend: options.backend,
             up: false,
         };
         let fixture = fixture_file(dir, options.panes)?;
@@ -206,6 +212,56 @@ impl Fleet {
         )
         .context("enrolling the bench's device")?;
         Ok((fleet, up_s))
+    }
+
+    /// Rewrites the config with `interval_ms` as the reconcile interval: what every `serve` and
+    /// daemon started from now on runs with.
+    pub fn set_interval(&mut self, interval_ms: u64) -> anyhow::Result<()> {
+        std::fs::write(
+            self.dir.join("config/corral/config.toml"),
+            config_text(interval_ms, &self.notify_command),
+        )?;
+        self.interval_ms = interval_ms;
+        Ok(())
+    }
+
+    /// Runs `corral event claude <hook>` as an agent's hook in `pane` runs it (`$TMUX`,
+    /// `$TMUX_PANE`, `payload` on stdin) to its end; it must exit 0 and say nothing.
+    pub fn event(&self, pane: &str, hook: &str, payload: &str) -> anyhow::Result<()> {
+        let mut cmd = self.corral();
+        cmd.args(["event", "claude", hook])
+            .env("TMUX", format!("{},0,0", self.socket_path))
+            .env("TMUX_PANE", pane)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().context("starting corral event")?;
+        let mut stdin = child.stdin.take().context("no stdin pipe")?;
+        std::io::Write::write_all(&mut stdin, payload.as_bytes())?;
+        drop(stdin);
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!("corral event exited with {}", out.status);
+        }
+        if !out.stderr.is_empty() {
+            bail!(
+                "corral event said: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    }
+
+    /// The process id of the fleet's tmux server; `None` on the fake, which has none (each of
+    /// its invocations is a process of its own, a child of whoever ran it).
+    pub fn server_pid(&self) -> anyhow::Result<Option<u32>> {
+        if self.backend == golden::Backend::Fake {
+            return Ok(None);
+        }
+        let pid = stdout(self.tmux().args(["display-message", "-p", "#{pid}"]))?;
+        Ok(Some(
+            pid.parse().with_context(|| format!("tmux's pid {pid:?}"))?,
+        ))
     }
 
     /// How many panes the fleet has.

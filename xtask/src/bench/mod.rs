@@ -5,13 +5,15 @@
 //! target is what a report is for: the command fails only when a measure could not be taken.
 //!
 //! Modules, in reading order: [`cli`] (the command line), [`fleet`] (the binaries, the scratch
-//! home and the fleet), [`conn`] (one `serve` connection), [`transcripts`] (the big transcript),
+//! home and the fleet), [`conn`] (one `serve` connection), [`cpu`] (what a process used of a
+//! core), [`transcripts`] (the big transcript),
 //! [`rows`] (the measures, one group per file, and what each row is), [`stats`], [`report`],
 //! [`machine`], [`process`].
 #![allow(clippy::print_stdout, reason = "the report is this command's stdout")]
 
 mod cli;
 mod conn;
+mod cpu;
 mod fleet;
 mod machine;
 pub(crate) mod process;
@@ -29,7 +31,10 @@ use cli::Options;
 use fleet::{Bins, Fleet};
 use machine::Machine;
 use report::{Report, Row};
-use rows::{ROWS, dispatch, group, latency, memory, remote, snapshot, spawn, suite, window};
+use rows::{
+    ROWS, dispatch, follow, group, idle, latency, memory, push, remote, snapshot, spawn, suite,
+    window,
+};
 use transcripts::Transcripts;
 
 /// Runs `cargo xtask bench`.
@@ -78,20 +83,20 @@ pub fn measure(options: &Options) -> anyhow::Result<Report> {
     let bins = Bins::prepare(options)?;
     let mut notes = Vec::new();
     let mut rows = Vec::new();
-    let on_fleet = ["P1", "E1", "P2", "P3", "P4", "P6", "P7"];
+    let on_fleet = ["P1", "E1", "P2", "P3", "P4", "P6", "P7", "P8", "H1"];
     if on_fleet.iter().any(|g| options.wants(g)) {
         progress(&format!(
             "bringing {} panes up ({} backend)",
             options.panes, options.backend
         ));
         match Fleet::up(&bins, &dir, options, &latency::notify_command(&dir)) {
-            Ok((fleet, up_s)) => {
+            Ok((mut fleet, up_s)) => {
                 notes.push(format!(
                     "the fleet of {} panes came up in {up_s:.1} s ({} backend)",
                     fleet.pane_count(),
                     options.backend
                 ));
-                rows.extend(fleet_rows(&fleet, &dir, options));
+                rows.extend(fleet_rows(&mut fleet, &dir, options));
             }
             Err(err) => {
                 let err = err.context("the fleet did not come up");
@@ -103,6 +108,16 @@ pub fn measure(options: &Options) -> anyhow::Result<Report> {
     }
     if options.wants("P5") {
         rows.extend(group("P5", options, |specs| suite::p5(options, specs)));
+    }
+    if options.wants("C2") {
+        progress(&format!(
+            "bringing {} hosts of {} panes up for the client",
+            follow::hosts(options),
+            remote::host_panes(options)
+        ));
+        rows.extend(group("C2", options, |specs| {
+            follow::c2(&bins, &dir, options, specs)
+        }));
     }
     if options.wants("C1") {
         progress(&format!(
@@ -131,7 +146,7 @@ pub fn measure(options: &Options) -> anyhow::Result<Report> {
 }
 
 /// The measures taken on the fleet, in the order they run; the transcript pages last, then goes.
-fn fleet_rows(fleet: &Fleet, dir: &Path, options: &Options) -> Vec<Row> {
+fn fleet_rows(fleet: &mut Fleet, dir: &Path, options: &Options) -> Vec<Row> {
     let mut rows = Vec::new();
     if options.wants("P1") {
         rows.extend(group("P1", options, |s| spawn::p1(fleet, options, s)));
@@ -167,6 +182,12 @@ fn fleet_rows(fleet: &Fleet, dir: &Path, options: &Options) -> Vec<Row> {
     }
     if options.wants("P4") {
         rows.extend(group("P4", options, |s| latency::p4(fleet, options, s)));
+    }
+    if options.wants("P8") {
+        rows.extend(group("P8", options, |s| push::p8(fleet, options, s)));
+    }
+    if options.wants("H1") {
+        rows.extend(group("H1", options, |s| idle::h(fleet, options, s)));
     }
     if options.wants("P6") {
         rows.extend(group("P6", options, |s| {

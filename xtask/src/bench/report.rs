@@ -7,7 +7,7 @@ use super::machine::Machine;
 use super::stats::Summary;
 
 /// Every row, in report order, with the group that measures it (`--only` takes either).
-pub const ROWS: [(&str, &str); 17] = [
+pub const ROWS: [(&str, &str); 31] = [
     ("P1", "P1"),
     ("P2", "P2"),
     ("P2b", "P2"),
@@ -20,11 +20,25 @@ pub const ROWS: [(&str, &str); 17] = [
     ("P6", "P6"),
     ("P7", "P7"),
     ("P7b", "P7"),
+    ("P8", "P8"),
+    ("P8b", "P8"),
+    ("P8c", "P8"),
+    ("P8d", "P8"),
+    ("H1", "H1"),
+    ("H1b", "H1"),
+    ("H1c", "H1"),
+    ("H1d", "H1"),
+    ("H2", "H1"),
+    ("H2b", "H1"),
     ("E1", "E1"),
     ("E1b", "E1"),
     ("C1", "C1"),
     ("C1b", "C1"),
     ("C1c", "C1"),
+    ("C2", "C2"),
+    ("C2b", "C2"),
+    ("C2c", "C2"),
+    ("C2d", "C2"),
 ];
 
 /// What a row's figure must be to pass.

@@ -68,7 +68,7 @@ impl Jitter {
 }
 
 /// The FIFO's reader: every line with the instant it was read.
-struct Fires {
+pub(super) struct Fires {
     path: PathBuf,
     lines: Receiver<(Instant, String)>,
     reader: Option<std::thread::JoinHandle<()>>,
@@ -78,7 +78,7 @@ struct Fires {
 const STOP: &str = "corral-bench-stop";
 
 impl Fires {
-    fn open(dir: &Path) -> anyhow::Result<Fires> {
+    pub(super) fn open(dir: &Path) -> anyhow::Result<Fires> {
         let path = dir.join(FIFO);
         let _ = std::fs::remove_file(&path);
         rustix::fs::mknodat(
@@ -112,7 +112,7 @@ impl Fires {
     }
 
     /// Reads fires until none came for `quiet`; how many there were.
-    fn drain(&self, quiet: Duration, limit: Duration) -> anyhow::Result<usize> {
+    pub(super) fn drain(&self, quiet: Duration, limit: Duration) -> anyhow::Result<usize> {
         let deadline = Instant::now() + limit;
         let mut n = 0;
         while self.lines.recv_timeout(quiet).is_ok() {
@@ -125,7 +125,7 @@ impl Fires {
     }
 
     /// The instant `pane`'s next fire was read; other panes' fires are counted in `others`.
-    fn next_of(&self, pane: &str, others: &mut usize) -> anyhow::Result<Instant> {
+    pub(super) fn next_of(&self, pane: &str, others: &mut usize) -> anyhow::Result<Instant> {
         let deadline = Instant::now() + LIMIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -153,10 +153,10 @@ impl Drop for Fires {
 }
 
 /// `corral daemon`, stopped with SIGTERM when dropped.
-struct Daemon(Child);
+pub(super) struct Daemon(Child);
 
 impl Daemon {
-    fn start(fleet: &Fleet) -> anyhow::Result<Daemon> {
+    pub(super) fn start(fleet: &Fleet) -> anyhow::Result<Daemon> {
         let log = std::fs::File::create(fleet.dir.join("logs/daemon.err"))?;
         let child = fleet
             .corral()
@@ -191,6 +191,13 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Its process id.
+    pub(super) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
         let pid = rustix::process::Pid::from_raw(self.0.id() as i32);
@@ -207,7 +214,7 @@ impl Drop for Daemon {
 }
 
 /// Reads frames until `pane`'s edge to `to`; the instant it was read.
-fn edge_to(conn: &mut Conn, pane: &str, to: &str) -> anyhow::Result<Instant> {
+pub(super) fn edge_to(conn: &mut Conn, pane: &str, to: &str) -> anyhow::Result<Instant> {
     let deadline = Instant::now() + LIMIT;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -224,7 +231,7 @@ fn edge_to(conn: &mut Conn, pane: &str, to: &str) -> anyhow::Result<Instant> {
 }
 
 /// Epoch ms now.
-fn now_ms() -> String {
+pub(super) fn now_ms() -> String {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis())

@@ -3,12 +3,17 @@
 //! whose measure failed alike.
 //!
 //! Groups, in the order they run: [`spawn`] (P1, E1), [`snapshot`] (P2, P2b), [`window`] (P3),
-//! [`dispatch`] (P7, P7b), [`latency`] (P4, P4b, P4c), [`memory`] (P6) on the fleet, then [`suite`]
-//! (P5, P5b) alone, then [`remote`] (C1, C1b, C1c: the reference client) on fleets of its own.
+//! [`dispatch`] (P7, P7b), [`latency`] (P4, P4b, P4c), [`push`] (P8 to P8d), [`idle`] (H1 to
+//! H2b), [`memory`] (P6) on the fleet, then [`suite`] (P5, P5b) alone, then [`remote`] (C1, C1b,
+//! C1c: the reference client) and [`follow`] (C2 to C2d: the client following many hosts) on
+//! fleets of their own.
 
 pub mod dispatch;
+pub mod follow;
+pub mod idle;
 pub mod latency;
 pub mod memory;
+pub mod push;
 pub mod remote;
 pub mod snapshot;
 pub mod spawn;
@@ -37,6 +42,15 @@ pub const LATENCY_SLACK_MS: f64 = 20.0;
 pub const CLIENT_SLACK_MS: f64 = 50.0;
 /// The share of one core the client may use while idle, in percent.
 pub const CLIENT_IDLE_CPU: f64 = 1.0;
+/// How long after an agent's hook its edge or notification may come (P8), in ms.
+pub const PUSH_MS: f64 = 50.0;
+/// The share of one core an idle subscribed `serve` and tmux's work for it may take on a fleet
+/// of 100 panes (H1), in percent.
+pub const IDLE_SERVE_CPU: f64 = 0.5;
+/// What each connection after the first may add to the first's idle cost (H2), as a ratio.
+pub const MARGINAL_CONNECTION: f64 = 0.5;
+/// The client's peak resident set following many hosts (C2d), in MiB.
+pub const FOLLOW_RSS_MIB: f64 = 64.0;
 
 /// What row `id` measures and its target, for this run's settings.
 pub fn describe(id: &'static str, options: &Options) -> Spec {
@@ -106,6 +120,105 @@ pub fn describe(id: &'static str, options: &Options) -> Spec {
             "ledger claims per second, at the cap (4096 slots held)".to_owned(),
             Target::AtLeast(CLAIMS_PER_S),
             "≥ 2000/s".to_owned(),
+        ),
+        "P8" | "P8b" | "P8c" | "P8d" => {
+            let (to, at) = match id {
+                "P8" => ("`edge` frame", options.interval_ms),
+                "P8b" => ("notification command started", options.interval_ms),
+                "P8c" => ("`edge` frame", push::slow_interval_ms(options)),
+                _ => (
+                    "notification command started",
+                    push::slow_interval_ms(options),
+                ),
+            };
+            (
+                format!("agent hook (`corral event`) → {to}, p95 ({panes} panes, {at} ms cycle)"),
+                Target::AtMost(PUSH_MS),
+                "≤ 50 ms (pushed)".to_owned(),
+            )
+        }
+        "H1" | "H1b" | "H1c" | "H1d" => {
+            let fleet = if matches!(id, "H1" | "H1c") {
+                idle::small_fleet(options)
+            } else {
+                panes
+            };
+            let who = if matches!(id, "H1" | "H1b") {
+                "one subscribed `serve`"
+            } else {
+                "`corral daemon`"
+            };
+            let target = if id == "H1" {
+                (
+                    Target::AtMost(IDLE_SERVE_CPU),
+                    "≤ 0.5% of a core".to_owned(),
+                )
+            } else {
+                (Target::Report, "report".to_owned())
+            };
+            (
+                format!(
+                    "idle CPU of {who} + tmux's share, {fleet} panes, {} ms cycle",
+                    idle::idle_interval_ms(options)
+                ),
+                target.0,
+                target.1,
+            )
+        }
+        "H2" | "H2b" => {
+            let n = idle::CONNECTIONS[usize::from(id == "H2b")];
+            (
+                format!(
+                    "idle CPU of {n} subscribed `serve` + tmux's share, {} panes: each added \
+                     connection against the first",
+                    idle::small_fleet(options)
+                ),
+                Target::Below(MARGINAL_CONNECTION),
+                "< 0.5× of the first".to_owned(),
+            )
+        }
+        "C2" | "C2b" => {
+            let interval = idle::idle_interval_ms(options) as f64;
+            let (how, target, text) = if id == "C2" {
+                (
+                    "pane transition",
+                    Target::AtMost(interval + CLIENT_SLACK_MS),
+                    format!("≤ {} ms (1 interval + 50 ms)", interval + CLIENT_SLACK_MS),
+                )
+            } else {
+                (
+                    "agent hook",
+                    Target::AtMost(PUSH_MS),
+                    "≤ 50 ms (pushed)".to_owned(),
+                )
+            };
+            (
+                format!(
+                    "{how} → `corral-remote --ndjson` row line, p95 ({} hosts × {} panes)",
+                    follow::hosts(options),
+                    remote::host_panes(options)
+                ),
+                target,
+                text,
+            )
+        }
+        "C2c" => (
+            format!(
+                "`corral-remote --ndjson` CPU while idle ({} hosts × {} panes)",
+                follow::hosts(options),
+                remote::host_panes(options)
+            ),
+            Target::Below(CLIENT_IDLE_CPU),
+            "< 1% of a core".to_owned(),
+        ),
+        "C2d" => (
+            format!(
+                "`corral-remote --ndjson` peak RSS ({} hosts × {} panes)",
+                follow::hosts(options),
+                remote::host_panes(options)
+            ),
+            Target::Below(FOLLOW_RSS_MIB),
+            "< 64 MiB".to_owned(),
         ),
         "E1" => (
             format!(

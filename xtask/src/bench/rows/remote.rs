@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::super::cli::Options;
 use super::super::conn::Conn;
+use super::super::cpu::{self, Children};
 use super::super::fleet::{Bins, DEVICE, Fleet};
 use super::super::process::{output, stdout};
 use super::super::report::{Row, Spec};
@@ -40,10 +41,10 @@ pub fn host_panes(options: &Options) -> usize {
 const TUI_SIZE: (u16, u16) = (160, 48);
 
 /// How long a transition's line, or the client's start, may take before the measure fails.
-const LIMIT: Duration = Duration::from_secs(30);
+pub(super) const LIMIT: Duration = Duration::from_secs(30);
 
 /// The idle measure: how many windows of how long.
-fn idle_windows(options: &Options) -> (usize, Duration) {
+pub(super) fn idle_windows(options: &Options) -> (usize, Duration) {
     if options.quick {
         (3, Duration::from_secs(1))
     } else {
@@ -70,7 +71,7 @@ pub fn c1(bins: &Bins, dir: &Path, options: &Options, specs: &[Spec]) -> anyhow:
     let argvs: Vec<Vec<String>> = fleets.iter().map(|f| serve_argv(f)).collect();
     std::fs::write(&config, config_text(&argvs))?;
 
-    let mut client = Headless::start(&first, &config)?;
+    let mut client = Headless::start(&first, &config, HOSTS)?;
     let latency = client.transitions(&fleets, options)?;
     let headless = idle_cpu(client.pid(), options)?;
     let refreshed = client.snapshots_written()?;
@@ -124,13 +125,13 @@ pub fn c1(bins: &Bins, dir: &Path, options: &Options, specs: &[Spec]) -> anyhow:
     ])
 }
 
-fn idle_row(spec: &Spec, idle: &Idle) -> Row {
+pub(super) fn idle_row(spec: &Spec, idle: &Idle) -> Row {
     Row::new(spec, "% of a core", Summary::of(&idle.windows))
         .figure(idle.whole, format!("{:.2}%", idle.whole))
 }
 
 /// The argv of `fleet`'s `serve`, run with that fleet's environment.
-fn serve_argv(fleet: &Fleet) -> Vec<String> {
+pub(super) fn serve_argv(fleet: &Fleet) -> Vec<String> {
     let cmd = fleet.corral();
     let mut argv = vec!["env".to_owned()];
     for (name, value) in cmd.get_envs() {
@@ -148,7 +149,7 @@ fn serve_argv(fleet: &Fleet) -> Vec<String> {
 }
 
 /// The client's config: host `h<N>` runs the N-th argv, and the bell is off.
-fn config_text(hosts: &[Vec<String>]) -> String {
+pub(super) fn config_text(hosts: &[Vec<String>]) -> String {
     let mut text = String::from("[notify]\nbell = false\n");
     for (i, argv) in hosts.iter().enumerate() {
         let argv: Vec<String> = argv
@@ -173,20 +174,20 @@ struct Latency {
 }
 
 /// `corral-remote --ndjson`, its JSON lines read from its stdout.
-struct Headless {
+pub(super) struct Headless {
     conn: Conn,
 }
 
 impl Headless {
-    /// Starts the client on `config`, with `fleet`'s clean environment, and waits until every
-    /// host is subscribed.
-    fn start(fleet: &Fleet, config: &Path) -> anyhow::Result<Headless> {
+    /// Starts the client on `config`, with `fleet`'s clean environment, and waits until its
+    /// `hosts` hosts are subscribed.
+    pub(super) fn start(fleet: &Fleet, config: &Path, hosts: usize) -> anyhow::Result<Headless> {
         let mut cmd = fleet.command(&fleet.bins.remote);
         cmd.arg("--ndjson").arg("--config").arg(config);
         let conn = Conn::spawn(cmd, &fleet.dir.join("logs/remote.err"))?;
         let mut client = Headless { conn };
         let mut subscribed = 0;
-        while subscribed < HOSTS {
+        while subscribed < hosts {
             let line = client.line(LIMIT)?;
             match line["ev"].as_str() {
                 Some("subscribed") => subscribed += 1,
@@ -202,7 +203,7 @@ impl Headless {
         Ok(client)
     }
 
-    fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.conn.pid()
     }
 
@@ -213,7 +214,12 @@ impl Headless {
     }
 
     /// Reads lines until host `host`'s row of `pane` changed to `state`; the instant it was read.
-    fn row_to(&mut self, host: &str, pane: &str, state: &str) -> anyhow::Result<Instant> {
+    pub(super) fn row_to(
+        &mut self,
+        host: &str,
+        pane: &str,
+        state: &str,
+    ) -> anyhow::Result<Instant> {
         let deadline = Instant::now() + LIMIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -256,7 +262,7 @@ impl Headless {
     }
 
     /// How many `snapshot` lines it wrote that were not read yet (those of an idle span).
-    fn snapshots_written(&mut self) -> anyhow::Result<usize> {
+    pub(super) fn snapshots_written(&mut self) -> anyhow::Result<usize> {
         let mut snapshots = 0;
         while let Ok(text) = self.conn.recv(Duration::from_millis(200)) {
             let line: Value = serde_json::from_str(&text)?;
@@ -265,13 +271,13 @@ impl Headless {
         Ok(snapshots)
     }
 
-    fn close(self) -> anyhow::Result<()> {
+    pub(super) fn close(self) -> anyhow::Result<()> {
         self.conn.close()
     }
 }
 
 /// Moves `pane` to `state` with a new episode, in one tmux command.
-fn stamp(fleet: &Fleet, pane: &str, state: &str) -> anyhow::Result<()> {
+pub(super) fn stamp(fleet: &Fleet, pane: &str, state: &str) -> anyhow::Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
@@ -359,31 +365,28 @@ impl Drop for Tui<'_> {
 }
 
 /// What an idle measure gave.
-struct Idle {
+pub(super) struct Idle {
     /// CPU per window, % of one core.
-    windows: Vec<f64>,
+    pub(super) windows: Vec<f64>,
     /// CPU over the whole span, % of one core.
-    whole: f64,
+    pub(super) whole: f64,
     /// Clock ticks used over the whole span.
-    ticks: u64,
+    pub(super) ticks: u64,
     /// Clock ticks per second.
-    hz: u64,
+    pub(super) hz: u64,
 }
 
 /// The CPU process `pid` uses over [`idle_windows`], as a share of one core.
-fn idle_cpu(pid: u32, options: &Options) -> anyhow::Result<Idle> {
-    let hz = stdout(super::super::process::command("getconf").arg("CLK_TCK"))
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(100u64);
+pub(super) fn idle_cpu(pid: u32, options: &Options) -> anyhow::Result<Idle> {
+    let hz = cpu::hz();
     let (count, span) = idle_windows(options);
-    let first = cpu_ticks(pid)?;
+    let first = cpu::ticks(pid, Children::Excluded)?;
     let started = Instant::now();
     let mut last = (first, started);
     let mut windows = Vec::new();
     for _ in 0..count {
         std::thread::sleep(span);
-        let now = (cpu_ticks(pid)?, Instant::now());
+        let now = (cpu::ticks(pid, Children::Excluded)?, Instant::now());
         let seconds = (now.1 - last.1).as_secs_f64();
         windows.push(100.0 * (now.0 - last.0) as f64 / hz as f64 / seconds);
         last = now;
@@ -398,39 +401,9 @@ fn idle_cpu(pid: u32, options: &Options) -> anyhow::Result<Idle> {
     })
 }
 
-/// utime + stime of process `pid`, in clock ticks (every thread's, those ended too).
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
-    let path = format!("/proc/{pid}/stat");
-    let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-    ticks_of(&stat).with_context(|| format!("reading {path}"))
-}
-
-/// utime + stime of a `/proc/<pid>/stat` line: its 14th and 15th fields, counted from the closing
-/// parenthesis of the command name (which may hold spaces and parentheses).
-fn ticks_of(stat: &str) -> anyhow::Result<u64> {
-    let (_, rest) = stat.rsplit_once(')').context("no command name")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| -> anyhow::Result<u64> {
-        fields
-            .get(i)
-            .and_then(|f| f.parse().ok())
-            .with_context(|| format!("field {} is not a number", i + 3))
-    };
-    Ok(field(11)? + field(12)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_ticks_are_read_past_a_command_name_with_spaces() {
-        let line = "4242 (corral (re) mote) S 1 4242 4242 0 -1 4194560 700 0 0 0 31 17 0 0 20 0 \
-                    6 0 123 456 789";
-        assert_eq!(ticks_of(line).unwrap(), 48);
-        assert!(ticks_of("4242 (x) S 1").is_err());
-        assert!(cpu_ticks(std::process::id()).is_ok());
-    }
 
     #[test]
     fn the_config_is_one_command_host_per_fleet_as_the_client_reads_it() {

@@ -8,7 +8,6 @@
 //! scratch server of its own with a realistic fleet ([`EVENT_PANES`]): what a stamp costs there
 //! is mostly tmux's own work on the server, which grows with the server (E1b, the big fleet).
 
-use std::io::Write;
 use std::process::Stdio;
 use std::time::Instant;
 
@@ -72,30 +71,9 @@ pub fn p1(fleet: &Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result<Ve
 /// One `corral event claude <hook>` in `pane`, spawn to exit, in ms.
 fn event_ms(fleet: &Fleet, pane: &str, hook: &str) -> anyhow::Result<f64> {
     let payload = format!(r#"{{"hook_event_name":"{hook}","session_id":"corral-bench"}}"#);
-    let mut cmd = fleet.corral();
-    cmd.args(["event", "claude", hook])
-        .env("TMUX", format!("{},0,0", fleet.socket_path))
-        .env("TMUX_PANE", pane)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().context("starting corral event")?;
-    let mut stdin = child.stdin.take().context("no stdin pipe")?;
-    stdin.write_all(payload.as_bytes())?;
-    drop(stdin);
-    let out = child.wait_with_output()?;
-    let elapsed = ms(start.elapsed());
-    if !out.status.success() {
-        bail!("corral event exited with {}", out.status);
-    }
-    if !out.stderr.is_empty() {
-        bail!(
-            "corral event said: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(elapsed)
+    fleet.event(pane, hook, &payload)?;
+    Ok(ms(start.elapsed()))
 }
 
 /// One bare `tmux set-option` of `pane` (the stamp time), spawn to exit, in ms.
