@@ -4,12 +4,14 @@
 //! the pane is on.
 
 use schema::notify::Fire;
-use schema::{FleetRow, NotifyPayload, Trigger};
+use schema::{FleetRow, NotifyEnv, NotifyPayload, NotifyVar, Trigger};
 
 use crate::process;
 
-/// The payload and the environment of a ring for `row` of host `host` at `now_ms`.
-pub fn payload(host: &str, row: &FleetRow, now_ms: u64) -> (String, Vec<(String, String)>) {
+/// The payload and the environment of a ring for `row` of host `host` at `now_ms`: the host's
+/// own fire's ([`NotifyEnv::of_fire`], which sets what has a value and removes the rest, as the
+/// host's daemon does), plus `CORRAL_HOST`.
+pub fn payload(host: &str, row: &FleetRow, now_ms: u64) -> (String, NotifyEnv) {
     let since_ms = row.since_ms.map_or(0, |since| now_ms.saturating_sub(since));
     let fire = Fire {
         agent: row.agent.clone(),
@@ -25,40 +27,21 @@ pub fn payload(host: &str, row: &FleetRow, now_ms: u64) -> (String, Vec<(String,
         episode_ms: row.episode_ms,
         context_pct: row.context,
     };
-    let mut env = vec![
-        ("CORRAL_HOST", host.to_owned()),
-        ("CORRAL_AGENT", fire.agent.clone()),
-        ("CORRAL_PANE", fire.pane.clone()),
-        ("CORRAL_STATE", "blocked".to_owned()),
-        ("CORRAL_LOCATOR", fire.locator.clone()),
-        ("CORRAL_SESSION", fire.session.clone()),
-        ("CORRAL_SINCE_MS", since_ms.to_string()),
-        ("CORRAL_EPISODE_MS", fire.episode_ms.to_string()),
-    ];
-    for (name, value) in [
-        ("CORRAL_REPO", row.repo.clone()),
-        ("CORRAL_BRANCH", row.branch.clone()),
-        ("CORRAL_DETAIL", row.detail.as_ref().map(|d| d.to_string())),
-        ("CORRAL_CONTEXT_PCT", row.context.map(|c| c.to_string())),
-    ] {
-        if let Some(value) = value {
-            env.push((name, value));
-        }
-    }
+    let mut env = NotifyEnv::of_fire(&fire);
+    env.put(NotifyVar::Host, Some(host.to_owned()));
     let payload = NotifyPayload {
         schema: schema::notify::NOTIFY_SCHEMA_VERSION,
         fire,
     };
     let mut json = serde_json::to_string(&payload).expect("a payload always encodes");
     json.push('\n');
-    let env = env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     (json, env)
 }
 
 /// Runs the ring command for `row`; why it did not run, when it did not.
 pub fn run(command: &str, host: &str, row: &FleetRow, now_ms: u64) -> Result<(), String> {
     let (json, env) = payload(host, row, now_ms);
-    process::run_notify_command(command, json, env)
+    process::run_notify_command(command, json, &env)
 }
 
 #[cfg(test)]
@@ -79,8 +62,12 @@ mod tests {
             json,
             "{\"schema\":2,\"agent\":\"claude\",\"pane\":\"%4\",\"state\":\"blocked\",\"detail\":\"permission\",\"session\":\"work\",\"locator\":\"work:0.0\",\"repo\":\"api\",\"branch\":\"\",\"since_ms\":4200,\"episode_ms\":1000,\"context_pct\":null}\n"
         );
-        assert!(env.contains(&("CORRAL_HOST".into(), "studio".into())));
-        assert!(env.contains(&("CORRAL_DETAIL".into(), "permission".into())));
-        assert!(!env.iter().any(|(k, _)| k == "CORRAL_BRANCH"));
+        assert!(env.set.contains(&(NotifyVar::Host, "studio".into())));
+        assert!(env.set.contains(&(NotifyVar::Detail, "permission".into())));
+        // What has no value is removed, so an inherited one never reaches the command.
+        assert!(env.remove.contains(&NotifyVar::Branch));
+        assert!(env.remove.contains(&NotifyVar::ContextPct));
+        assert!(env.remove.contains(&NotifyVar::Title));
+        assert!(!env.set.iter().any(|(v, _)| *v == NotifyVar::Branch));
     }
 }

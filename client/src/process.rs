@@ -8,6 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use schema::NotifyEnv;
+
 /// How long a notification command may run before its group is killed.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -62,13 +64,13 @@ pub fn wait_or_kill(child: &mut Child, within: Duration) -> Option<i32> {
     }
 }
 
-/// Runs `sh -c <command>` with `stdin` as its input and `env` added, in the background: a thread
-/// waits for it and kills its group after [`NOTIFY_TIMEOUT`]. Its output is discarded. `Err`
-/// when it could not start, or too many still run.
+/// Runs `sh -c <command>` with `stdin` as its input and `env`'s variables set and removed, in
+/// the background: a thread waits for it and kills its group after [`NOTIFY_TIMEOUT`]. Its output
+/// is discarded. `Err` when it could not start, or too many still run.
 pub fn run_notify_command(
     shell_command: &str,
     stdin: String,
-    env: Vec<(String, String)>,
+    env: &NotifyEnv,
 ) -> Result<(), String> {
     if NOTIFY_RUNNING.fetch_add(1, Ordering::SeqCst) >= NOTIFY_RUNNING_CAP {
         NOTIFY_RUNNING.fetch_sub(1, Ordering::SeqCst);
@@ -76,10 +78,15 @@ pub fn run_notify_command(
             "not run: {NOTIFY_RUNNING_CAP} notification commands were still running"
         ));
     }
-    let child = command("sh")
-        .arg("-c")
-        .arg(shell_command)
-        .envs(env)
+    let mut sh = command("sh");
+    sh.arg("-c").arg(shell_command);
+    for (var, value) in &env.set {
+        sh.env(var.as_str(), value);
+    }
+    for var in &env.remove {
+        sh.env_remove(var.as_str());
+    }
+    let child = sh
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -48,7 +48,7 @@ pub use envelope::{
     DecodeError, Envelope, Frames, LINE_CAP, SCHEMA_VERSION, UNADDRESSED_ID, decode_line,
     encode_line, peek_schema,
 };
-pub use notify::{CompletionPayload, NotifyLogLine, NotifyPayload, TransitionRing};
+pub use notify::{CompletionPayload, NotifyEnv, NotifyLogLine, NotifyPayload, TransitionRing};
 pub use remote::{RemoteCommand, RemoteConfig, RemoteHost, RemoteLine, RemoteNotify};
 pub use request::{
     Budget, CardRequest, Dispatch, EventRequest, Hello, ReceiptsRequest, Request, Selector,
@@ -58,6 +58,7 @@ pub use response::{Edge, ErrorFrame, HelloReply, Response, Snapshot};
 pub use row::{FleetRow, Local, LsDocument, LsRow, Row, Wire};
 pub use transcript::{Cursor, EventBody, EventHeader, EventKind, EventReply, SessionMeta, Window};
 pub use vocab::{
-    Action, BodyKind, Boundary, Detail, ErrorCode, Extraction, Fills, Lane, OptionKind, OtherToken,
-    Outcome, PaneOption, Reason, Scope, State, StateFilter, ToolStatus, TransitionSource, Trigger,
+    Action, BodyKind, Boundary, Detail, ErrorCode, Extraction, Fills, Lane, NotifyVar, OptionKind,
+    OtherToken, Outcome, PaneOption, Reason, Scope, State, StateFilter, ToolStatus,
+    TransitionSource, Trigger,
 };

@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::vocab::{Action, Detail, Outcome, State, TransitionSource, Trigger, open_end};
+use crate::vocab::{
+    Action, Detail, NotifyVar, Outcome, State, TransitionSource, Trigger, open_end,
+};
 
 /// Version of the notification payload and log line.
 pub const NOTIFY_SCHEMA_VERSION: u32 = 2;
@@ -185,4 +187,77 @@ pub struct Transition {
     pub at: u64,
     /// Which detection path observed it.
     pub source: TransitionSource,
+}
+/// The `CORRAL_*` environment of a notification command (docs/protocol.md, "Notification
+/// environment"): the variables with a value are set, in this order; every other variable of the
+/// set is removed from what the command inherits, so it never sees one left by whoever started
+/// the process that runs it. The host's sinks and corral-remote's ring command both build it here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotifyEnv {
+    /// Set, in this order.
+    pub set: Vec<(NotifyVar, String)>,
+    /// Removed.
+    pub remove: Vec<NotifyVar>,
+}
+
+impl NotifyEnv {
+    /// Sets `var` to `value`; an absent or empty value removes it instead.
+    pub fn put(&mut self, var: NotifyVar, value: Option<String>) {
+        self.set.retain(|(v, _)| *v != var);
+        self.remove.retain(|v| *v != var);
+        match value.filter(|v| !v.is_empty()) {
+            Some(value) => self.set.push((var, value)),
+            None => self.remove.push(var),
+        }
+    }
+
+    /// A fire's: the twelve of a fire, the title only when the fire carries it.
+    pub fn of_fire(fire: &Fire) -> NotifyEnv {
+        let mut env = NotifyEnv::default();
+        env.put(NotifyVar::Agent, Some(fire.agent.clone()));
+        env.put(NotifyVar::Pane, Some(fire.pane.clone()));
+        env.put(NotifyVar::State, Some(fire.state.to_string()));
+        env.put(NotifyVar::Locator, Some(fire.locator.clone()));
+        env.put(NotifyVar::Repo, Some(fire.repo.clone()));
+        env.put(NotifyVar::Branch, Some(fire.branch.clone()));
+        env.put(
+            NotifyVar::Detail,
+            fire.detail.as_ref().map(ToString::to_string),
+        );
+        env.put(NotifyVar::Session, Some(fire.session.clone()));
+        env.put(NotifyVar::SinceMs, Some(fire.since_ms.to_string()));
+        env.put(NotifyVar::EpisodeMs, Some(fire.episode_ms.to_string()));
+        env.put(
+            NotifyVar::ContextPct,
+            fire.context_pct.map(|p| p.to_string()),
+        );
+        env.put(NotifyVar::Title, fire.title.clone());
+        env
+    }
+
+    /// A detached action's completion: the fire's names where they apply, its action, outcome
+    /// and exit code (when it exited); the rest removed.
+    pub fn of_completion(completion: &Completion, exit_code: Option<i32>) -> NotifyEnv {
+        let mut env = NotifyEnv::default();
+        env.put(NotifyVar::Agent, Some(completion.agent.clone()));
+        env.put(NotifyVar::Pane, Some(completion.pane.clone()));
+        env.put(NotifyVar::Action, Some(completion.action.to_string()));
+        env.put(NotifyVar::Outcome, Some(completion.outcome.to_string()));
+        env.put(NotifyVar::ExitCode, exit_code.map(|c| c.to_string()));
+        env.put(NotifyVar::Locator, Some(completion.locator.clone()));
+        env.put(NotifyVar::Repo, Some(completion.repo.clone()));
+        env.put(NotifyVar::Branch, Some(completion.branch.clone()));
+        env.put(NotifyVar::Session, Some(completion.session.clone()));
+        for var in [
+            NotifyVar::State,
+            NotifyVar::Detail,
+            NotifyVar::SinceMs,
+            NotifyVar::EpisodeMs,
+            NotifyVar::ContextPct,
+            NotifyVar::Title,
+        ] {
+            env.put(var, None);
+        }
+        env
+    }
 }

@@ -254,6 +254,46 @@ closed_vocab! {
     }
 }
 
+closed_vocab! {
+    /// The variables a notification command finds in its environment (docs/protocol.md,
+    /// "Notification environment"): the one place their names are spelled. [`crate::NotifyEnv`]
+    /// says which a fire or a completion sets and which it removes.
+    NotifyVar {
+        /// The agent's name.
+        Agent = "CORRAL_AGENT",
+        /// The pane id.
+        Pane = "CORRAL_PANE",
+        /// The trigger.
+        State = "CORRAL_STATE",
+        /// `session:window.pane`.
+        Locator = "CORRAL_LOCATOR",
+        /// The repository.
+        Repo = "CORRAL_REPO",
+        /// The branch.
+        Branch = "CORRAL_BRANCH",
+        /// Why a blocked pane is blocked.
+        Detail = "CORRAL_DETAIL",
+        /// The tmux session.
+        Session = "CORRAL_SESSION",
+        /// How long the episode has lasted, ms.
+        SinceMs = "CORRAL_SINCE_MS",
+        /// The episode, epoch ms.
+        EpisodeMs = "CORRAL_EPISODE_MS",
+        /// Context-window utilisation, percent.
+        ContextPct = "CORRAL_CONTEXT_PCT",
+        /// The pane title, only with `include_title`.
+        Title = "CORRAL_TITLE",
+        /// A detached action's name.
+        Action = "CORRAL_ACTION",
+        /// A detached action's outcome.
+        Outcome = "CORRAL_OUTCOME",
+        /// A detached action's exit code.
+        ExitCode = "CORRAL_EXIT_CODE",
+        /// corral-remote's ring command: the configured name of the host the pane is on.
+        Host = "CORRAL_HOST",
+    }
+}
+
 /// What a pane option fills: the fleet row's fields it is read into, or, for an option no row
 /// field shows, what reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -108,12 +108,14 @@ fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
     let notify = format!(
         "[notify]\ncommand = {}\n\n",
         toml_string(&format!(
-            "{{ printf '%s ' \"$CORRAL_HOST\"; cat; }} >> {}",
+            "{{ printf '%s %s ' \"$CORRAL_HOST\" \"${{CORRAL_TITLE-unset}}\"; cat; }} >> {}",
             shell(rings.to_str().unwrap())
         ))
     );
     let config = format!("{notify}{}", good_and_bad_hosts());
-    let mut remote = Remote::start(tmp.path(), &config);
+    // A title the client inherited never reaches its ring command: the host's rule, set what has
+    // a value and remove the rest.
+    let mut remote = Remote::start_env(tmp.path(), &config, &[("CORRAL_TITLE", "leaked")]);
     let within = Duration::from_secs(20);
     remote.wait(within, "the bad host connected", |l| {
         is(l, "host", "bad") && l["link"] == "connected"
@@ -173,8 +175,13 @@ fn a_host_sending_garbage_is_a_fault_on_its_line_and_the_other_goes_on() {
         );
         std::thread::sleep(Duration::from_millis(50));
     };
-    let (named, payload) = rang.trim_end().split_once(' ').unwrap();
+    let (named, rest) = rang.trim_end().split_once(' ').unwrap();
     assert_eq!(named, "good");
+    let (title, payload) = rest.split_once(' ').unwrap();
+    assert_eq!(
+        title, "unset",
+        "an inherited CORRAL_TITLE reached the command"
+    );
     let payload: Value = serde_json::from_str(payload).unwrap();
     assert_eq!(payload["schema"], 2);
     assert_eq!(payload["pane"], "%1");

@@ -45,7 +45,7 @@ fn notify_test(trigger: &str, paths: &Paths) -> anyhow::Result<u8> {
     let job = Job {
         command: line.to_owned(),
         stdin: format!("{body}\n").into_bytes(),
-        env: payload::env(&fire),
+        env: schema::NotifyEnv::of_fire(&fire),
     };
     let ran = Runner::new(runtime, &config.notify).run(job, true);
     match ran.exit_code {

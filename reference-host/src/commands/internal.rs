@@ -16,11 +16,11 @@ use schema::{Action, Config, Outcome};
 use crate::cli::{ExecActionArgs, InternalCommand, ReadFields};
 use crate::notify::command::{Job, Runner};
 use crate::notify::completion::{self, Detached};
-use crate::notify::payload::Env;
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use crate::tmux::read::Fields;
+use schema::NotifyEnv;
 
 pub fn run(
     command: InternalCommand,
@@ -45,7 +45,7 @@ pub fn run(
             let job = Job {
                 command,
                 stdin,
-                env: Env::default(),
+                env: NotifyEnv::default(),
             };
             let ran = Runner::with_timeout(runtime, Duration::from_secs(timeout_s)).run(job, false);
             Ok(u8::from(ran.failure.is_some()))

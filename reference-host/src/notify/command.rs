@@ -21,12 +21,12 @@ use schema::Trigger;
 use schema::config::NotifyConfig;
 use schema::notify::CommandFailure;
 
-use super::payload::Env;
 use crate::clock::now_ms;
 use crate::files;
 use crate::process::{self, Background, Finished, Invocation, ProcessError};
 use crate::runtime::RuntimeDir;
 use crate::runtime::slots::Slot;
+use schema::NotifyEnv;
 
 /// Most notification commands running at once on the host.
 pub const BOUND: u32 = 8;
@@ -55,7 +55,7 @@ pub struct Job {
     /// What it reads on stdin (the payload).
     pub stdin: Vec<u8>,
     /// Its `CORRAL_*` environment.
-    pub env: Env,
+    pub env: NotifyEnv,
 }
 
 /// How a command is launched.
@@ -125,7 +125,7 @@ impl Runner {
                 let invocation = self.supervisor(exe, &job.command);
                 let spawn = process::Spawn {
                     stdin: Some(job.stdin.clone()),
-                    ..job.env.to_spawn()
+                    ..super::payload::spawn_env(&job.env)
                 };
                 match process::start(&invocation, spawn) {
                     Ok(child) => child.detach(),
@@ -188,7 +188,7 @@ impl Runner {
         let spawn = process::Spawn {
             stdin: Some(job.stdin.clone()),
             capture_stderr,
-            ..job.env.to_spawn()
+            ..super::payload::spawn_env(&job.env)
         };
         match process::start(&invocation, spawn) {
             Ok(child) => Some((slot, child)),
@@ -268,6 +268,7 @@ pub fn last_failure(runtime: &RuntimeDir) -> anyhow::Result<Option<CommandFailur
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schema::NotifyVar;
 
     fn config(text: &str) -> NotifyConfig {
         toml::from_str(text).unwrap()
@@ -311,9 +312,9 @@ mod tests {
         Job {
             command: command.into(),
             stdin: b"{\"schema\":2}".to_vec(),
-            env: Env {
-                set: vec![("CORRAL_AGENT", "claude".into())],
-                remove: vec!["CORRAL_TITLE"],
+            env: NotifyEnv {
+                set: vec![(NotifyVar::Agent, "claude".into())],
+                remove: vec![NotifyVar::Title],
             },
         }
     }

@@ -12,9 +12,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use schema::Outcome;
 use schema::config::NotifyConfig;
 use schema::notify::Completion;
+use schema::{NotifyVar, Outcome};
 
 use super::NotifyTmux;
 use super::command::{Launch, Runner};
@@ -60,10 +60,13 @@ pub fn run(detached: &Detached) -> (Outcome, Option<i32>) {
     let invocation = Invocation::new("sh").arg("-c").arg(&detached.command);
     let spawn = process::Spawn {
         env: vec![
-            ("CORRAL_PANE".into(), c.pane.clone().into()),
-            ("CORRAL_AGENT".into(), c.agent.clone().into()),
-            ("CORRAL_ACTION".into(), c.action.to_string().into()),
-            ("CORRAL_LOCATOR".into(), c.locator.clone().into()),
+            (NotifyVar::Pane.as_str().into(), c.pane.clone().into()),
+            (NotifyVar::Agent.as_str().into(), c.agent.clone().into()),
+            (
+                NotifyVar::Action.as_str().into(),
+                c.action.to_string().into(),
+            ),
+            (NotifyVar::Locator.as_str().into(), c.locator.clone().into()),
         ],
         dir: detached.cwd.clone().filter(|dir| dir.is_dir()),
         ..process::Spawn::default()

@@ -7,39 +7,21 @@ use schema::config::NotifyConfig;
 use schema::notify::{
     Completion, CompletionPayload, Fire, LogEntry, NOTIFY_SCHEMA_VERSION, NotifyLogLine,
 };
-use schema::{Detail, NotifyPayload, Trigger};
+use schema::{Detail, NotifyEnv, NotifyPayload, Trigger};
 
 use crate::fleet::Pane;
 
-/// The `CORRAL_*` variables of a fire: those with a value are set, the others removed from
-/// what the command inherits.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Env {
-    /// Set, in this order.
-    pub set: Vec<(&'static str, String)>,
-    /// Removed.
-    pub remove: Vec<&'static str>,
-}
-
-impl Env {
-    fn put(&mut self, name: &'static str, value: Option<String>) {
-        match value.filter(|v| !v.is_empty()) {
-            Some(value) => self.set.push((name, value)),
-            None => self.remove.push(name),
-        }
-    }
-
-    /// As a background child's environment.
-    pub fn to_spawn(&self) -> crate::process::Spawn {
-        crate::process::Spawn {
-            env: self
-                .set
-                .iter()
-                .map(|(k, v)| ((*k).into(), v.into()))
-                .collect(),
-            env_remove: self.remove.iter().map(Into::into).collect(),
-            ..crate::process::Spawn::default()
-        }
+/// A notification command's `CORRAL_*` environment as a background child's: set what has a
+/// value, remove the rest ([`NotifyEnv`], which the host and corral-remote build alike).
+pub fn spawn_env(env: &NotifyEnv) -> crate::process::Spawn {
+    crate::process::Spawn {
+        env: env
+            .set
+            .iter()
+            .map(|(var, value)| (var.as_str().into(), value.into()))
+            .collect(),
+        env_remove: env.remove.iter().map(|var| var.as_str().into()).collect(),
+        ..crate::process::Spawn::default()
     }
 }
 
@@ -142,56 +124,6 @@ pub fn completion_payload(completion: &Completion, exit_code: Option<i32>) -> Co
     }
 }
 
-/// A fire's environment (docs/protocol.md "Notification environment").
-pub fn env(fire: &Fire) -> Env {
-    let mut env = Env::default();
-    env.put("CORRAL_AGENT", Some(fire.agent.clone()));
-    env.put("CORRAL_PANE", Some(fire.pane.clone()));
-    env.put("CORRAL_STATE", Some(fire.state.to_string()));
-    env.put("CORRAL_LOCATOR", Some(fire.locator.clone()));
-    env.put("CORRAL_REPO", Some(fire.repo.clone()));
-    env.put("CORRAL_BRANCH", Some(fire.branch.clone()));
-    env.put(
-        "CORRAL_DETAIL",
-        fire.detail.as_ref().map(ToString::to_string),
-    );
-    env.put("CORRAL_SESSION", Some(fire.session.clone()));
-    env.put("CORRAL_SINCE_MS", Some(fire.since_ms.to_string()));
-    env.put("CORRAL_EPISODE_MS", Some(fire.episode_ms.to_string()));
-    env.put(
-        "CORRAL_CONTEXT_PCT",
-        fire.context_pct.map(|p| p.to_string()),
-    );
-    env.put("CORRAL_TITLE", fire.title.clone());
-    env
-}
-
-/// A completion's environment: the fire's names where they apply, `CORRAL_ACTION`,
-/// `CORRAL_OUTCOME` and `CORRAL_EXIT_CODE` where a fire has its state and timings.
-pub fn completion_env(completion: &Completion, exit_code: Option<i32>) -> Env {
-    let mut env = Env::default();
-    env.put("CORRAL_AGENT", Some(completion.agent.clone()));
-    env.put("CORRAL_PANE", Some(completion.pane.clone()));
-    env.put("CORRAL_ACTION", Some(completion.action.to_string()));
-    env.put("CORRAL_OUTCOME", Some(completion.outcome.to_string()));
-    env.put("CORRAL_EXIT_CODE", exit_code.map(|c| c.to_string()));
-    env.put("CORRAL_LOCATOR", Some(completion.locator.clone()));
-    env.put("CORRAL_REPO", Some(completion.repo.clone()));
-    env.put("CORRAL_BRANCH", Some(completion.branch.clone()));
-    env.put("CORRAL_SESSION", Some(completion.session.clone()));
-    for name in [
-        "CORRAL_STATE",
-        "CORRAL_DETAIL",
-        "CORRAL_SINCE_MS",
-        "CORRAL_EPISODE_MS",
-        "CORRAL_CONTEXT_PCT",
-        "CORRAL_TITLE",
-    ] {
-        env.remove.push(name);
-    }
-    env
-}
-
 /// The status-line text of a fire: `corral: claude blocked (permission) at work:1.0`; the
 /// percent for `context_high`. Never the title.
 pub fn status_text(fire: &Fire) -> String {
@@ -235,6 +167,27 @@ fn status_message(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A notification environment by variable name, as the command sees it.
+    struct Named {
+        set: Vec<(&'static str, String)>,
+        remove: Vec<&'static str>,
+    }
+
+    fn named(env: NotifyEnv) -> Named {
+        Named {
+            set: env.set.into_iter().map(|(v, x)| (v.as_str(), x)).collect(),
+            remove: env.remove.into_iter().map(|v| v.as_str()).collect(),
+        }
+    }
+
+    fn env(fire: &Fire) -> Named {
+        named(NotifyEnv::of_fire(fire))
+    }
+
+    fn completion_env(completion: &Completion, exit_code: Option<i32>) -> Named {
+        named(NotifyEnv::of_completion(completion, exit_code))
+    }
     use crate::testing::row;
     use schema::{Action, Outcome, State};
 

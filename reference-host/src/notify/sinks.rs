@@ -102,7 +102,7 @@ impl<T: NotifyTmux> Sinks<'_, T> {
         let job = command::resolve(self.config, &fire.state).map(|command| Job {
             command: command.to_owned(),
             stdin: json_line(&payload::payload(fire)),
-            env: payload::env(fire),
+            env: schema::NotifyEnv::of_fire(fire),
         });
         self.deliver(Delivery {
             status: None,
@@ -126,7 +126,7 @@ impl<T: NotifyTmux> Sinks<'_, T> {
             .map(|command| Job {
                 command: command.to_owned(),
                 stdin: json_line(&payload::completion_payload(completion, exit_code)),
-                env: payload::completion_env(completion, exit_code),
+                env: schema::NotifyEnv::of_completion(completion, exit_code),
             });
         self.deliver(Delivery {
             status: Some(payload::completion_text(completion, exit_code)),

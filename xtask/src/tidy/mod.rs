@@ -1,7 +1,8 @@
 //! `cargo xtask tidy`: every `.rs` file opens with a `//!` line, no test is `#[ignore]`d or
 //! `#[should_panic]` (assert on the error value or error frame instead), no sibling modules of a
 //! crate use each other in a cycle ([`cycles`]), and no code but `schema::PaneOption` spells a
-//! pane option of the contract ([`pane_options`]); every crate depends only on what its
+//! pane option of the contract, nor any but `schema::NotifyVar` a notification variable
+//! ([`spelled`]); every crate depends only on what its
 //! architecture invariant allows ([`crates`], through `cargo metadata`); and the README's two
 //! commands resolve every crate to one feature set, so each compiles once ([`one_build`], through
 //! `cargo tree`).
@@ -12,7 +13,7 @@ mod crates;
 mod cycles;
 mod lex;
 mod one_build;
-mod pane_options;
+mod spelled;
 mod trees;
 
 use std::path::{Path, PathBuf};
@@ -53,12 +54,12 @@ pub fn check(root: &Path) -> Vec<String> {
         };
         let path = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
         problems.extend(check_file(&path.display().to_string(), &text));
-        sources.push(pane_options::Source { path, text });
+        sources.push(spelled::Source { path, text });
     }
     for (tree, files) in trees::trees(root) {
         problems.extend(cycles::check_tree(&tree, &files));
     }
-    problems.extend(pane_options::check(&sources));
+    problems.extend(spelled::check(&sources));
     problems
 }
 

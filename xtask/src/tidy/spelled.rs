@@ -1,8 +1,10 @@
-//! The rule that the pane options of the contract are spelled in one place: `schema::PaneOption`
-//! in `schema/src/vocab.rs`. Anywhere else in the workspace's Rust source, a string literal
-//! (plain, raw or byte) whose text starts with `@agent_` is a problem: code names an option
-//! through `PaneOption`, so a typo cannot hide in one file and a new option is one arm of one
-//! closed vocabulary.
+//! The rule that two vocabularies of names are spelled in one place, `schema/src/vocab.rs`: the
+//! pane options of the contract (`schema::PaneOption`) and the variables of a notification
+//! command's environment (`schema::NotifyVar`). Anywhere else in the workspace's Rust source, a
+//! string literal (plain, raw or byte) whose text starts with `@agent_`, or is one of the
+//! `CORRAL_*` names of `NotifyVar`, is a problem: code names them through the vocabulary, so a
+//! typo cannot hide in one file and a new name is one arm of one closed vocabulary. (A shell
+//! command that reads `$CORRAL_PANE`, as a user's notify command does, is not a name spelled.)
 //!
 //! Test code may spell options literally, as the contract's other side does: a test that spells
 //! them on its own catches a typo in the table. Test code is a file under a `tests/` directory,
@@ -13,9 +15,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use schema::NotifyVar;
+
 use super::lex::{Kind, Token, lex_with_strings};
 
-/// The one file that spells the options.
+/// The one file that spells the names.
 const HOME: &str = "schema/src/vocab.rs";
 
 /// What every option's name starts with (built from parts, so this file passes its own rule).
@@ -30,7 +34,7 @@ pub struct Source {
     pub text: String,
 }
 
-/// Every option spelled outside [`HOME`] in code that is not test code, one line each.
+/// Every name spelled outside [`HOME`] in code that is not test code, one line each.
 pub fn check(sources: &[Source]) -> Vec<String> {
     let tests = test_files(sources);
     let mut problems = Vec::new();
@@ -57,14 +61,19 @@ fn check_text(shown: &str, text: &str) -> Vec<String> {
     tokens
         .iter()
         .zip(skipped)
-        .filter(|(token, skipped)| {
-            !skipped && token.kind == Kind::Str && token.text.starts_with(PREFIX)
-        })
-        .map(|(token, _)| {
-            format!(
-                "{shown}:{}: \"{}\" spells a pane option: name it through `schema::PaneOption`",
+        .filter(|(token, skipped)| !skipped && token.kind == Kind::Str)
+        .filter_map(|(token, _)| {
+            let what = if token.text.starts_with(PREFIX) {
+                "a pane option: name it through `schema::PaneOption`"
+            } else if NotifyVar::KNOWN.contains(&token.text.as_str()) {
+                "a notification variable: name it through `schema::NotifyVar`"
+            } else {
+                return None;
+            };
+            Some(format!(
+                "{shown}:{}: \"{}\" spells {what}",
                 token.line, token.text
-            )
+            ))
         })
         .collect()
 }
@@ -235,6 +244,22 @@ mod tests {
         let problems = check(&[source("a/src/lib.rs", text)]);
         assert_eq!(lines(&problems), ["a/src/lib.rs:3", "a/src/lib.rs:4"]);
         assert!(problems[0].contains("@agent_state"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_notification_variable_in_code_is_reported_and_a_shell_reading_one_is_not() {
+        let name = concat!("CORRAL", "_TITLE");
+        let text = format!(
+            "//! x\nfn f() {{\n    env(\"{name}\");\n    sh(\"echo ${name}\");\n    env(\"CORRAL_SIM_DIR\");\n}}\n"
+        );
+        let problems = check(&[source("a/src/lib.rs", &text)]);
+        assert_eq!(
+            problems,
+            [format!(
+                "a/src/lib.rs:3: \"{name}\" spells a notification variable: name it through \
+                 `schema::NotifyVar`"
+            )]
+        );
     }
 
     #[test]

@@ -84,9 +84,21 @@ impl Remote {
         Remote::start_args(dir, &["--config".as_ref(), file.as_os_str()])
     }
 
+    /// Starts the headless client over the hosts of `config`, `env` in its environment.
+    pub fn start_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> Remote {
+        let file = dir.join("remote.toml");
+        std::fs::write(&file, config).unwrap();
+        Remote::spawn(dir, &["--config".as_ref(), file.as_os_str()], env)
+    }
+
     /// Starts the headless client with these arguments after `--ndjson`.
     pub fn start_args(dir: &Path, args: &[&std::ffi::OsStr]) -> Remote {
+        Remote::spawn(dir, args, &[])
+    }
+
+    fn spawn(dir: &Path, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Remote {
         let mut child = command(REMOTE, dir)
+            .envs(env.iter().copied())
             .arg("--ndjson")
             .args(args)
             .stdin(Stdio::piped())
