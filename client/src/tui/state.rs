@@ -1,6 +1,6 @@
 //! What the TUI shows, without a terminal: the selection, the focus (the fleet, a transcript, an
 //! event), the panel as drawn, the answers being chosen on a question card, the line editor, and
-//! the status line. What the keys do is [`super::keys`]; changes from the core update the status
+//! the status line. What the keys do is `keys.rs`; changes from the core update the status
 //! line and the focus here.
 //!
 //! Two rules hold a key to what the person sees:
