@@ -13,7 +13,8 @@
 //! - [`session`]: the golden-session format; [`suite`]: what a session needs of a host.
 //! - [`pattern`]: the pattern engine of `send` and `expect` frames.
 //! - [`ledger`]: the requirement ledger.
-//! - [`fixture`]: fleet fixtures for the simulator.
+//! - [`fixture`]: fleet fixtures for the simulator; [`plan`]: a fixture expanded into the fleet
+//!   `corral-sim up` creates, with the pane ids tmux will assign (the replayer reads them too).
 //! - [`profile`]: host profiles, what the kit needs to know about a host under test.
 //! - [`sim_file`]: what `corral-sim up` answers about the fleet it brought up.
 //! - [`validate`]: frames and local documents checked against the generated schemas, with precise
@@ -30,6 +31,7 @@ pub mod generate;
 pub mod kit;
 pub mod ledger;
 pub mod pattern;
+pub mod plan;
 pub mod profile;
 pub mod session;
 pub mod sim_file;

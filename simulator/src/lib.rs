@@ -9,7 +9,6 @@
 //! - [`env`](mod@env): `CORRAL_SIM_DIR`, the user id, the host's runtime dir, the clock; [`time`]: "now"
 //!   and moments relative to it.
 //! - [`fake`]: the fake tmux (command line, state, targets, formats, escaping, faults, logs).
-//! - [`plan`]: a fixture expanded into the fleet `up` creates, with the pane ids tmux will assign.
 //! - [`sim`]: `corral-sim` (backends, bring-up, steps, what panes received, transcripts, hook
 //!   replay, the agent API, and `demo`, an animated fleet for a client app).
 //! - [`replay`]: `corral-sim replay`, the host's half of a golden session, judging a client app
@@ -21,7 +20,6 @@
 pub mod conformance;
 pub mod env;
 pub mod fake;
-pub mod plan;
 pub mod process;
 pub mod replay;
 pub mod sim;

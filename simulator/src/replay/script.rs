@@ -199,7 +199,7 @@ pub fn replay_prebound(session: &Session) -> Result<Captures, ScriptError> {
             Error::in_file(
                 &session.path,
                 format!(
-                    "the session names fixture panes, and their ids come from {}: {err:#}",
+                    "the session names fixture panes, and their ids come from {}: {err}",
                     fixture.display()
                 ),
             )
@@ -361,10 +361,10 @@ fn raw_frame(raw: &RawBytes, requests: &FrameSchema) -> Result<Value, Error> {
 }
 
 /// Name → `%N` for every pane of a fixture, as `corral-sim up` assigns them.
-fn pane_ids(fixture: &Path) -> anyhow::Result<BTreeMap<String, String>> {
-    let fixture = crate::plan::load(fixture)?;
-    let sessions = crate::plan::expand(&fixture, golden::clock::NOW_MS)?;
-    Ok(crate::plan::ids(&sessions))
+fn pane_ids(fixture: &Path) -> Result<BTreeMap<String, String>, Error> {
+    let fixture = golden::fixture::load(fixture)?;
+    let sessions = golden::plan::expand(&fixture, golden::clock::NOW_MS)?;
+    Ok(golden::plan::ids(&sessions))
 }
 
 /// A sampled expectation as the frame the replayer writes: it must decode through the wire types,

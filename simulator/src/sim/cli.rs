@@ -757,8 +757,8 @@ fn parse_format(text: &str) -> Result<TranscriptFormat, String> {
 }
 
 /// A size: bytes, or a number with K, M or G (powers of 1024; `KiB`, `kb` and a space before the
-/// unit read the same; [`golden::fixture::parse_size`]). `corral-sim transcript --size` and
-/// `cargo xtask bench --transcript` read sizes with it.
+/// unit read the same; [`golden::fixture::parse_size`], which `cargo xtask bench --transcript`
+/// reads with too). `corral-sim transcript --size` reads sizes with it.
 pub fn parse_size(text: &str) -> anyhow::Result<u64> {
     golden::fixture::parse_size(text).map_err(anyhow::Error::msg)
 }

@@ -132,7 +132,7 @@ pub fn writes(
     now: u64,
     api_endpoint: Option<String>,
 ) -> anyhow::Result<Writes> {
-    let at = |text: &str| time::relative(text, now);
+    let at = |text: &str| golden::clock::relative(text, now).map_err(anyhow::Error::msg);
     let mut sets: Vec<(String, String)> = Vec::new();
     let mut push = |option: PaneOption, value: Option<String>| {
         if let Some(value) = value {

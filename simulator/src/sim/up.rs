@@ -21,7 +21,7 @@ use super::park::park;
 use super::simfile;
 use super::tmux::{Cmd, Tmux, cmd};
 use super::transcript::{self, Recipe};
-use crate::plan::{self, PlannedPane, PlannedSession};
+use golden::plan::{self, PlannedPane, PlannedSession};
 
 /// Size of each session's windows on a real server, so many panes fit.
 const SIZE: (&str, &str) = ("400", "200");
@@ -225,8 +225,8 @@ fn write_transcript(
 
 /// Brings a fixture up; returns sim.json's contents (also written).
 pub fn up(sim_dir: &Path, options: &Up) -> anyhow::Result<SimFile> {
-    let fixture: Fixture = plan::load(&options.fixture)?;
-    let sessions = plan::expand(&fixture, options.now_ms)?;
+    let fixture: Fixture = golden::fixture::load(&options.fixture).map_err(anyhow::Error::msg)?;
+    let sessions = plan::expand(&fixture, options.now_ms).map_err(anyhow::Error::msg)?;
     check_samples(&options.fixture, &sessions)?;
     let tmux = fresh_server(sim_dir, options)?;
     let repos = make_repos(sim_dir, &fixture)?;

@@ -52,7 +52,7 @@ pub fn settings(args: &BenchArgs) -> anyhow::Result<Options> {
         .transcript
         .as_deref()
         .unwrap_or(if quick { "16M" } else { "1G" });
-    let transcript_bytes = simulator::sim::cli::parse_size(size)?;
+    let transcript_bytes = golden::fixture::parse_size(size).map_err(anyhow::Error::msg)?;
     if panes < 20 || !panes.is_multiple_of(20) {
         bail!("--panes must be a multiple of 20");
     }

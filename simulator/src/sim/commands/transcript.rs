@@ -77,7 +77,7 @@ fn write(sim_dir: &Path, args: WriteArgs) -> anyhow::Result<()> {
     let detail = sim.details.get(&name).cloned().unwrap_or_default();
     let session = session_id
         .or(detail.session_id.clone())
-        .unwrap_or_else(|| crate::plan::session_id_for(&name));
+        .unwrap_or_else(|| golden::plan::session_id_for(&name));
     let now = time::now(None)?;
     let cwd = if detail.cwd.is_empty() {
         sim_dir.display().to_string()
@@ -148,7 +148,7 @@ fn big(
             .context("--format is needed for a new file")?;
         Generator::new(
             format,
-            &crate::plan::session_id_for(&path.display().to_string()),
+            &golden::plan::session_id_for(&path.display().to_string()),
             "/",
             "main",
             time::now(None)?,

@@ -3,13 +3,12 @@
 //! order, and the tmux ids a fresh server will assign predicted (creation order: `%0`, `%1`, ...).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
-use anyhow::{Context, bail};
-use golden::fixture::{Fixture, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
 use schema::PaneOption;
 
-use crate::time;
+use crate::Error;
+use crate::clock;
+use crate::fixture::{Fixture, Moment, Pane, PermissionRequest, QuestionRequest, TranscriptSpec};
 
 /// One pane of the expanded fleet.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,11 +65,6 @@ pub struct PlannedSession {
     pub windows: Vec<PlannedWindow>,
 }
 
-/// Reads and parses a fixture file.
-pub fn load(path: &Path) -> anyhow::Result<Fixture> {
-    golden::fixture::load(path).map_err(anyhow::Error::msg)
-}
-
 fn fill(template: &str, values: &[(&str, String)]) -> String {
     let mut out = template.to_owned();
     for (key, value) in values {
@@ -118,22 +112,24 @@ fn options(
     session_id: Option<&str>,
     values: &[(&str, String)],
     now: u64,
-) -> anyhow::Result<Stamps> {
+) -> Result<Stamps, Error> {
     let mut out: Vec<(String, String)> = Vec::new();
     let Some(agent) = &pane.agent else {
         if pane.state.is_some() || pane.detail.is_some() {
-            bail!("pane {name}: `state` and `detail` need `agent`");
+            return Err(Error::new(format!(
+                "pane {name}: `state` and `detail` need `agent`"
+            )));
         }
         for (key, value) in &pane.options {
             out.push((key.clone(), value.clone()));
         }
         return Ok((out, 0, 0));
     };
-    let at = |m: &Option<golden::fixture::Moment>| -> anyhow::Result<Option<u64>> {
+    let at = |m: &Option<Moment>| -> Result<Option<u64>, Error> {
         m.as_ref()
-            .map(|m| time::moment(m, now))
+            .map(|m| clock::moment(m, now))
             .transpose()
-            .with_context(|| format!("pane {name}"))
+            .map_err(|err| err.context(format!("pane {name}")))
     };
     let mut push =
         |option: PaneOption, value: String| out.push((option.as_str().to_owned(), value));
@@ -181,7 +177,9 @@ fn options(
     }
     if let Some(context) = pane.context {
         if context > 100 {
-            bail!("pane {name}: context {context} is over 100");
+            return Err(Error::new(format!(
+                "pane {name}: context {context} is over 100"
+            )));
         }
         push(PaneOption::Context, context.to_string());
         push(
@@ -194,7 +192,9 @@ fn options(
     }
     for (key, value) in &pane.options {
         if !key.starts_with('@') {
-            bail!("pane {name}: option {key:?} must start with @");
+            return Err(Error::new(format!(
+                "pane {name}: option {key:?} must start with @"
+            )));
         }
         out.retain(|(k, _)| k != key);
         out.push((key.clone(), value.clone()));
@@ -204,17 +204,19 @@ fn options(
 }
 
 /// Expands a fixture.
-pub fn expand(fixture: &Fixture, now: u64) -> anyhow::Result<Vec<PlannedSession>> {
+pub fn expand(fixture: &Fixture, now: u64) -> Result<Vec<PlannedSession>, Error> {
     let mut repos = BTreeSet::new();
     for repo in &fixture.repos {
         for name in std::iter::once(&repo.name).chain(repo.worktrees.iter().map(|w| &w.name)) {
             if !valid_name(name) || !repos.insert(name.clone()) {
-                bail!("repo name {name:?} is invalid or used twice");
+                return Err(Error::new(format!(
+                    "repo name {name:?} is invalid or used twice"
+                )));
             }
         }
     }
     if fixture.sessions.is_empty() {
-        bail!("a fixture needs at least one [[session]]");
+        return Err(Error::new("a fixture needs at least one [[session]]"));
     }
     let mut names = BTreeSet::new();
     let mut sessions = Vec::new();
@@ -226,10 +228,10 @@ pub fn expand(fixture: &Fixture, now: u64) -> anyhow::Result<Vec<PlannedSession>
                 .iter()
                 .any(|s: &PlannedSession| s.name == session.name)
         {
-            bail!(
+            return Err(Error::new(format!(
                 "session name {:?} is invalid or used twice (letters, digits, - and _)",
                 session.name
-            );
+            )));
         }
         let mut windows = Vec::new();
         for window in &session.windows {
@@ -248,15 +250,17 @@ pub fn expand(fixture: &Fixture, now: u64) -> anyhow::Result<Vec<PlannedSession>
                         ];
                         let name = fill(&pane.name, &values);
                         if name.is_empty() || name.starts_with('%') || !names.insert(name.clone()) {
-                            bail!(
+                            return Err(Error::new(format!(
                                 "pane name {name:?} is empty, starts with %, or is used twice (templates: {{session}} {{window}} {{pane}} {{w}} {{i}} {{n}})"
-                            );
+                            )));
                         }
                         values.push(("name", name.clone()));
                         if let Some(repo) = &pane.repo
                             && !repos.contains(repo)
                         {
-                            bail!("pane {name}: no repo or worktree named {repo:?}");
+                            return Err(Error::new(format!(
+                                "pane {name}: no repo or worktree named {repo:?}"
+                            )));
                         }
                         let session_id = pane
                             .session_id
@@ -294,13 +298,19 @@ pub fn expand(fixture: &Fixture, now: u64) -> anyhow::Result<Vec<PlannedSession>
                     }
                 }
                 if panes.is_empty() {
-                    bail!("session {}: a window needs at least one pane", session.name);
+                    return Err(Error::new(format!(
+                        "session {}: a window needs at least one pane",
+                        session.name
+                    )));
                 }
                 windows.push(PlannedWindow { index, panes });
             }
         }
         if windows.is_empty() {
-            bail!("session {}: needs at least one window", session.name);
+            return Err(Error::new(format!(
+                "session {}: needs at least one window",
+                session.name
+            )));
         }
         sessions.push(PlannedSession {
             name: session.name.clone(),
