@@ -20,8 +20,9 @@
 //! - [`validate`]: frames and local documents checked against the generated schemas, with precise
 //!   paths (and a document's key order where the protocol fixes it).
 //! - [`generate`]: the JSON Schema files of the kit's formats.
-//! - [`kit`]: the kit's data files themselves, embedded in this crate when it is built (so an
-//!   installed `corral-conformance` needs no checkout) or read from a checkout.
+//! - [`kit`]: which files make up the kit's data, listed and read from a checkout or written out
+//!   (the `conformance` crate embeds them by the same rule, so an installed `corral-conformance`
+//!   needs no checkout; this crate holds none of the data).
 
 pub mod backend;
 pub mod clock;

@@ -1,10 +1,12 @@
 //! The other package's binaries that a test suite runs (the host's tests drive `corral-sim`, the
-//! simulator's run `corral`). Cargo builds a package's own binaries for its integration tests
+//! kit's run `corral`, and the simulator's run its own `corral-sim` and `corral-fake-tmux`, which
+//! the kit's package installs). Cargo builds a package's own binaries for its integration tests
 //! (`CARGO_BIN_EXE_<name>`), never another package's, so the suite has cargo build them, once per
 //! test run and before the first test that needs them, with the profile and into the target dir
-//! its own binaries were built with. The build also keeps them fresh: a binary left by an older
-//! build is never run. Cargo (1.95) releases the build directory's lock before it runs the
-//! tests, so the nested build only waits for another cargo that builds at the same time.
+//! its own binaries (or, in a package that has none, its test executable) were built with. The
+//! build also keeps them fresh: a binary left by an older build is never run. Cargo (1.95)
+//! releases the build directory's lock before it runs the tests, so the nested build only waits
+//! for another cargo that builds at the same time.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,13 +17,18 @@ use std::sync::Mutex;
 #[derive(Debug)]
 pub struct Binaries {
     /// One of the suite's own binaries (`env!("CARGO_BIN_EXE_<name>")`): the others are built
-    /// beside it, with its profile.
+    /// beside it, with its profile. In a package with no binary of its own, [`THIS_TEST`].
     pub beside: &'static str,
     /// The package that has them.
     pub package: &'static str,
     /// The ones the suite runs.
     pub names: &'static [&'static str],
 }
+
+/// [`Binaries::beside`] for a suite whose package has no binary: the running test's executable,
+/// which cargo puts in `<profile>/deps/`, places them instead (in `<profile>/`, where cargo puts
+/// a package's binaries).
+pub const THIS_TEST: &str = "<the running test's executable>";
 
 /// The packages built so far in this process, and how that went; held while one is built, so a
 /// test that needs the binaries meanwhile waits for them.
@@ -52,9 +59,19 @@ impl Binaries {
         self.dir().join(name)
     }
 
-    /// Where the suite's own binaries are, and these go.
-    fn dir(&self) -> &Path {
-        Path::new(self.beside).parent().unwrap()
+    /// Where the suite's own binaries are (or would be), and these go.
+    fn dir(&self) -> PathBuf {
+        if self.beside == THIS_TEST {
+            let exe = std::env::current_exe().expect("the running test's executable");
+            let deps = exe.parent().unwrap();
+            assert!(
+                deps.ends_with("deps"),
+                "{} is not in a `deps` folder, where cargo puts a test",
+                exe.display()
+            );
+            return deps.parent().unwrap().to_owned();
+        }
+        Path::new(self.beside).parent().unwrap().to_owned()
     }
 
     /// Runs `cargo build` for them, saying so in one line on stderr.
@@ -117,5 +134,68 @@ impl Binaries {
             cargo.args(["--bin", name]);
         }
         cargo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arguments of the build `binaries` would run.
+    fn build_args(binaries: &Binaries) -> Vec<String> {
+        let cargo = binaries.cargo();
+        cargo
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_suite_without_binaries_builds_them_where_its_package_would_have_them() {
+        // This unit test is such a suite: cargo ran it from `<target>/<profile>/deps/`.
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe.parent().unwrap().parent().unwrap();
+        let binaries = Binaries {
+            beside: THIS_TEST,
+            package: "conformance",
+            names: &["corral-sim", "corral-fake-tmux"],
+        };
+        assert_eq!(binaries.dir(), profile_dir);
+        let args = build_args(&binaries);
+        let target_dir =
+            args[args.iter().position(|arg| arg == "--target-dir").unwrap() + 1].clone();
+        assert!(profile_dir.starts_with(&target_dir), "{args:?}");
+        assert!(
+            args.ends_with(&[
+                "-p".into(),
+                "conformance".into(),
+                "--bin".into(),
+                "corral-sim".into(),
+                "--bin".into(),
+                "corral-fake-tmux".into()
+            ]),
+            "{args:?}"
+        );
+    }
+
+    #[test]
+    fn a_suites_own_binary_places_them_beside_it_with_its_profile() {
+        // A made-up target dir: nothing is read or written in it.
+        let dir = Path::new("/nonexistent/target");
+        let beside: &'static str = Box::leak(
+            dir.join("release/corral-remote")
+                .to_str()
+                .unwrap()
+                .to_owned()
+                .into_boxed_str(),
+        );
+        let binaries = Binaries {
+            beside,
+            package: "conformance",
+            names: &["corral-sim"],
+        };
+        assert_eq!(binaries.dir(), dir.join("release"));
+        let args = build_args(&binaries);
+        assert_eq!(args[..3], ["build", "--profile", "release"]);
     }
 }

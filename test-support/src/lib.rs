@@ -1,8 +1,7 @@
-//! What the host's and the simulator's integration tests share, defined once: children that
-//! inherit none of the developer's tmux or corral settings and write only where their test says,
-//! the binaries of the other package, the help walk, and the skip a test records when this machine
-//! cannot run its subject. Each crate's own fixtures (a fleet, a home, a simulator dir) stay in
-//! its `tests/it/`.
+//! What the workspace's integration tests share, defined once: children that inherit none of the
+//! developer's tmux or corral settings and write only where their test says, the binaries of
+//! another package, the help walk, and the skip a test records when this machine cannot run its
+//! subject. Each crate's own fixtures (a fleet, a home, a simulator dir) stay in its `tests/it/`.
 
 // The variables that say where a process writes, and their values: nowhere, or a test's temp dirs.
 mod locations;
@@ -17,7 +16,7 @@ pub mod sshd;
 // A test that cannot run its subject here says so, and CI counts it.
 mod skip;
 
-pub use binaries::Binaries;
+pub use binaries::{Binaries, THIS_TEST};
 pub use help::{check_help, undocumented};
 pub use locations::{LOCATIONS, NOWHERE, RUN_MARK, in_temp_dirs, nowhere, seen_locations};
 pub use process::{command, unique};

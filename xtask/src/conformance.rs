@@ -1,9 +1,9 @@
-//! `cargo xtask conformance`: the conformance runner (`simulator::conformance`, the same code as
+//! `cargo xtask conformance`: the conformance runner (the `conformance` crate, the same code as
 //! the installed `corral-conformance`) on this checkout: its kit read from disk (so edited
 //! sessions run, and `--bless` rewrites them), the host and the simulator built with cargo first.
 
-use simulator::conformance::{self, Launcher};
-pub use simulator::conformance::{Silent, default_jobs};
+use conformance::Launcher;
+pub use conformance::{Silent, default_jobs};
 
 use crate::workspace_root;
 

@@ -1,9 +1,9 @@
-//! Which files make up the kit's data, by one rule that both `build.rs` (which embeds them) and
-//! [`crate::kit`] (which reads a checkout, and compares) use: the ledger, every session, every
-//! fixture (hook payloads and transcript samples included) and every generated JSON Schema, by
-//! their paths relative to a checkout's root. Plain `std`, since `build.rs` compiles this file on
-//! its own: its errors are I/O errors that name their path, which [`crate::kit::list`] turns into
-//! the crate's.
+//! Which files make up the kit's data, by one rule that both the `conformance` crate's `build.rs`
+//! (which embeds them) and [`crate::kit`] (which reads a checkout, and writes one out) use: the
+//! ledger, every session, every fixture (hook payloads and transcript samples included) and every
+//! generated JSON Schema, by their paths relative to a checkout's root. Plain `std`, since that
+//! `build.rs` compiles this file on its own: its errors are I/O errors that name their path, which
+//! [`crate::kit::list`] turns into the crate's.
 
 use std::io;
 use std::path::Path;

@@ -1,7 +1,7 @@
-//! The kit's data as one set of files, wherever it comes from: the copy embedded in this crate
-//! when it was built with the `embed` feature (`build.rs` writes the table), or a checkout read
-//! from disk by the same rule (`files`). A runner writes the embedded copy out ([`write()`]) and
-//! loads it like a checkout, so there is one loader per format whichever copy it runs.
+//! The kit's data as one set of files, by one rule (`files`): a checkout's, listed and read from
+//! disk, or the copy the `conformance` crate embeds (its `build.rs` compiles the same rule). A
+//! runner writes the embedded copy out ([`write()`]) and loads it like a checkout, so there is one
+//! loader per format whichever copy it runs. This crate holds none of the data itself.
 
 mod files;
 
@@ -14,23 +14,6 @@ use crate::Error;
 /// One file of the kit: its path relative to the kit's root (`golden/sessions/x.ndjson`,
 /// `schema/json/requests.schema.json`) and its bytes.
 pub type File<'a> = (&'a str, &'a [u8]);
-
-#[cfg(feature = "embed")]
-static EMBEDDED: &[File<'static>] = include!(concat!(env!("OUT_DIR"), "/kit_files.rs"));
-
-/// The kit's files as they were when this crate was built, sorted by path; `None` when it was
-/// built without the `embed` feature.
-#[cfg(feature = "embed")]
-pub fn embedded() -> Option<&'static [File<'static>]> {
-    Some(EMBEDDED)
-}
-
-/// The kit's files as they were when this crate was built: `None`, as it was built without the
-/// `embed` feature.
-#[cfg(not(feature = "embed"))]
-pub fn embedded() -> Option<&'static [File<'static>]> {
-    None
-}
 
 /// Every kit file in a checkout at `root`: paths relative to it with `/` separators, sorted. An
 /// entry of [`ROOTS`] that is missing is an error naming it.
@@ -67,60 +50,22 @@ pub fn write(root: &Path, files: &[File<'_>]) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    #[cfg(feature = "embed")]
-    fn checkout() -> &'static Path {
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-    }
-
     #[test]
-    #[cfg(feature = "embed")]
-    fn the_embedded_kit_is_the_checkouts_file_for_file() {
-        let on_disk = read(checkout()).unwrap();
-        let embedded: Vec<(String, Vec<u8>)> = embedded()
-            .unwrap()
-            .iter()
-            .map(|(path, bytes)| ((*path).to_owned(), bytes.to_vec()))
-            .collect();
-        let names = |files: &[(String, Vec<u8>)]| -> Vec<String> {
-            files.iter().map(|(path, _)| path.clone()).collect()
-        };
-        assert_eq!(names(&embedded), names(&on_disk));
-        for ((path, embedded), (_, on_disk)) in embedded.iter().zip(&on_disk) {
-            assert!(embedded == on_disk, "{path} differs from the checkout's");
-        }
-    }
-
-    #[test]
-    #[cfg(feature = "embed")]
-    fn the_kit_holds_every_kind_of_file_a_run_reads() {
-        let paths: Vec<&str> = embedded().unwrap().iter().map(|(path, _)| *path).collect();
-        for wanted in [
-            "golden/requirements.toml",
-            "golden/sessions/handshake.second-hello.ndjson",
-            "golden/fixtures/small.toml",
-            "golden/fixtures/hooks/claude/stop.json",
-            "schema/json/requests.schema.json",
-            "schema/json/responses.schema.json",
-        ] {
-            assert!(paths.contains(&wanted), "{wanted} is not in the kit");
-        }
-        assert!(
-            !paths.iter().any(|path| path.ends_with("README.md")),
-            "{paths:?}"
-        );
-    }
-
-    #[test]
-    #[cfg(feature = "embed")]
     fn a_written_kit_reads_back_the_same() {
+        let files: [File<'_>; 4] = [
+            ("golden/fixtures/hooks/claude/stop.json", b"{}"),
+            ("golden/requirements.toml", b"[[requirement]]\n"),
+            ("golden/sessions/a.ndjson", b"{}\n"),
+            ("schema/json/a.schema.json", &[0xff, 0]),
+        ];
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), embedded().unwrap()).unwrap();
+        write(dir.path(), &files).unwrap();
         let back = read(dir.path()).unwrap();
-        assert_eq!(back.len(), embedded().unwrap().len());
-        for ((path, bytes), (back_path, back_bytes)) in embedded().unwrap().iter().zip(&back) {
-            assert_eq!(*path, back_path);
-            assert!(*bytes == back_bytes.as_slice(), "{path}");
-        }
+        let back: Vec<File<'_>> = back
+            .iter()
+            .map(|(path, bytes)| (path.as_str(), bytes.as_slice()))
+            .collect();
+        assert_eq!(back, files);
     }
 
     #[test]

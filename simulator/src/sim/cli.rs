@@ -193,7 +193,7 @@ pub enum Command {
     /// fleet. Runs until Ctrl-C (SIGINT) or SIGTERM, then removes everything it started. See
     /// golden/README.md.
     #[command(
-        after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  cargo run -p simulator --bin corral-sim -- demo   from a checkout (after cargo build -p reference-host)\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
+        after_help = "Examples:\n  corral-sim demo                          prints the command an app runs to connect\n  cargo run -p conformance --bin corral-sim -- demo   from a checkout (after cargo build -p reference-host)\n  corral-sim demo --panes 12 --speed 2 --seed 7\n  corral-sim demo --backend real           a scratch tmux server to attach to and watch"
     )]
     Demo(Box<DemoArgs>),
 }
@@ -918,27 +918,6 @@ impl From<DemoArgs> for DemoOptions {
             dir,
             backend,
             device,
-        }
-    }
-}
-
-impl From<ReplayArgs> for crate::replay::ReplayArgs {
-    fn from(args: ReplayArgs) -> crate::replay::ReplayArgs {
-        let ReplayArgs {
-            sessions,
-            list,
-            app,
-            conn,
-            report,
-            timeout_scale,
-        } = args;
-        crate::replay::ReplayArgs {
-            sessions,
-            list,
-            app,
-            conn,
-            report,
-            timeout_scale,
         }
     }
 }

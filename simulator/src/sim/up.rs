@@ -36,7 +36,7 @@ pub fn tmux_bin(backend: Backend) -> anyhow::Result<String> {
                 Some(fake) => Ok(fake.display().to_string()),
                 None => bail!(
                     "corral-fake-tmux is missing: not in {} nor on PATH (it installs with \
-                     corral-sim: cargo install --locked --path simulator)",
+                     corral-sim: cargo install --locked --path conformance)",
                     beside.display()
                 ),
             }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{SIM, command, fake_fleet};
+use crate::common::{command, corral_sim, fake_fleet};
 
 /// Kills the server on drop.
 struct Server(std::process::Child);
@@ -45,7 +45,7 @@ fn http(
 #[test]
 fn questions_replies_and_delay() {
     let (sim, socket) = fake_fleet("small.toml");
-    let child = command(SIM)
+    let child = command(corral_sim())
         .env("CORRAL_SIM_DIR", sim.path())
         .args(["api", "serve", "--question-delay-ms", "0"])
         .spawn()

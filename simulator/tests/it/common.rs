@@ -1,21 +1,46 @@
-//! Helpers: a temp simulator directory, running the binaries in it, and a guard that kills a
-//! real scratch tmux server however the test ends. What the host's tests need too (child
-//! processes, the locations they write to, the host's binary) is in the `test-support` crate.
+//! Helpers: the simulator's binaries, a temp simulator directory, running the binaries in it, and
+//! a guard that kills a real scratch tmux server however the test ends. What the host's tests
+//! need too (child processes, the locations they write to, another package's binaries) is in the
+//! `test-support` crate.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
-use test_support::{Binaries, LOCATIONS, in_temp_dirs, seen_locations, unique};
+use test_support::{Binaries, THIS_TEST, in_temp_dirs, seen_locations, unique};
 
-pub const FAKE: &str = env!("CARGO_BIN_EXE_corral-fake-tmux");
-pub const SIM: &str = env!("CARGO_BIN_EXE_corral-sim");
+/// The simulator's binaries: thin mains over this crate that the kit's package installs, so cargo
+/// builds them for its tests, not for these.
+const SIMULATOR: Binaries = Binaries {
+    beside: THIS_TEST,
+    package: "conformance",
+    names: &["corral-sim", "corral-fake-tmux"],
+};
 
 /// The reference host's binary, which the tests that run a host need.
 const HOST: Binaries = Binaries {
-    beside: SIM,
+    beside: THIS_TEST,
     package: "reference-host",
     names: &["corral"],
 };
+
+/// `corral-sim`, built by the first test that needs it.
+pub fn corral_sim() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| path_text(SIMULATOR.path("corral-sim")))
+}
+
+/// `corral-fake-tmux`, built with `corral-sim`.
+pub fn fake_tmux() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| path_text(SIMULATOR.path("corral-fake-tmux")))
+}
+
+fn path_text(path: PathBuf) -> String {
+    path.into_os_string()
+        .into_string()
+        .expect("the target dir's path is UTF-8")
+}
 
 /// The reference host, built beside the simulator (by the first test that needs it).
 pub fn corral() -> PathBuf {
@@ -46,16 +71,6 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut command = test_support::command(program);
     command.env("LC_ALL", "C.UTF-8");
     command
-}
-
-/// Points every location a program writes to (HOME, the XDG dirs, TMPDIR, TMUX_TMPDIR) at a dir
-/// of its own under `env`, made here.
-pub fn locate_in(command: &mut Command, env: &Path) {
-    for name in LOCATIONS {
-        let dir = env.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        command.env(name, dir);
-    }
 }
 
 /// A temp `CORRAL_SIM_DIR`, and the real scratch tmux servers brought up in it: their sockets sit
@@ -114,12 +129,12 @@ impl Sim {
 
     /// Runs the fake tmux; returns (stdout, stderr, code).
     pub fn fake(&self, args: &[&str]) -> (String, String, i32) {
-        split(self.run(FAKE, args))
+        split(self.run(fake_tmux(), args))
     }
 
     /// Runs corral-sim and expects success; returns stdout.
     pub fn sim(&self, args: &[&str]) -> String {
-        let (out, err, code) = split(self.run(SIM, args));
+        let (out, err, code) = split(self.run(corral_sim(), args));
         assert_eq!(code, 0, "corral-sim {args:?} failed: {err}");
         out
     }
@@ -171,7 +186,7 @@ pub fn fake_fleet(fixture_name: &str) -> (Sim, String) {
 #[test]
 fn a_child_given_no_temp_dir_can_write_nowhere() {
     let (_, err, code) = split(
-        command(SIM)
+        command(corral_sim())
             .args(["up", fixture("small.toml").to_str().unwrap()])
             .args(["--backend", "fake", "--socket", "nowhere"])
             .output()

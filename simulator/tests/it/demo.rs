@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{SIM, command, corral};
+use crate::common::{command, corral, corral_sim};
 
 const DEVICE: &str = "SHA256:corral-demo";
 
@@ -48,7 +48,7 @@ impl Demo {
     fn start(tmp: &Path, args: &[&str]) -> Demo {
         // The demo runs the workspace's `corral`, which corral-sim finds beside itself.
         corral();
-        let mut child = command(SIM)
+        let mut child = command(corral_sim())
             .arg("demo")
             .args(args)
             .env_remove("CORRAL_SIM_DIR")
@@ -536,7 +536,7 @@ fn without_the_host_binary_the_demo_says_how_to_get_it_and_leaves_nothing() {
     // A corral-sim with no `corral` beside it, and none on PATH.
     let bin = tmp.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
-    std::fs::copy(SIM, bin.join("corral-sim")).unwrap();
+    std::fs::copy(corral_sim(), bin.join("corral-sim")).unwrap();
     let work = tmp.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let out = command(bin.join("corral-sim").to_str().unwrap())
@@ -555,7 +555,7 @@ fn without_the_host_binary_the_demo_says_how_to_get_it_and_leaves_nothing() {
     );
     assert_eq!(walk(&work), Vec::<PathBuf>::new());
 
-    let out = command(SIM)
+    let out = command(corral_sim())
         .args(["demo", "--speed", "0"])
         .env("TMPDIR", &work)
         .output()

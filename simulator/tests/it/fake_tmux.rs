@@ -1,7 +1,7 @@
 //! corral-fake-tmux on its own: no-server texts, the environment, concurrency, faults, the
 //! send-keys / display-message log, tty files, refused formats and output sanitizing.
 
-use crate::common::{FAKE, PARITY_FORMAT, Sim, command, fake_fleet, split, unique_socket};
+use crate::common::{PARITY_FORMAT, Sim, command, fake_fleet, fake_tmux, split, unique_socket};
 
 #[test]
 fn no_server_reads_like_tmux() {
@@ -31,7 +31,7 @@ fn no_server_reads_like_tmux() {
 #[test]
 fn needs_corral_sim_dir_but_not_for_help() {
     let (out, err, code) = split(
-        command(FAKE)
+        command(fake_tmux())
             .env_remove("CORRAL_SIM_DIR")
             .args(["list-panes"])
             .output()
@@ -42,7 +42,7 @@ fn needs_corral_sim_dir_but_not_for_help() {
     assert_eq!(err.lines().count(), 1);
     assert!(err.contains("CORRAL_SIM_DIR"), "{err}");
     let (out, _, code) = split(
-        command(FAKE)
+        command(fake_tmux())
             .env_remove("CORRAL_SIM_DIR")
             .arg("--help")
             .output()
@@ -58,7 +58,7 @@ fn parallel_set_options_lose_nothing() {
     let dir = sim.path();
     let children: Vec<_> = (0..40)
         .map(|i| {
-            command(FAKE)
+            command(fake_tmux())
                 .env("CORRAL_SIM_DIR", &dir)
                 .args([
                     "-L",
@@ -151,7 +151,7 @@ fn a_hung_command_hangs_without_holding_the_lock() {
         "--times",
         "1",
     ]);
-    let mut hung = command(FAKE)
+    let mut hung = command(fake_tmux())
         .env("CORRAL_SIM_DIR", sim.path())
         .args(["-L", &socket, "list-panes", "-a", "-F", "#{pane_id}"])
         .spawn()
@@ -230,7 +230,7 @@ fn a_release_ends_the_hangs_under_way_and_no_later_one() {
         panic!("the hang was not released");
     };
     hang("send-keys", "--hang-ms");
-    let mut before = command(FAKE)
+    let mut before = command(fake_tmux())
         .env("CORRAL_SIM_DIR", sim.path())
         .args(["-L", &socket, "send-keys", "-t", "%0", "y"])
         .spawn()
@@ -252,7 +252,7 @@ fn a_release_ends_the_hangs_under_way_and_no_later_one() {
     );
     // A hang that begins after a release is not ended by it.
     hang("send-keys", "--hang-after-ms");
-    let mut after = command(FAKE)
+    let mut after = command(fake_tmux())
         .env("CORRAL_SIM_DIR", sim.path())
         .args(["-L", &socket, "send-keys", "-t", "%1", "n"])
         .spawn()
@@ -280,7 +280,7 @@ fn a_command_that_hangs_after_acts_at_once_and_a_hang_ends_with_its_server() {
         "--times",
         "1",
     ]);
-    let mut hung = command(FAKE)
+    let mut hung = command(fake_tmux())
         .env("CORRAL_SIM_DIR", sim.path())
         .args(["-L", &socket, "send-keys", "-t", "%0", "y"])
         .spawn()
@@ -515,7 +515,7 @@ fn output_is_sanitized_for_a_non_utf8_client() {
         }
         args.extend(["display-message", "-p", "-t", "%0", "#{@v}\u{1f}|"]);
         split(
-            command(FAKE)
+            command(fake_tmux())
                 .env("CORRAL_SIM_DIR", sim.path())
                 .env("LC_ALL", "C")
                 .args(&args)

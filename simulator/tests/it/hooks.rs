@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{SIM, Sim, corral, fixture, split, unique_socket};
+use crate::common::{Sim, corral, corral_sim, fixture, split, unique_socket};
 
 /// A fleet of `transcripts.toml` with the runtime dir where `corral event` looks
 /// (`$XDG_RUNTIME_DIR/corral`) and a config whose permission wait is long enough for a test.
@@ -52,7 +52,7 @@ impl Fleet {
     fn run(&self, args: &[&str]) -> (String, String, i32) {
         split(
             self.sim
-                .command(SIM)
+                .command(corral_sim())
                 .args(args)
                 .env("CORRAL_CONFIG", self.sim.path().join("config.toml"))
                 .output()
@@ -260,7 +260,7 @@ fn down_stops_a_hook_that_still_waits() {
     // teardown, its `corral event` left behind for `down`.
     let mut foreground = fleet
         .sim
-        .command(SIM)
+        .command(corral_sim())
         .args([
             "hook",
             "--pane",
@@ -332,7 +332,7 @@ fn codex_notify_gets_its_payload_as_an_argument() {
 #[test]
 fn a_runtime_dir_corral_event_would_not_find_is_refused() {
     let (sim, _) = crate::common::fake_fleet("small.toml");
-    let (_, err, code) = split(sim.run(SIM, &["hook", "--pane", "%0", "claude", "Stop"]));
+    let (_, err, code) = split(sim.run(corral_sim(), &["hook", "--pane", "%0", "claude", "Stop"]));
     assert_eq!(code, 1);
     assert!(err.contains("--runtime-dir <dir>/corral"), "{err}");
 }

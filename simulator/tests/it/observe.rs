@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{SIM, Sim, command, fixture, split, unique_socket};
+use crate::common::{Sim, command, corral_sim, fixture, split, unique_socket};
 
 /// Brings `notify.toml` up on `backend`; dropping the simulator tears a real server down.
 fn up(backend: &str) -> Sim {
@@ -90,10 +90,11 @@ fn tty_watch_options_and_tmux_observe_both_backends_alike() {
                 .contains("\"@agent_notified_at\":\"1\"")
         );
         sim.sim(&["tmux", "kill-pane", "-t", "%2"]);
-        let (_, err, code) = split(sim.run(SIM, &["options", "--pane", "codex-blocked"]));
+        let (_, err, code) = split(sim.run(corral_sim(), &["options", "--pane", "codex-blocked"]));
         assert_eq!(code, 1, "{backend}: a pane that is gone");
         assert!(err.contains("can't find pane: %2"), "{backend}: {err}");
-        let (_, err, code) = split(sim.run(SIM, &["tmux", "kill-session", "-t", "nosuch"]));
+        let (_, err, code) =
+            split(sim.run(corral_sim(), &["tmux", "kill-session", "-t", "nosuch"]));
         assert_eq!(code, 1);
         assert!(err.contains("can't find session"), "{err}");
         sim.sim(&["down"]);
@@ -108,12 +109,12 @@ fn record_keeps_stdin_and_the_notification_environment_then_ends_as_asked() {
     // in this test's group.
     let run = |stdin: &[u8], args: &[&str], own_group: bool| {
         let mut cmd = if own_group {
-            let mut cmd = command(SIM);
+            let mut cmd = command(corral_sim());
             cmd.arg("record").args(args).process_group(0);
             cmd
         } else {
             let mut cmd = command("sh");
-            cmd.args(["-c", "\"$0\" record \"$@\"; exit $?", SIM])
+            cmd.args(["-c", "\"$0\" record \"$@\"; exit $?", corral_sim()])
                 .args(args);
             cmd
         };

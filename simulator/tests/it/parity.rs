@@ -2,7 +2,7 @@
 //! against both, the same bytes out (after replacing each side's own directory and socket path
 //! with a placeholder).
 
-use crate::common::{FAKE, PARITY_FORMAT, Sim, fixture, split, unique_socket};
+use crate::common::{PARITY_FORMAT, Sim, fake_tmux, fixture, split, unique_socket};
 
 struct Pair {
     real_sim: Sim,
@@ -94,7 +94,7 @@ impl Pair {
             split(command.args(args).output().unwrap())
         };
         let (r_out, r_err, r_code) = run("tmux", &self.real_socket, &self.real_sim);
-        let (f_out, f_err, f_code) = run(FAKE, &self.fake_socket, &self.fake_sim);
+        let (f_out, f_err, f_code) = run(fake_tmux(), &self.fake_socket, &self.fake_sim);
         let real_side = (
             self.normalize(&r_out, true),
             self.normalize(&r_err, true),
@@ -663,7 +663,7 @@ fn formats_expand_the_same_on_both_backends() {
     };
     assert_eq!(
         ttys(&pair.real_sim, "tmux", &pair.real_socket),
-        ttys(&pair.fake_sim, FAKE, &pair.fake_socket)
+        ttys(&pair.fake_sim, fake_tmux(), &pair.fake_socket)
     );
 
     // A lone pane fills its window: a new window has one.

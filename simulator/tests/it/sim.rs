@@ -4,7 +4,9 @@
 use golden::Backend;
 use serde_json::{Value, json};
 
-use crate::common::{PARITY_FORMAT, SIM, Sim, command, fake_fleet, fixture, split, unique_socket};
+use crate::common::{
+    PARITY_FORMAT, Sim, command, corral_sim, fake_fleet, fixture, split, unique_socket,
+};
 
 #[test]
 fn the_large_fixture_comes_up_and_down_on_the_fake() {
@@ -308,17 +310,20 @@ fn bad_input_is_one_readable_line() {
     let bad = sim.path().join("bad.toml");
     std::fs::write(&bad, "[[session]]\nname = 'a'\n[[session.window]]\n[[session.window.pane]]\nname = 'x'\nstat = 'idle'\n").unwrap();
     let socket = unique_socket("bad");
-    let (out, err, code) = split(sim.run(SIM, &["up", bad.to_str().unwrap(), "--socket", &socket]));
+    let (out, err, code) = split(sim.run(
+        corral_sim(),
+        &["up", bad.to_str().unwrap(), "--socket", &socket],
+    ));
     assert_eq!((out.as_str(), code), ("", 1));
     assert!(err.starts_with("corral-sim: parsing fixture"), "{err}");
     assert!(err.contains("stat"), "{err}");
 
-    let (_, err, code) = split(sim.run(SIM, &["step", "--pane", "x", "--state", "idle"]));
+    let (_, err, code) = split(sim.run(corral_sim(), &["step", "--pane", "x", "--state", "idle"]));
     assert_eq!(code, 1);
     assert!(err.contains("sim.json is missing"), "{err}");
 
     let (_, err, code) = split(
-        command(SIM)
+        command(corral_sim())
             .env_remove("CORRAL_SIM_DIR")
             .args(["down"])
             .output()
@@ -329,11 +334,14 @@ fn bad_input_is_one_readable_line() {
     assert!(err.contains("CORRAL_SIM_DIR"), "{err}");
 
     let (sim2, live_socket) = fake_fleet("small.toml");
-    let (_, err, code) = split(sim2.run(SIM, &["step", "--pane", "nobody", "--state", "idle"]));
+    let (_, err, code) = split(sim2.run(
+        corral_sim(),
+        &["step", "--pane", "nobody", "--state", "idle"],
+    ));
     assert_eq!(code, 1);
     assert!(err.contains("no pane named \"nobody\""), "{err}");
     let (_, _, code) = split(sim2.run(
-        SIM,
+        corral_sim(),
         &[
             "up",
             fixture("small.toml").to_str().unwrap(),

@@ -5,7 +5,7 @@ use std::os::unix::fs::MetadataExt;
 
 use serde_json::Value;
 
-use crate::common::{SIM, Sim, fake_fleet, split, unique_socket};
+use crate::common::{Sim, corral_sim, fake_fleet, split, unique_socket};
 
 fn records(path: &str) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -262,7 +262,7 @@ fn fixture_dir(panes: &str, samples: &[(&str, &[u8])]) -> (tempfile::TempDir, st
 /// `corral-sim up` of `fixture` on the fake: (stdout, stderr, exit code).
 fn up(sim: &Sim, fixture: &std::path::Path, socket: &str) -> (String, String, i32) {
     split(sim.run(
-        SIM,
+        corral_sim(),
         &[
             "up",
             fixture.to_str().unwrap(),
@@ -369,7 +369,7 @@ fn a_fixtures_sample_is_written_as_it_is_where_the_pane_is_stamped() {
             "codex",
         ];
         all.extend(args);
-        let (_, err, code) = split(sim.run(SIM, &all));
+        let (_, err, code) = split(sim.run(corral_sim(), &all));
         assert_ne!(code, 0, "{args:?}");
         assert!(err.contains(said), "{args:?}: {err}");
     }
@@ -508,7 +508,7 @@ fn a_gemini_sample_lands_in_geminis_store_and_nothing_generates_gemini_records()
             "gemini",
         ][..],
     ] {
-        let (_, err, code) = split(sim.run(SIM, args));
+        let (_, err, code) = split(sim.run(corral_sim(), args));
         assert_ne!(code, 0, "{args:?}");
         assert!(err.contains("generates no Gemini CLI"), "{args:?}: {err}");
     }

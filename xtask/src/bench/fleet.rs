@@ -53,7 +53,7 @@ impl Bins {
                 "-p",
                 "reference-host",
                 "-p",
-                "simulator",
+                "conformance",
                 "-p",
                 "client",
                 "--bins",
@@ -76,7 +76,7 @@ impl Bins {
         for bin in [&bins.corral, &bins.sim, &bins.remote, &bins.ledger_claims] {
             if !bin.exists() {
                 bail!(
-                    "{} is not built (cargo build --release -p reference-host -p simulator -p client --bins --example ledger_claims)",
+                    "{} is not built (cargo build --release -p reference-host -p conformance -p client --bins --example ledger_claims)",
                     bin.display()
                 );
             }

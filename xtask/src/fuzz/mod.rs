@@ -119,7 +119,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
                 "--quiet",
                 "--bins",
                 "-p",
-                "simulator",
+                "conformance",
                 "-p",
                 "reference-host",
             ])

@@ -6,7 +6,7 @@
 //!
 //! Each selection is read from what builds it: `cargo xtask` from its alias in
 //! `.cargo/config.toml`, the kit's binaries from the kit's own `cargo build` arguments
-//! ([`simulator::conformance::BUILD_ARGS`]), `cargo test --workspace` from the README's command.
+//! ([`conformance::BUILD_ARGS`]), `cargo test --workspace` from the README's command.
 //! A selection that resolves to nothing, or to one crate two ways (compiled twice within one
 //! command), is a problem too: a check that compares nothing must not pass.
 
@@ -34,7 +34,7 @@ pub fn selections(root: &Path) -> anyhow::Result<Vec<Selection>> {
         },
         Selection {
             name: "the kit's binaries",
-            args: tree_args(simulator::conformance::BUILD_ARGS)?,
+            args: tree_args(conformance::BUILD_ARGS)?,
         },
         Selection {
             name: "cargo test --workspace",
@@ -251,7 +251,7 @@ mod tests {
                 ("cargo xtask", "--package xtask -e normal,build".to_owned()),
                 (
                     "the kit's binaries",
-                    "-p simulator -p reference-host -p client -e normal,build".to_owned()
+                    "-p conformance -p reference-host -p client -e normal,build".to_owned()
                 ),
                 (
                     "cargo test --workspace",

@@ -20,7 +20,7 @@ pub const REMOTE: &str = env!("CARGO_BIN_EXE_corral-remote");
 
 const SIMULATOR: Binaries = Binaries {
     beside: REMOTE,
-    package: "simulator",
+    package: "conformance",
     names: &["corral-sim", "corral-fake-tmux"],
 };
 

@@ -12,10 +12,11 @@ use test_support::{Binaries, command, in_temp_dirs, unique};
 use super::checks::{eventually, json_lines};
 use super::home::Home;
 
-/// The simulator's binaries the fleet runs: `corral-sim`, and the fake tmux it brings up.
+/// The simulator's binaries the fleet runs: `corral-sim`, and the fake tmux it brings up (the
+/// kit's package installs them).
 const SIMULATOR: Binaries = Binaries {
     beside: env!("CARGO_BIN_EXE_corral"),
-    package: "simulator",
+    package: "conformance",
     names: &["corral-sim", "corral-fake-tmux"],
 };
 

@@ -11,20 +11,25 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::cli::{ApiAction, Command, PaneAction, TtyAction};
+use super::cli::{ApiAction, Command, PaneAction, ReplayArgs, TtyAction};
 use super::up::{self, Up};
 use super::{api, demo, hook, input, observe, park, record, simfile, step};
 use super::{print_bytes, print_line};
 use crate::time;
 
-/// Runs one subcommand; returns the process's exit code.
+/// Runs one subcommand; returns the process's exit code. `replay` runs `corral-sim replay`: the
+/// conformance kit's harness (`conformance::replay`), which this crate does not link, so
+/// `corral-sim`'s main hands it in.
 ///
 /// Every subcommand but two runs with `$CORRAL_SIM_DIR`, made here when missing, where the
 /// fleet's state is: `replay` keeps no state and `demo` makes a dir of its own.
-pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+pub fn run(
+    command: Command,
+    replay: impl FnOnce(ReplayArgs) -> ExitCode,
+) -> anyhow::Result<ExitCode> {
     match command {
         // These three end with exit codes of their own.
-        Command::Replay(args) => return Ok(crate::replay::main(args.into())),
+        Command::Replay(args) => return Ok(replay(args)),
         Command::Demo(args) => return Ok(demo::main((*args).into())),
         Command::Record(args) => return Ok(record::main(&args.into(), &sim_dir()?)),
         Command::Up {

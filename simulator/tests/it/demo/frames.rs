@@ -123,7 +123,7 @@ fn every_frame_of_the_demo_section_is_canonical_and_valid() {
     assert!(has("receipt", "cached", json!(true)));
     assert!(has("receipt", "action", json!("question_reply")));
     // And how to run it from a checkout, here and in the README.
-    let run = "cargo run -p simulator --bin corral-sim -- demo";
+    let run = "cargo run -p conformance --bin corral-sim -- demo";
     assert!(section().contains(run));
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     assert!(readme.contains(run));
