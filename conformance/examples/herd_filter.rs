@@ -1,5 +1,5 @@
 //! The frames of `herd`, the disguised host of the kit's test that it judges any host
-//! (`simulator/tests/it/herd/`): corral's frames as another host would write them, a key of its
+//! (`conformance/tests/it/herd/`): corral's frames as another host would write them, a key of its
 //! own on every frame, its version under `herd_version`, its own error messages. Run as
 //! `herd_filter <host command...>`; it passes stdin and stderr through, and behaves as a filter
 //! between a client and a host must (the kit's own wrappers' [`forward`]).

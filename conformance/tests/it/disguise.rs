@@ -24,7 +24,7 @@ fn herd_filter() -> PathBuf {
         .join("examples/herd_filter");
     assert!(
         built.is_file(),
-        "{} is not built: `cargo test -p simulator` builds it",
+        "{} is not built: `cargo test -p conformance` builds it",
         built.display()
     );
     built
