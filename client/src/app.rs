@@ -9,7 +9,7 @@ use std::time::Duration;
 use schema::Hello;
 
 use crate::config::{Config, NotifyConfig};
-use crate::connection::{self, Connection, Spec};
+use crate::connection::{Connection, Spec};
 use crate::transport;
 use client_core::client::{Change, Client, Command, Effect, HostEvent};
 use client_core::session::Policy;
@@ -132,13 +132,13 @@ impl<I: Send + 'static> App<I> {
 
     /// A user command: its requests go out, its immediate changes come back.
     pub fn command(&mut self, command: Command) -> Result<Vec<Change>, String> {
-        let effects = self.client.command(command, connection::now_ms())?;
+        let effects = self.client.command(command, stdx::now_ms())?;
         Ok(self.perform(effects))
     }
 
     /// A host's report: the changes to show.
     pub fn host_event(&mut self, host: usize, event: HostEvent) -> Vec<Change> {
-        let effects = self.client.host_event(host, event, connection::now_ms());
+        let effects = self.client.host_event(host, event, stdx::now_ms());
         self.perform(effects)
     }
 
@@ -163,8 +163,7 @@ impl<I: Send + 'static> App<I> {
             return None;
         };
         let command = self.notify.command.as_ref()?;
-        let why =
-            crate::notify::run(command, &self.names[*host], row, connection::now_ms()).err()?;
+        let why = crate::notify::run(command, &self.names[*host], row, stdx::now_ms()).err()?;
         Some(Change::Failed {
             host: *host,
             pane: Some(row.pane.clone()),

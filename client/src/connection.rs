@@ -8,7 +8,7 @@
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use schema::{Hello, Request};
 
@@ -79,13 +79,6 @@ impl Connection {
             let _ = thread.join();
         }
     }
-}
-
-/// Epoch milliseconds now.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 struct Worker<R> {
@@ -175,7 +168,7 @@ impl<R: Fn(HostEvent)> Worker<R> {
                     let wait = backoff.dropped(Instant::now());
                     self.link(LinkState::Down {
                         reason,
-                        retry_at_ms: Some(now_ms() + wait.as_millis() as u64),
+                        retry_at_ms: Some(stdx::now_ms() + wait.as_millis() as u64),
                     });
                     if !self.idle(Some(Instant::now() + wait), "not connected") {
                         return;

@@ -47,10 +47,10 @@ use serde_json::Value;
 
 use crate::app::{App, Event};
 use crate::config::Config;
-use crate::connection::now_ms;
 use client_core::answer::Choice;
 use client_core::client::{Change, Command, EventRef};
 use client_core::fleet::{Filter, Link, RowChange, StateWanted};
+use stdx::now_ms;
 
 /// A line of stdin, or its end.
 #[derive(Debug)]

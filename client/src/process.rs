@@ -1,14 +1,14 @@
-//! The one module that starts child processes: a host's `serve` (over ssh, locally, or any argv)
-//! and the notification command. Every child runs in a process group of its own, so a Ctrl-C
-//! meant for the client does not reach its hosts, and a time-out ends the whole group.
+//! The client's child processes: a host's `serve` (over ssh, locally, or any argv) and the
+//! notification command, built by `stdx::process` (a process group of their own, so a Ctrl-C
+//! meant for the client does not reach its hosts, and a time-out ends the whole group).
 
 use std::io::Write;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schema::NotifyEnv;
+use stdx::process::{command, wait_or_kill};
 
 /// How long a notification command may run before its group is killed.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -17,14 +17,6 @@ pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
 pub const NOTIFY_RUNNING_CAP: usize = 8;
 
 static NOTIFY_RUNNING: AtomicUsize = AtomicUsize::new(0);
-
-fn command(program: &str) -> Command {
-    // The only place the client builds a child process.
-    #[allow(clippy::disallowed_methods)]
-    let mut command = Command::new(program);
-    command.process_group(0);
-    command
-}
 
 /// Starts `argv` with its stdin, stdout and stderr piped to the client.
 pub fn spawn_piped(argv: &[String]) -> std::io::Result<Child> {
@@ -37,31 +29,6 @@ pub fn spawn_piped(argv: &[String]) -> std::io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-}
-
-/// Kills a child's whole process group (what it started too), then reaps it.
-pub fn kill_group(child: &mut Child) {
-    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Waits up to `within` for a child to exit on its own; its exit code, `None` when it was killed
-/// by a signal or had to be.
-pub fn wait_or_kill(child: &mut Child, within: Duration) -> Option<i32> {
-    let deadline = Instant::now() + within;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return status.code(),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                kill_group(child);
-                return None;
-            }
-        }
-    }
 }
 
 /// Runs `sh -c <command>` with `stdin` as its input and `env`'s variables set and removed, in

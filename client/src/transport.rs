@@ -12,9 +12,11 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
+
 use std::process::Child;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
+use stdx::lines::Line;
 
 use crate::config::Target;
 use crate::process;
@@ -80,7 +82,7 @@ pub fn argv(target: &Target) -> Vec<String> {
                 "--device",
                 device,
             ];
-            argv.extend(remote.iter().map(|word| shell_quote(word)));
+            argv.extend(remote.iter().map(|word| stdx::shell_quote(word)));
             argv
         }
         Target::Local { device, corral } => vec![
@@ -94,65 +96,18 @@ pub fn argv(target: &Target) -> Vec<String> {
     }
 }
 
-/// A word the remote shell reads back as itself.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=+@%,".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// Reads `reader` line by line into `sink` until its end, which is reported once.
+/// Reads `reader` line by line into `sink` until its end, which is reported once: the lines
+/// of `stdx::lines`, what the client cannot use said as a fault.
 pub fn read_lines(reader: impl Read, cap: usize, mut sink: impl FnMut(LineIn) -> bool) {
-    let mut reader = BufReader::new(reader);
-    let mut line: Vec<u8> = Vec::new();
-    let mut over = false;
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok([]) => break,
-            Ok(chunk) => chunk,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let (taken, ended) = match chunk.iter().position(|b| *b == b'\n') {
-            Some(at) => (at + 1, true),
-            None => (chunk.len(), false),
-        };
-        let body = &chunk[..if ended { taken - 1 } else { taken }];
-        if !over {
-            if line.len() + body.len() > cap {
-                over = true;
-                line.clear();
-            } else {
-                line.extend_from_slice(body);
-            }
-        }
-        reader.consume(taken);
-        if ended {
-            let got = if over {
-                LineIn::Bad(format!("a line longer than {cap} bytes"))
-            } else {
-                match String::from_utf8(std::mem::take(&mut line)) {
-                    Ok(text) => LineIn::Line(text),
-                    Err(_) => LineIn::Bad("a line that is not UTF-8".into()),
-                }
-            };
-            over = false;
-            line.clear();
-            if !sink(got) {
-                return;
-            }
-        }
-    }
-    if over || !line.is_empty() {
-        sink(LineIn::Bad("an unterminated line at the end".into()));
-    }
-    sink(LineIn::Eof);
+    stdx::lines::each_line(reader, cap, |line| {
+        sink(match line {
+            Line::Text(text) => LineIn::Line(text),
+            Line::TooLong => LineIn::Bad(format!("a line longer than {cap} bytes")),
+            Line::NotUtf8 => LineIn::Bad("a line that is not UTF-8".into()),
+            Line::Unterminated => LineIn::Bad("an unterminated line at the end".into()),
+            Line::End => LineIn::Eof,
+        })
+    });
 }
 
 /// The last lines a host wrote to stderr.
@@ -256,7 +211,7 @@ impl Link {
         let code = self
             .child
             .as_mut()
-            .and_then(|child| process::wait_or_kill(child, grace));
+            .and_then(|child| stdx::process::wait_or_kill(child, grace).and_then(|s| s.code()));
         self.child = None;
         // Its last words: read them before saying why it ended (a grandchild holding stderr open
         // is not waited for long).
@@ -270,7 +225,7 @@ impl Link {
 impl Drop for Link {
     fn drop(&mut self) {
         if let Some(child) = self.child.as_mut() {
-            process::kill_group(child);
+            stdx::process::kill_group(child);
         }
     }
 }
@@ -279,24 +234,9 @@ impl Drop for Link {
 mod tests {
     use super::*;
 
-    /// A reader that hands out at most `step` bytes per read, to hit every boundary.
-    struct Trickle<'a> {
-        data: &'a [u8],
-        step: usize,
-    }
-
-    impl Read for Trickle<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.step.min(buf.len()).min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
-    }
-
-    fn lines(data: &[u8], cap: usize, step: usize) -> Vec<LineIn> {
+    fn lines(data: &[u8], cap: usize) -> Vec<LineIn> {
         let mut got = Vec::new();
-        read_lines(Trickle { data, step }, cap, |line| {
+        read_lines(data, cap, |line| {
             got.push(line);
             true
         });
@@ -304,23 +244,20 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_cut_capped_and_checked_at_every_boundary() {
+    fn what_the_client_cannot_use_is_said_as_a_fault() {
         let data = b"{\"a\":1}\n0123456789ABCDEF\n\xff\xfe\nok\npartial";
-        for step in 1..=data.len() {
-            assert_eq!(
-                lines(data, 10, step),
-                [
-                    LineIn::Line("{\"a\":1}".into()),
-                    LineIn::Bad("a line longer than 10 bytes".into()),
-                    LineIn::Bad("a line that is not UTF-8".into()),
-                    LineIn::Line("ok".into()),
-                    LineIn::Bad("an unterminated line at the end".into()),
-                    LineIn::Eof,
-                ],
-                "step {step}"
-            );
-        }
-        assert_eq!(lines(b"", 10, 1), [LineIn::Eof]);
+        assert_eq!(
+            lines(data, 10),
+            [
+                LineIn::Line("{\"a\":1}".into()),
+                LineIn::Bad("a line longer than 10 bytes".into()),
+                LineIn::Bad("a line that is not UTF-8".into()),
+                LineIn::Line("ok".into()),
+                LineIn::Bad("an unterminated line at the end".into()),
+                LineIn::Eof,
+            ]
+        );
+        assert_eq!(lines(b"", 10), [LineIn::Eof]);
     }
 
     #[test]
@@ -363,6 +300,5 @@ mod tests {
             }),
             ["corral", "serve", "--stdio", "--device", "SHA256:x"]
         );
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

@@ -25,9 +25,9 @@ use ratatui::crossterm::{cursor, execute, terminal};
 
 use crate::app::{App, Event};
 use crate::config::Config;
-use crate::connection::now_ms;
 use client_core::client::Change;
 use state::{Action, Ui};
+use stdx::now_ms;
 
 /// Whether the terminal is in raw mode on the alternate screen, which [`restore`] undoes once.
 static ENTERED: AtomicBool = AtomicBool::new(false);

@@ -20,7 +20,9 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+
+use stdx::now_ms;
 
 use serde_json::{Value, json};
 
@@ -41,13 +43,6 @@ fn churn_for() -> Duration {
     } else {
         Duration::from_secs(20)
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
 }
 
 /// A small seeded generator (splitmix64): the same seed, the same keys.

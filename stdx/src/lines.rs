@@ -1,0 +1,129 @@
+//! A capped line reader: a stream of NDJSON (or any) lines read to its end, each line handed on
+//! whole, a line past the cap dropped (and said so) without holding more than the cap in memory,
+//! bytes that are not UTF-8 said so, and an unterminated last line said so.
+
+use std::io::{BufRead, BufReader, Read};
+
+/// What one read of the stream gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// A line, without its `\n`.
+    Text(String),
+    /// A line longer than the cap; its bytes were dropped.
+    TooLong,
+    /// A line whose bytes are not UTF-8.
+    NotUtf8,
+    /// Bytes after the last `\n`, at the end of the stream.
+    Unterminated,
+    /// The end of the stream (or a read error), said once, last.
+    End,
+}
+
+/// Reads `reader` line by line into `sink` until its end, which is handed on once, last; `sink`
+/// returns false to stop early. A line holds at most `cap` bytes (its `\n` not counted).
+pub fn each_line(reader: impl Read, cap: usize, mut sink: impl FnMut(Line) -> bool) {
+    let mut reader = BufReader::new(reader);
+    let mut line: Vec<u8> = Vec::new();
+    let mut over = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(chunk) => chunk,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let (taken, ended) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (chunk.len(), false),
+        };
+        let body = &chunk[..if ended { taken - 1 } else { taken }];
+        if !over {
+            if line.len() + body.len() > cap {
+                over = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(body);
+            }
+        }
+        reader.consume(taken);
+        if ended {
+            let got = if over {
+                Line::TooLong
+            } else {
+                match String::from_utf8(std::mem::take(&mut line)) {
+                    Ok(text) => Line::Text(text),
+                    Err(_) => Line::NotUtf8,
+                }
+            };
+            over = false;
+            line.clear();
+            if !sink(got) {
+                return;
+            }
+        }
+    }
+    if (over || !line.is_empty()) && !sink(Line::Unterminated) {
+        return;
+    }
+    sink(Line::End);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most `step` bytes per read, to hit every boundary.
+    struct Dribble<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    fn read_all(bytes: &[u8], cap: usize, step: usize) -> Vec<Line> {
+        let mut got = Vec::new();
+        each_line(Dribble { bytes, step }, cap, |line| {
+            got.push(line);
+            true
+        });
+        got
+    }
+
+    #[test]
+    fn lines_at_every_boundary_are_whole_and_the_end_comes_once_last() {
+        let input = b"{\"a\":1}\n\nthe cap!\nthe cap!!\n\xff\xfe\nlast";
+        for step in [1, 2, 3, 7, 4096] {
+            assert_eq!(
+                read_all(input, 8, step),
+                [
+                    Line::Text("{\"a\":1}".into()),
+                    Line::Text(String::new()),
+                    Line::Text("the cap!".into()),
+                    Line::TooLong,
+                    Line::NotUtf8,
+                    Line::Unterminated,
+                    Line::End,
+                ],
+                "step {step}"
+            );
+        }
+        assert_eq!(read_all(b"", 8, 1), [Line::End]);
+    }
+
+    #[test]
+    fn the_sink_stops_the_reading() {
+        let mut got = Vec::new();
+        each_line(&b"a\nb\nc\n"[..], 8, |line| {
+            got.push(line);
+            got.len() < 2
+        });
+        assert_eq!(got, [Line::Text("a".into()), Line::Text("b".into())]);
+    }
+}
