@@ -248,6 +248,9 @@ pub fn flow(case: &str, conn: &str) -> Result<Flow, String> {
             Step::Edges(1),
             barrier(),
         ],
+        // A device that subscribes after a move starts from the fleet as it is then.
+        ("subscribe.late-joiner", "main") => vec![subscribe(None), Step::Edges(2), barrier()],
+        ("subscribe.late-joiner", "late") => vec![subscribe(None), Step::Edges(1), barrier()],
         // An agent's hook moves a pane: one edge per move, whichever read saw it.
         ("subscribe.hook-move-once", "main") => vec![subscribe(None), Step::Edges(2), barrier()],
         ("subscribe.hook-move-selector", "main") => vec![
@@ -478,6 +481,10 @@ pub const NOT_FOR_A_CLIENT: &[(&str, &str)] = &[
         "the host's process: signals, a reader that stops or closes on cue, the connection cap, a broken store; a client sees only the end",
     ),
     ("files.*", "the host's runtime dir"),
+    (
+        "shared.*",
+        "the host's runtime dir: the cycle reads its serve processes share",
+    ),
     ("config.*", "the host's config file"),
     ("cli.*", "the host's own command line"),
     ("device.*", "the host's `corral device` commands"),
@@ -640,6 +647,7 @@ pub const FLOWS: &[&str] = &[
     "pane-options.one-list-panes-per-cycle",
     "subscribe.requests-while-streaming",
     "subscribe.reconnect",
+    "subscribe.late-joiner",
     "subscribe.hook-move-once",
     "subscribe.hook-move-selector",
     "revoke.mid-stream",
