@@ -103,9 +103,9 @@ pub fn read_lines(reader: impl Read, cap: usize, mut sink: impl FnMut(LineIn) ->
         sink(match line {
             Line::Text(text) => LineIn::Line(text),
             Line::TooLong => LineIn::Bad(format!("a line longer than {cap} bytes")),
-            Line::NotUtf8 => LineIn::Bad("a line that is not UTF-8".into()),
-            Line::Unterminated => LineIn::Bad("an unterminated line at the end".into()),
-            Line::End => LineIn::Eof,
+            Line::NotUtf8(_) => LineIn::Bad("a line that is not UTF-8".into()),
+            Line::Unterminated(_) => LineIn::Bad("an unterminated line at the end".into()),
+            Line::End | Line::Failed(_) => LineIn::Eof,
         })
     });
 }

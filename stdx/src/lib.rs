@@ -1,8 +1,8 @@
 //! Chores every binary of the workspace needs, once (in the spirit of rust-analyzer's `stdx` and
 //! cargo's `cargo-util`): [`process`] (the one place a child process is built, in a process group
-//! of its own, and waited for with a deadline that ends its whole group), [`lines`] (a capped
-//! line reader), [`shell_quote`], [`now_ms`], and [`world`] (the locations a process writes to,
-//! pointed into a temp dir).
+//! of its own, waited for with a deadline, signalled, and ended with its whole group), [`lines`]
+//! (a capped line reader), [`shell_quote`], [`now_ms`], and [`world`] (the locations a process
+//! writes to, pointed into a temp dir, in the two layouts the workspace uses).
 //!
 //! Nothing the protocol specifies lives here: the kit, which judges the host, shares no protocol
 //! code with it. The reference host keeps its own child runner (`reference-host/src/process.rs`,

@@ -1,6 +1,7 @@
 //! A capped line reader: a stream of NDJSON (or any) lines read to its end, each line handed on
 //! whole, a line past the cap dropped (and said so) without holding more than the cap in memory,
-//! bytes that are not UTF-8 said so, and an unterminated last line said so.
+//! bytes that are not UTF-8 handed on as bytes, an unterminated last line said so with its bytes,
+//! and the end (or the read error that ended the stream) said once, last.
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -9,14 +10,16 @@ use std::io::{BufRead, BufReader, Read};
 pub enum Line {
     /// A line, without its `\n`.
     Text(String),
-    /// A line longer than the cap; its bytes were dropped.
+    /// A line longer than the cap, whether or not its `\n` came; its bytes were dropped.
     TooLong,
-    /// A line whose bytes are not UTF-8.
-    NotUtf8,
-    /// Bytes after the last `\n`, at the end of the stream.
-    Unterminated,
-    /// The end of the stream (or a read error), said once, last.
+    /// A line (without its `\n`) whose bytes are not UTF-8.
+    NotUtf8(Vec<u8>),
+    /// Bytes after the last `\n`, at the end of the stream (within the cap).
+    Unterminated(Vec<u8>),
+    /// The end of the stream, said once, last.
     End,
+    /// A read error, which ends the stream: said once, last, instead of [`Line::End`].
+    Failed(String),
 }
 
 /// Reads `reader` line by line into `sink` until its end, which is handed on once, last; `sink`
@@ -25,12 +28,12 @@ pub fn each_line(reader: impl Read, cap: usize, mut sink: impl FnMut(Line) -> bo
     let mut reader = BufReader::new(reader);
     let mut line: Vec<u8> = Vec::new();
     let mut over = false;
-    loop {
+    let failed = loop {
         let chunk = match reader.fill_buf() {
-            Ok([]) => break,
+            Ok([]) => break None,
             Ok(chunk) => chunk,
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+            Err(err) => break Some(err.to_string()),
         };
         let (taken, ended) = match chunk.iter().position(|b| *b == b'\n') {
             Some(at) => (at + 1, true),
@@ -52,7 +55,7 @@ pub fn each_line(reader: impl Read, cap: usize, mut sink: impl FnMut(Line) -> bo
             } else {
                 match String::from_utf8(std::mem::take(&mut line)) {
                     Ok(text) => Line::Text(text),
-                    Err(_) => Line::NotUtf8,
+                    Err(err) => Line::NotUtf8(err.into_bytes()),
                 }
             };
             over = false;
@@ -61,11 +64,18 @@ pub fn each_line(reader: impl Read, cap: usize, mut sink: impl FnMut(Line) -> bo
                 return;
             }
         }
-    }
-    if (over || !line.is_empty()) && !sink(Line::Unterminated) {
+    };
+    let tail = if over {
+        Some(Line::TooLong)
+    } else {
+        (!line.is_empty()).then_some(Line::Unterminated(line))
+    };
+    if let Some(tail) = tail
+        && !sink(tail)
+    {
         return;
     }
-    sink(Line::End);
+    sink(failed.map_or(Line::End, Line::Failed));
 }
 
 #[cfg(test)]
@@ -107,14 +117,50 @@ mod tests {
                     Line::Text(String::new()),
                     Line::Text("the cap!".into()),
                     Line::TooLong,
-                    Line::NotUtf8,
-                    Line::Unterminated,
+                    Line::NotUtf8(b"\xff\xfe".to_vec()),
+                    Line::Unterminated(b"last".to_vec()),
                     Line::End,
                 ],
                 "step {step}"
             );
         }
         assert_eq!(read_all(b"", 8, 1), [Line::End]);
+        assert_eq!(
+            read_all(b"a\nlonger than eight", 8, 3),
+            [Line::Text("a".into()), Line::TooLong, Line::End]
+        );
+    }
+
+    /// A reader that gives its bytes, then an error.
+    struct Broken<'a>(&'a [u8]);
+
+    impl Read for Broken<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::other("the disk is on fire"));
+            }
+            let n = self.0.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_error_ends_the_stream_after_what_came_before_it() {
+        let mut got = Vec::new();
+        each_line(Broken(b"a\nhalf"), 8, |line| {
+            got.push(line);
+            true
+        });
+        assert_eq!(
+            got,
+            [
+                Line::Text("a".into()),
+                Line::Unterminated(b"half".to_vec()),
+                Line::Failed("the disk is on fire".into()),
+            ]
+        );
     }
 
     #[test]

@@ -1,12 +1,16 @@
 //! The one place a child process is built ([`command`]): every child runs in a process group of
 //! its own, so a Ctrl-C meant for its parent does not reach it, and ending it ends whatever it
-//! started too ([`kill_group`], [`wait_or_kill`]). clippy's `disallowed_methods` names this
-//! module as the one that may call `Command::new` (the reference host has its own runner).
+//! started too ([`kill_group`], [`wait_or_kill`]). Also a wait with a deadline ([`wait_until`])
+//! and a signal to a child or its group ([`signal`], [`signal_group`]). clippy's
+//! `disallowed_methods` names this module as the one that may call `Command::new` (the reference
+//! host has its own runner).
 
 use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
+
+pub use rustix::process::Signal;
 
 /// A command for `program`, to run in a process group of its own.
 pub fn command(program: impl AsRef<OsStr>) -> Command {
@@ -17,27 +21,58 @@ pub fn command(program: impl AsRef<OsStr>) -> Command {
     command
 }
 
-/// Kills a child's whole process group (whatever it started too), then reaps it.
-pub fn kill_group(child: &mut Child) {
-    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+/// Sends `signal` to the process `pid` alone. A process already gone is no error: whoever waits
+/// for it sees how it ended.
+pub fn signal(pid: u32, signal: Signal) {
+    if let Some(pid) = to_pid(pid) {
+        let _ = rustix::process::kill_process(pid, signal);
     }
+}
+
+/// Sends `signal` to the process group `pid` leads (a child of [`command`] leads its own): the
+/// child and whatever it started that stayed in its group. A group already gone is no error.
+pub fn signal_group(pid: u32, signal: Signal) {
+    if let Some(pid) = to_pid(pid) {
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
+
+fn to_pid(pid: u32) -> Option<rustix::process::Pid> {
+    i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+}
+
+/// Kills a child's whole process group (whatever it started too), then reaps it. The group is
+/// killed even when the child itself has ended: what it started may still run in it.
+pub fn kill_group(child: &mut Child) {
+    signal_group(child.id(), Signal::KILL);
     let _ = child.kill();
     let _ = child.wait();
 }
 
-/// Waits up to `within` for a child to exit on its own; its status, or `None` when the deadline
-/// passed and its group was killed (and reaped).
-pub fn wait_or_kill(child: &mut Child, within: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + within;
+/// Waits for a child until `deadline`: its status, or `None` when it still runs then.
+pub fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                kill_group(child);
-                return None;
-            }
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(5)));
+    }
+}
+
+/// Waits up to `within` for a child to exit on its own; its status, or `None` when the deadline
+/// passed (or the wait failed) and its group was killed (and reaped).
+pub fn wait_or_kill(child: &mut Child, within: Duration) -> Option<ExitStatus> {
+    match wait_until(child, Instant::now() + within) {
+        Ok(Some(status)) => Some(status),
+        Ok(None) | Err(_) => {
+            kill_group(child);
+            None
         }
     }
 }
@@ -61,6 +96,18 @@ mod tests {
             child_group,
             rustix::process::getpgrp().as_raw_nonzero().get()
         );
+    }
+
+    #[test]
+    fn a_signal_reaches_the_child_and_a_wait_until_sees_it_end() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut child = command("sleep").arg("30").spawn().unwrap();
+        let soon = Instant::now() + Duration::from_millis(20);
+        assert_eq!(wait_until(&mut child, soon).unwrap(), None);
+        signal(child.id(), Signal::TERM);
+        let later = Instant::now() + Duration::from_secs(30);
+        let status = wait_until(&mut child, later).unwrap().unwrap();
+        assert_eq!(status.signal(), Some(15));
     }
 
     #[test]
