@@ -1,7 +1,7 @@
 //! The `file` step: a path inside the case's dirs, checked for what is there (a file, a
 //! directory, nothing), its permission bits, whether it is the same file an earlier `file` step
-//! on that path saw, and what it holds (a directory: its entries' names), at once or, with the
-//! step's `timeout_ms`, until it holds.
+//! on that path saw, whether a process holds a lock on it, and what it holds (a directory: its
+//! entries' names), at once or, with the step's `timeout_ms`, until it holds.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -112,6 +112,16 @@ impl Case<'_> {
                 )));
             }
         }
+        if let Some(locked) = check.locked {
+            let held = held(path).map_err(|err| StepError::new(format!("{shown}: {err}")))?;
+            if held != locked {
+                return Err(StepError::new(if locked {
+                    format!("no process holds a lock on {shown}")
+                } else {
+                    format!("a process still holds a lock on {shown}")
+                }));
+            }
+        }
         let mut seen = Seen {
             ino: metadata.ino(),
             len: metadata.len(),
@@ -197,6 +207,20 @@ impl Case<'_> {
     }
 }
 
+/// Whether a process holds a lock on the file at `path`: a lock taken without waiting fails with
+/// `WouldBlock` while another holds one; taken, it is given back at once.
+fn held(path: &Path) -> std::io::Result<bool> {
+    let file = std::fs::File::open(path)?;
+    match file.try_lock() {
+        Ok(()) => {
+            file.unlock()?;
+            Ok(false)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+        Err(std::fs::TryLockError::Error(err)) => Err(err),
+    }
+}
+
 /// A file's bytes, and what was seen of it: the length of the bytes read, never the length a
 /// `stat` saw before the read. A writer may append between the two (a daemon's log line, a
 /// notification command's record), and what this step judged must be exactly what a later
@@ -246,6 +270,21 @@ mod tests {
 
     /// A line appended after the step's `stat` and before its read is in what the step judged,
     /// and so in the length a later `appended` step starts after: judged once, not twice.
+    #[test]
+    fn a_lock_another_holds_is_seen_held_and_looking_takes_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slot-0.lock");
+        std::fs::write(&path, "").unwrap();
+        assert!(!held(&path).unwrap());
+        let holder = std::fs::File::open(&path).unwrap();
+        holder.lock().unwrap();
+        assert!(held(&path).unwrap());
+        assert!(held(&path).unwrap(), "looking did not take the lock away");
+        drop(holder);
+        assert!(!held(&path).unwrap(), "released with its holder");
+        assert!(held(&dir.path().join("none")).is_err());
+    }
+
     #[test]
     fn what_a_step_saw_is_what_it_read_not_what_an_earlier_stat_said() {
         let dir = tempfile::tempdir().unwrap();

@@ -387,6 +387,11 @@ pub struct FileCheck {
     /// on the same `path` (a log); the file must be the same one, not shorter.
     #[serde(default, skip_serializing_if = "is_false")]
     pub appended: bool,
+    /// Whether a process holds a lock on the file (`flock`, as a host holds its lock files: a
+    /// notification command's slot, a pane's single-flight lock): `true` held, `false` free.
+    /// The runner tries to take it without waiting, and gives it back at once. Only for a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locked: Option<bool>,
     /// The local document the file holds, by the stem of its JSON Schema in `schema/json/`
     /// (`device-store`): every value the `content` expectation parses must be valid against it.
     /// Only with a `content` of `json_lines`, `json_each`, `json` or `toml`.

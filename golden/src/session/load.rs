@@ -633,6 +633,7 @@ fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), Error> {
                 ("mode", file.mode.is_some()),
                 ("replaced", file.replaced.is_some()),
                 ("appended", file.appended),
+                ("locked", file.locked.is_some()),
                 ("document", file.document.is_some()),
                 ("content", file.content.is_some()),
             ] {
@@ -645,6 +646,7 @@ fn check_file(file: &FileCheck, names: &mut Names) -> Result<(), Error> {
             for (key, given) in [
                 ("replaced", file.replaced.is_some()),
                 ("appended", file.appended),
+                ("locked", file.locked.is_some()),
                 ("document", file.document.is_some()),
                 (
                     "a parsed `content`",
@@ -985,6 +987,10 @@ mod tests {
             (
                 r#"{"file":{"path":"${run_dir}/x","is":"absent","mode":"0700"}}"#,
                 "mode says nothing about a path that is absent",
+            ),
+            (
+                r#"{"file":{"path":"${run_dir}","is":"dir","locked":false}}"#,
+                "locked says nothing about a path that is dir",
             ),
             (
                 r#"{"file":{"path":"${run_dir}","is":"dir","content":{"toml":{}}}}"#,
