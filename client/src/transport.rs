@@ -11,7 +11,7 @@
 //! link ends within a minute.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 
 use std::process::Child;
 use std::sync::{Arc, Mutex, mpsc};
@@ -26,6 +26,9 @@ pub const LINE_CAP: usize = 16 * 1024 * 1024;
 
 /// How many of the host's last stderr lines are kept.
 const STDERR_LINES: usize = 5;
+
+/// The longest stderr line the client keeps; a longer one is said as such.
+const STDERR_LINE_CAP: usize = 64 * 1024;
 
 /// How long an ended host's stderr is read on for its last lines.
 const STDERR_WAIT: Duration = Duration::from_millis(500);
@@ -162,12 +165,10 @@ impl Link {
         let lines = tail.clone();
         let (done, stderr_done) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                match line {
-                    Ok(line) => lines.push(line),
-                    Err(_) => break,
-                }
-            }
+            stdx::lines::each_text_line(stderr, STDERR_LINE_CAP, |line| {
+                lines.push(line);
+                true
+            });
             let _ = done.send(());
         });
         Ok(Link {

@@ -1,7 +1,8 @@
-//! A capped line reader: a stream of NDJSON (or any) lines read to its end, each line handed on
-//! whole, a line past the cap dropped (and said so) without holding more than the cap in memory,
-//! bytes that are not UTF-8 handed on as bytes, an unterminated last line said so with its bytes,
-//! and the end (or the read error that ended the stream) said once, last.
+//! A capped line reader ([`each_line`]): a stream of NDJSON (or any) lines read to its end, each
+//! line handed on whole, a line past the cap dropped (and said so) without holding more than the
+//! cap in memory, bytes that are not UTF-8 handed on as bytes, an unterminated last line said so
+//! with its bytes, and the end (or the read error that ended the stream) said once, last. And the
+//! same lines as a person reads them ([`each_text_line`]), for a child's stderr.
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -76,6 +77,21 @@ pub fn each_line(reader: impl Read, cap: usize, mut sink: impl FnMut(Line) -> bo
         return;
     }
     sink(failed.map_or(Line::End, Line::Failed));
+}
+
+/// Reads `reader`'s lines as text until its end, for what a person reads (a child's stderr, what
+/// a test shows of a child's output): bytes that are not UTF-8 replaced, an unterminated last line
+/// as it came, a line past the cap said as `(a line longer than <cap> bytes)`. `sink` returns
+/// false to stop early.
+pub fn each_text_line(reader: impl Read, cap: usize, mut sink: impl FnMut(String) -> bool) {
+    each_line(reader, cap, |line| match line {
+        Line::Text(text) => sink(text),
+        Line::NotUtf8(bytes) | Line::Unterminated(bytes) => {
+            sink(String::from_utf8_lossy(&bytes).into_owned())
+        }
+        Line::TooLong => sink(format!("(a line longer than {cap} bytes)")),
+        Line::End | Line::Failed(_) => false,
+    });
 }
 
 #[cfg(test)]
@@ -160,6 +176,26 @@ mod tests {
                 Line::Unterminated(b"half".to_vec()),
                 Line::Failed("the disk is on fire".into()),
             ]
+        );
+    }
+
+    #[test]
+    fn text_lines_are_what_a_person_reads() {
+        let mut got = Vec::new();
+        each_text_line(
+            Dribble {
+                bytes: b"one\n\xffx\nthe cap!!\nlast",
+                step: 3,
+            },
+            8,
+            |line| {
+                got.push(line);
+                true
+            },
+        );
+        assert_eq!(
+            got,
+            ["one", "\u{fffd}x", "(a line longer than 8 bytes)", "last"]
         );
     }
 

@@ -1,6 +1,7 @@
 //! The one place a child process is built ([`command`]): every child runs in a process group of
 //! its own, so a Ctrl-C meant for its parent does not reach it, and ending it ends whatever it
-//! started too ([`kill_group`], [`wait_or_kill`]). Also a wait with a deadline ([`wait_until`])
+//! started too ([`kill_group`], [`wait_or_kill`]); only a wrapper's child stays in its group
+//! ([`command_in_this_group`]). Also a wait with a deadline ([`wait_until`])
 //! and a signal to a child or its group ([`signal`], [`signal_group`]). clippy's
 //! `disallowed_methods` names this module as the one that may call `Command::new` (the reference
 //! host has its own runner).
@@ -14,11 +15,22 @@ pub use rustix::process::Signal;
 
 /// A command for `program`, to run in a process group of its own.
 pub fn command(program: impl AsRef<OsStr>) -> Command {
-    // The one `Command::new` outside the reference host's runner.
-    #[allow(clippy::disallowed_methods)]
-    let mut command = Command::new(program);
+    let mut command = new(program);
     command.process_group(0);
     command
+}
+
+/// A command for `program` that stays in this process's group: for a wrapper that stands in for
+/// the child it runs, so that a signal to the wrapper's group (a runner ending the host it
+/// started, which is this wrapper) reaches the child too.
+pub fn command_in_this_group(program: impl AsRef<OsStr>) -> Command {
+    new(program)
+}
+
+/// The one `Command::new` outside the reference host's runner.
+#[allow(clippy::disallowed_methods)]
+fn new(program: impl AsRef<OsStr>) -> Command {
+    Command::new(program)
 }
 
 /// Sends `signal` to the process `pid` alone. A process already gone is no error: whoever waits
@@ -81,21 +93,24 @@ pub fn wait_or_kill(child: &mut Child, within: Duration) -> Option<ExitStatus> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_child_runs_in_a_group_of_its_own() {
-        let out = command("sh")
+    /// The process group `sh` runs in when `sh` is built by `build`.
+    fn group_of(build: fn(&str) -> Command) -> i32 {
+        let out = build("sh")
             .args(["-c", "ps -o pgid= -p $$"])
             .output()
             .unwrap();
-        let child_group: i32 = String::from_utf8(out.stdout)
+        String::from_utf8(out.stdout)
             .unwrap()
             .trim()
             .parse()
-            .unwrap();
-        assert_ne!(
-            child_group,
-            rustix::process::getpgrp().as_raw_nonzero().get()
-        );
+            .unwrap()
+    }
+
+    #[test]
+    fn a_child_runs_in_a_group_of_its_own_and_a_wrappers_child_in_its_parents() {
+        let ours = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert_ne!(group_of(|p| command(p)), ours);
+        assert_eq!(group_of(|p| command_in_this_group(p)), ours);
     }
 
     #[test]
