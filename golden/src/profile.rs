@@ -497,22 +497,9 @@ fn one_line(text: &str) -> String {
 pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut out = template.to_owned();
     for (name, value) in values {
-        out = out.replace(&format!("{{{name}}}"), &shell_quote(value));
+        out = out.replace(&format!("{{{name}}}"), &stdx::shell_quote(value));
     }
     out
-}
-
-/// Quotes a value for `sh` (left bare when it has nothing `sh` would read specially).
-pub fn shell_quote(value: &str) -> String {
-    if !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "%+,-./:=@_".contains(c))
-    {
-        value.to_owned()
-    } else {
-        format!("'{}'", value.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]

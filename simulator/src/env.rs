@@ -1,12 +1,11 @@
-//! Where things live and what time it is: `CORRAL_SIM_DIR`, the user id, the host's runtime dir
-//! (`$XDG_RUNTIME_DIR/corral`, else `$TMPDIR/corral-<uid>`), the host name and the clock.
+//! Where things live: `CORRAL_SIM_DIR`, the user id, the host's runtime dir
+//! (`$XDG_RUNTIME_DIR/corral`, else `$TMPDIR/corral-<uid>`) and the host name.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The environment variable naming the simulator's state root.
-pub const SIM_DIR_VAR: &str = "CORRAL_SIM_DIR";
+pub use stdx::world::SIM_DIR_VAR;
 
 /// The environment variable naming the host's hook command (the host profile's `hook`, its
 /// `{cli}` filled: `/path/corral event`), which `corral-sim hook` runs with the agent's name
@@ -81,12 +80,4 @@ pub fn hostname() -> String {
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())
-}
-
-/// Milliseconds since the epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

@@ -16,6 +16,6 @@ pub fn now(flag: Option<u64>) -> anyhow::Result<u64> {
         Ok(text) if !text.is_empty() => text
             .parse()
             .with_context(|| format!("{NOW_VAR}={text:?} is not epoch milliseconds")),
-        _ => Ok(crate::env::now_ms()),
+        _ => Ok(stdx::now_ms()),
     }
 }

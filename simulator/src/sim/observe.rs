@@ -61,7 +61,10 @@ pub fn watch_tty(sim_dir: &Path, pane: &str) -> anyhow::Result<PathBuf> {
         }
         Backend::Real => {
             std::fs::write(&file, b"").with_context(|| format!("creating {}", file.display()))?;
-            let pipe = format!("exec cat >> {}", shell_quote(&file.display().to_string()));
+            let pipe = format!(
+                "exec cat >> {}",
+                stdx::shell_quote(&file.display().to_string())
+            );
             Tmux::of(&sim).ok(&[cmd(&["pipe-pane", "-O", "-t", &id, &pipe])], sim_dir)?;
         }
     }
@@ -105,21 +108,6 @@ pub fn options(sim_dir: &Path, pane: &str) -> anyhow::Result<BTreeMap<String, St
 pub fn tmux(sim_dir: &Path, args: &[String]) -> anyhow::Result<String> {
     let sim = simfile::load(sim_dir)?;
     Tmux::of(&sim).ok(&[args.to_vec()], sim_dir)
-}
-
-/// Quotes a path for `sh`.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_quoted_path_survives_the_shell() {
-        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
-    }
 }
 
 /// Sends `line` on the unix socket at `path` and returns the one line it answers, without its

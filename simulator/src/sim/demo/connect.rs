@@ -4,10 +4,10 @@
 //! a shell, as an app's spawn command and as an ssh forced command; and `connect`, a script that
 //! runs that line, so a person types a short path instead.
 //!
-//! The dir's layout: `connect` (the script), `sim/` (`$CORRAL_SIM_DIR`, the fake tmux's state),
-//! `config/` (`$XDG_CONFIG_HOME`: `corral/config.toml`, `corral/devices.toml`), `run/`
-//! (`$XDG_RUNTIME_DIR`, 0700: the host's runtime dir is `run/corral`), `home/` (`$HOME` of the
-//! hooks the demo runs).
+//! The dir's layout is a fleet's temp world (`stdx::world::FleetDirs`) and the script:
+//! `connect`, `sim/` (`$CORRAL_SIM_DIR`, the fake tmux's state), `config/` (`$XDG_CONFIG_HOME`:
+//! `corral/config.toml`, `corral/devices.toml`), `run/` (`$XDG_RUNTIME_DIR`, 0700: the host's
+//! runtime dir is `run/corral`), `home/` (`$HOME` of the hooks the demo runs).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use anyhow::Context;
 use golden::Backend;
 use schema::device::{DeviceRecord, DeviceStore};
 use schema::vocab::Scope;
+use stdx::world::FleetDirs;
 
 /// The scopes the demo's device gets: it may read, answer permissions and questions, and steer.
 pub const SCOPES: [Scope; 3] = [Scope::Read, Scope::ActAnswer, Scope::ActSteer];
@@ -39,14 +40,19 @@ pub struct Dirs {
 }
 
 impl Dirs {
+    /// The demo's dir as a fleet's temp world.
+    fn world(&self) -> FleetDirs {
+        FleetDirs::new(&self.root)
+    }
+
     /// `$CORRAL_SIM_DIR`.
     pub fn sim(&self) -> PathBuf {
-        self.root.join("sim")
+        self.world().sim()
     }
 
     /// `$XDG_CONFIG_HOME`.
     pub fn config(&self) -> PathBuf {
-        self.root.join("config")
+        self.world().config()
     }
 
     /// `$CORRAL_CONFIG`, where `$XDG_CONFIG_HOME` would have it (named all the same, so a
@@ -57,7 +63,7 @@ impl Dirs {
 
     /// `$XDG_RUNTIME_DIR`.
     pub fn run(&self) -> PathBuf {
-        self.root.join("run")
+        self.world().run()
     }
 
     /// The host's runtime dir, `$XDG_RUNTIME_DIR/corral`.
@@ -67,7 +73,7 @@ impl Dirs {
 
     /// `$HOME` of the hooks.
     pub fn home(&self) -> PathBuf {
-        self.root.join("home")
+        self.world().home()
     }
 
     /// The script that connects a client: `<dir>/connect`.
@@ -152,8 +158,9 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A word as `sh` reads it back: golden's one quoting rule, which the kit's host profiles use too.
-pub use golden::profile::shell_quote as quote;
+/// A word as `sh` reads it back: the workspace's one quoting rule, which the kit's host profiles
+/// use too.
+pub use stdx::shell_quote as quote;
 
 /// The command that connects a client: `env NAME=VALUE ... <corral> serve --stdio --device ID`.
 pub fn command_line(env: &[(String, String)], corral: &Path, device: &str) -> String {
