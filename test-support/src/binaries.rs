@@ -120,8 +120,8 @@ impl Binaries {
         }
         // Cargo keeps the developer's whole environment (its homes, the toolchain, the flags the
         // suite was built with): this is no test's child, and only cargo writes what it builds.
-        #[allow(clippy::disallowed_methods)]
-        let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or(env!("CARGO").into()));
+        let mut cargo =
+            stdx::process::command(std::env::var_os("CARGO").unwrap_or(env!("CARGO").into()));
         // The workspace root: test-support is one of its members.
         cargo.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap());
         cargo.args(["build", "--profile", profile]);

@@ -1,19 +1,20 @@
-//! The one way the tests build a child process ([`command`]): it inherits none of the
-//! developer's tmux or corral settings and can write nowhere until its test gives it temp dirs.
-//! And [`unique`], for the names (tmux sockets) that tests running side by side must not share.
+//! The one way the tests build a child process ([`command`], on `stdx::process::command`: a
+//! process group of its own): it inherits none of the developer's tmux or corral settings and can
+//! write nowhere until its test gives it temp dirs. And [`unique`], for the names (tmux sockets)
+//! that tests running side by side must not share.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::locations::{LOCATIONS, nowhere};
 
-/// A child process of a test. It inherits none of the developer's tmux or corral settings
-/// (`TMUX`, `TMUX_PANE`, every `CORRAL_*`), and every location of [`LOCATIONS`] points
-/// [`nowhere`] until the test gives it temp dirs ([`in_temp_dirs`](crate::in_temp_dirs)). The
-/// rest of the environment, [`RUN_MARK`](crate::RUN_MARK) included, is kept.
-#[allow(clippy::disallowed_methods)]
+/// A child process of a test, in a process group of its own. It inherits none of the developer's
+/// tmux or corral settings (`TMUX`, `TMUX_PANE`, every `CORRAL_*`), and every location of
+/// [`LOCATIONS`] points [`nowhere`] until the test gives it temp dirs
+/// ([`in_temp_dirs`](crate::in_temp_dirs)). The rest of the environment,
+/// [`RUN_MARK`](crate::RUN_MARK) included, is kept.
 pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
+    let mut command = stdx::process::command(program);
     command.env_remove("TMUX").env_remove("TMUX_PANE");
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("CORRAL_") {

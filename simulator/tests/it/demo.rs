@@ -8,31 +8,19 @@
 mod frames;
 mod upkeep;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use test_support::lines;
+
 use crate::common::{command, corral, corral_sim};
 
 const DEVICE: &str = "SHA256:corral-demo";
-
-/// Lines of a child's stream, read on a thread of their own.
-fn lines(stream: impl Read + Send + 'static) -> Receiver<String> {
-    let (to, from) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { return };
-            if to.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    from
-}
 
 /// A running demo.
 struct Demo {

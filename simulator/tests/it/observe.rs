@@ -105,17 +105,18 @@ fn tty_watch_options_and_tmux_observe_both_backends_alike() {
 fn record_keeps_stdin_and_the_notification_environment_then_ends_as_asked() {
     use std::os::unix::process::CommandExt;
     let sim = Sim::new();
-    // The first run leads a process group of its own; the second runs under a shell that stays
-    // in this test's group.
+    // The first run leads a process group of its own (as every test's child); the second runs
+    // under a shell that joins this test's group.
     let run = |stdin: &[u8], args: &[&str], own_group: bool| {
         let mut cmd = if own_group {
             let mut cmd = command(corral_sim());
-            cmd.arg("record").args(args).process_group(0);
+            cmd.arg("record").args(args);
             cmd
         } else {
             let mut cmd = command("sh");
             cmd.args(["-c", "\"$0\" record \"$@\"; exit $?", corral_sim()])
-                .args(args);
+                .args(args)
+                .process_group(rustix::process::getpgrp().as_raw_nonzero().get());
             cmd
         };
         let mut child = cmd

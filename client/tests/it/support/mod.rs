@@ -6,14 +6,14 @@
 
 pub mod tmux;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use test_support::{Binaries, in_temp_dirs};
+use test_support::{Binaries, in_temp_dirs, lines};
 
 /// This crate's binary.
 pub const REMOTE: &str = env!("CARGO_BIN_EXE_corral-remote");
@@ -50,20 +50,6 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
         }
     }
     command
-}
-
-/// Lines of a child's stream, read on a thread of their own.
-pub fn lines(stream: impl Read + Send + 'static) -> Receiver<String> {
-    let (to, from) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { return };
-            if to.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    from
 }
 
 /// `corral-remote --ndjson` with a config file.
