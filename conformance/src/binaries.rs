@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use golden::Backend;
 
+use super::Launcher;
 use super::cli::Options;
-use super::{Launcher, host, process};
 
 /// The simulator's programs a run needs on a backend (the real one runs tmux itself).
 fn needed(backend: Backend) -> Vec<&'static str> {
@@ -67,7 +67,7 @@ fn build_line() -> String {
 pub fn build(root: &Path) -> anyhow::Result<()> {
     eprintln!("{}", build_line());
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = process::command(cargo)
+    let status = stdx::process::command(cargo)
         .current_dir(root)
         .args(BUILD_ARGS)
         .status()
@@ -82,7 +82,7 @@ pub fn build(root: &Path) -> anyhow::Result<()> {
 pub fn host_of(corral: &Path) -> String {
     format!(
         "{} serve --stdio --device {{device}}",
-        host::shell_quote(&corral.display().to_string())
+        stdx::shell_quote(&corral.display().to_string())
     )
 }
 

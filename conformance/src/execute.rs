@@ -17,7 +17,7 @@ use super::cli::Options;
 use super::kit::{self, Kit};
 use super::outcome::{CaseResult, Grade};
 use super::runner::RunContext;
-use super::{Launcher, bless, host, ledger, report};
+use super::{Launcher, bless, ledger, report};
 
 /// What a run produced.
 #[derive(Debug)]
@@ -193,22 +193,22 @@ fn rerun_prefix(options: &Options, launcher: &Launcher) -> String {
     if let Some(kit) = &options.kit {
         rerun.push_str(&format!(
             " --kit {}",
-            host::shell_quote(&kit.display().to_string())
+            stdx::shell_quote(&kit.display().to_string())
         ));
     }
     if let Some(profile) = &options.profile_path {
         rerun.push_str(&format!(
             " --profile {}",
-            host::shell_quote(&profile.display().to_string())
+            stdx::shell_quote(&profile.display().to_string())
         ));
     }
     if let Some(host) = &options.host {
-        rerun.push_str(&format!(" --host {}", host::shell_quote(host)));
+        rerun.push_str(&format!(" --host {}", stdx::shell_quote(host)));
     }
     if let Some(cli) = &options.host_cli {
         rerun.push_str(&format!(
             " --host-cli {}",
-            host::shell_quote(&cli.display().to_string())
+            stdx::shell_quote(&cli.display().to_string())
         ));
     }
     if options.scale != 1.0 {

@@ -1,10 +1,10 @@
 //! The process driver: one host process per connection, started from the command template
-//! through `sh -c`, its stdout read line by line on a thread (which a session may pause, or make
-//! close the runner's end of the pipe), its stderr kept in a file, and a transcript of every line
-//! in both directions for failure reports.
+//! through `sh -c` in a process group of its own, its stdout read line by line on a thread (which
+//! a session may pause, or make close the runner's end of the pipe), its stderr kept in a file,
+//! and a transcript of every line in both directions for failure reports.
 
-use std::io::{ErrorKind, Read as _, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io::{ErrorKind, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -14,8 +14,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use stdx::lines::Line;
+use stdx::process::{Signal, signal_group};
 
-use super::process;
+/// The longest line the kit takes from a host: the protocol caps what a device sends, not what a
+/// host answers (a transcript window is a few MiB at most), so this is the kit's own bound on
+/// what it holds in memory. A longer line is dropped and fails the case.
+pub const HOST_LINE_CAP: usize = 16 * 1024 * 1024;
 
 /// What the reader thread saw on stdout.
 #[derive(Debug)]
@@ -23,6 +28,8 @@ enum Event {
     Line(Vec<u8>),
     /// Bytes after the last `\n` at end of file.
     Fragment(Vec<u8>),
+    /// A line longer than [`HOST_LINE_CAP`], dropped.
+    TooLong,
     Eof,
     /// The thread closed the runner's end of the pipe, as asked; nothing follows.
     Closed,
@@ -45,6 +52,8 @@ struct Control {
     asked: AtomicU8,
     /// Set by the thread once it has seen `PAUSED` and reads nothing more.
     parked: AtomicBool,
+    /// Set by the thread once it has closed the pipe, as asked.
+    closed: AtomicBool,
 }
 
 /// One line of a connection's transcript.
@@ -60,6 +69,8 @@ pub struct Logged {
 pub enum Read {
     Line(Vec<u8>),
     Fragment(Vec<u8>),
+    /// A line longer than [`HOST_LINE_CAP`]; its bytes were dropped.
+    TooLong,
     Eof,
     Timeout,
 }
@@ -88,9 +99,6 @@ pub fn ended(status: ExitStatus) -> String {
     }
 }
 
-/// Quotes a value for `sh`: the kit's one rule, which host profiles' templates use too.
-pub use golden::profile::shell_quote;
-
 /// Shows bytes as text, invalid UTF-8 escaped.
 pub fn show(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
@@ -113,14 +121,13 @@ impl HostProcess {
     ) -> anyhow::Result<HostProcess> {
         let err_file = std::fs::File::create(&stderr)
             .map_err(|err| anyhow!("creating {}: {err}", stderr.display()))?;
-        let mut cmd = process::command("sh");
+        let mut cmd = stdx::process::command("sh");
         cmd.arg("-c")
             .arg(format!("exec {command}"))
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(err_file)
-            .process_group(0);
+            .stderr(err_file);
         for name in remove {
             cmd.env_remove(name);
         }
@@ -218,6 +225,13 @@ impl HostProcess {
                 });
                 Read::Fragment(bytes)
             }
+            Ok(Event::TooLong) => {
+                self.transcript.push(Logged {
+                    sent: false,
+                    text: format!("(a line longer than {HOST_LINE_CAP} bytes, dropped)"),
+                });
+                Read::TooLong
+            }
             Ok(Event::Eof | Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
                 self.eof = true;
                 Read::Eof
@@ -260,7 +274,7 @@ impl HostProcess {
         while !self.eof {
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(wait) {
-                Ok(Event::Line(_) | Event::Fragment(_)) => dropped += 1,
+                Ok(Event::Line(_) | Event::Fragment(_) | Event::TooLong) => dropped += 1,
                 Ok(Event::Eof | Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     self.eof = true;
                 }
@@ -277,7 +291,7 @@ impl HostProcess {
     /// Waits for the process to exit until the deadline.
     pub fn wait(&mut self, deadline: Instant) -> Option<ExitStatus> {
         if self.status.is_none() {
-            self.status = process::wait_until(&mut self.child, deadline)
+            self.status = stdx::process::wait_until(&mut self.child, deadline)
                 .ok()
                 .flatten();
         }
@@ -293,7 +307,7 @@ impl HostProcess {
     /// started in its group (a host launched through a wrapper or a script gets the signal where
     /// it runs).
     pub fn terminate(&self) {
-        process::signal(self.child.id(), process::Signal::TERM, true);
+        signal_group(self.child.id(), Signal::TERM);
     }
 
     /// `kill`: SIGKILL to the host's process group (as [`HostProcess::terminate`]) and its end
@@ -305,7 +319,7 @@ impl HostProcess {
                 "the host had already ended ({status}) before the kill"
             ));
         }
-        process::signal(self.child.id(), process::Signal::KILL, true);
+        signal_group(self.child.id(), Signal::KILL);
         let _ = self.child.kill();
         if self.paused() {
             // What it wrote meanwhile was never read, as the session said: dropped.
@@ -322,6 +336,12 @@ impl HostProcess {
                     show(&bytes)
                 ));
             }
+            Read::TooLong => {
+                return Err(anyhow!(
+                    "the host wrote a line no step expected (longer than {HOST_LINE_CAP} bytes) \
+                     before it was killed"
+                ));
+            }
         }
         match self.wait(deadline) {
             None => Err(anyhow!("the host is still running after SIGKILL")),
@@ -335,7 +355,7 @@ impl HostProcess {
     /// Kills the host's whole process group and reaps the host. The group is killed even when
     /// the host itself has ended: what it started may still run in it (and hold its stdout).
     pub fn kill(&mut self) {
-        process::signal(self.child.id(), process::Signal::KILL, true);
+        signal_group(self.child.id(), Signal::KILL);
         if self.status.is_some() {
             return;
         }
@@ -358,51 +378,67 @@ impl HostProcess {
     }
 }
 
-/// The reader thread: lines from the host's stdout to the channel, reading only while asked to,
-/// closing the pipe when asked to. It waits for bytes a poll at a time, so an order is seen
-/// within [`POLL`] even when the host writes nothing.
-fn read_lines(mut stdout: ChildStdout, control: &Control, tx: &Sender<Event>) {
-    let mut pending: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 16 * 1024];
-    loop {
-        match control.asked.load(Ordering::SeqCst) {
-            CLOSING => {
-                drop(stdout);
-                let _ = tx.send(Event::Closed);
-                return;
-            }
-            PAUSED => {
-                control.parked.store(true, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(2));
-                continue;
-            }
-            _ => control.parked.store(false, Ordering::SeqCst),
-        }
-        let mut fds = [PollFd::new(&stdout, PollFlags::IN)];
-        match poll(&mut fds, Some(&POLL)) {
-            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
-            Ok(_) | Err(_) => {}
-        }
-        match stdout.read(&mut chunk) {
-            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
-            Ok(0) | Err(_) => {
-                if !pending.is_empty() {
-                    let _ = tx.send(Event::Fragment(std::mem::take(&mut pending)));
-                }
-                let _ = tx.send(Event::Eof);
-                return;
-            }
-            Ok(read) => {
-                pending.extend_from_slice(&chunk[..read]);
-                let mut start = 0;
-                while let Some(end) = pending[start..].iter().position(|&b| b == b'\n') {
-                    let line = pending[start..start + end].to_vec();
-                    start += end + 1;
-                    if tx.send(Event::Line(line)).is_err() {
-                        return;
+/// The reader thread: lines from the host's stdout (`stdx`'s splitter, capped at
+/// [`HOST_LINE_CAP`]) to the channel, reading only while asked to, closing the pipe when asked
+/// to ([`Paced`]).
+fn read_lines(stdout: ChildStdout, control: &Control, tx: &Sender<Event>) {
+    let paced = Paced {
+        stdout: Some(stdout),
+        control,
+    };
+    stdx::lines::each_line(paced, HOST_LINE_CAP, |line| {
+        let closed = control.closed.load(Ordering::SeqCst);
+        let event = match line {
+            Line::Text(text) => Event::Line(text.into_bytes()),
+            Line::NotUtf8(bytes) => Event::Line(bytes),
+            Line::TooLong => Event::TooLong,
+            // What was left of a line when the runner closed the pipe was never the host's end.
+            Line::Unterminated(_) if closed => return true,
+            Line::Unterminated(bytes) => Event::Fragment(bytes),
+            Line::End | Line::Failed(_) if closed => Event::Closed,
+            Line::End | Line::Failed(_) => Event::Eof,
+        };
+        tx.send(event).is_ok()
+    });
+}
+
+/// The host's stdout as the reader thread reads it: a read waits for bytes a poll at a time, so
+/// an order is seen within [`POLL`] even when the host writes nothing; asked to pause, it parks
+/// (and takes nothing from the pipe) until asked to read again; asked to close, it closes the
+/// runner's end of the pipe and reads as the end.
+struct Paced<'a> {
+    stdout: Option<ChildStdout>,
+    control: &'a Control,
+}
+
+impl std::io::Read for Paced<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match self.control.asked.load(Ordering::SeqCst) {
+                CLOSING => {
+                    if self.stdout.take().is_some() {
+                        self.control.closed.store(true, Ordering::SeqCst);
                     }
+                    return Ok(0);
                 }
-                pending.drain(..start);
+                PAUSED => {
+                    self.control.parked.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                }
+                _ => self.control.parked.store(false, Ordering::SeqCst),
+            }
+            let Some(stdout) = self.stdout.as_mut() else {
+                return Ok(0);
+            };
+            let mut fds = [PollFd::new(&*stdout, PollFlags::IN)];
+            match poll(&mut fds, Some(&POLL)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) | Err(_) => {}
+            }
+            match std::io::Read::read(stdout, buf) {
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                read => return read,
             }
         }
     }
@@ -417,14 +453,6 @@ impl Drop for HostProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shell_quoting_leaves_plain_words_and_quotes_the_rest() {
-        assert_eq!(shell_quote("SHA256:abc"), "SHA256:abc");
-        assert_eq!(shell_quote("/tmp/x y"), "'/tmp/x y'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
 
     fn scripted(script: &str) -> (tempfile::TempDir, HostProcess) {
         let dir = tempfile::tempdir().unwrap();
@@ -470,6 +498,18 @@ mod tests {
     fn a_line_without_its_newline_at_eof_is_a_fragment() {
         let (_dir, mut host) = scripted("printf 'half'");
         assert!(matches!(host.next(soon()), Read::Fragment(bytes) if bytes == b"half"));
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_too_long_and_the_next_is_read() {
+        let (_dir, mut host) = scripted(&format!(
+            "sh -c 'head -c {} /dev/zero | tr \"\\\\0\" x; echo; echo after'",
+            HOST_LINE_CAP + 1
+        ));
+        assert!(matches!(host.next(soon()), Read::TooLong));
+        assert!(matches!(host.next(soon()), Read::Line(line) if line == b"after"));
+        assert!(matches!(host.next(soon()), Read::Eof));
+        assert!(host.transcript[0].text.contains("dropped"));
     }
 
     #[test]

@@ -334,11 +334,7 @@ impl Filter for StaleEdges {
         let kind = frame.get("t").and_then(Value::as_str).map(str::to_owned);
         match (kind.as_deref(), self.subscribed_ms) {
             (Some("ack"), None) => {
-                self.subscribed_ms = Some(
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_millis() as u64),
-                );
+                self.subscribed_ms = Some(stdx::now_ms());
                 vec![line.to_owned()]
             }
             (Some("edge"), Some(at)) if set(&mut frame, "at_ms", Value::from(at)) => {
@@ -1143,10 +1139,7 @@ mod tests {
 
     #[test]
     fn stale_edges_stamp_the_acknowledgement_time_inside_the_run() {
-        let before = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64;
+        let before = stdx::now_ms();
         let mut filter = find("stale-edges").unwrap().filter();
         let edge = r#"{"schema":1,"id":"s","t":"edge","at_ms":4102444800000,"pane":"%1"}"#;
         assert_eq!(filter.line(edge), [edge], "no subscription yet");

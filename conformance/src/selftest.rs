@@ -22,6 +22,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
+use super::Launcher;
 use super::binaries::{build, built_corral, host_of};
 use super::caught::{self, CaseRun};
 use super::cli::Options;
@@ -29,7 +30,6 @@ use super::execute::execute;
 use super::mutants::{self, Filter, Lines, Mutant};
 use super::outcome::{CaseResult, Grade};
 use super::traffic::{self, LogFile, Watched};
-use super::{Launcher, host, process};
 
 /// The breaking wrapper's subcommand name.
 pub const WRAPPER: &str = "drop-id";
@@ -185,7 +185,9 @@ pub fn forward_through(command: &[String], filter: Box<dyn Filter>) -> anyhow::R
         })
         .context("catching SIGTERM")?;
     let filter = std::sync::Arc::new(std::sync::Mutex::new(filter));
-    let mut child = process::command(program)
+    // The host stays in the wrapper's group: the runner's SIGTERM and SIGKILL to the group it
+    // started (this wrapper's) reach it too.
+    let mut child = stdx::process::command_in_this_group(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -345,7 +347,7 @@ pub fn run(options: &Options, launcher: &Launcher) -> anyhow::Result<()> {
     };
     let wrapped = |name: &str| -> anyhow::Result<String> {
         let exe = std::env::current_exe().context("locating the running program")?;
-        let mut wrapper = vec![host::shell_quote(&exe.display().to_string())];
+        let mut wrapper = vec![stdx::shell_quote(&exe.display().to_string())];
         wrapper.extend(launcher.own_arguments().iter().map(|arg| (*arg).to_owned()));
         wrapper.push(name.to_owned());
         Ok(format!("{} {host}", wrapper.join(" ")))
@@ -582,7 +584,7 @@ fn run_logged(
     traffic: bool,
 ) -> anyhow::Result<Logged> {
     let logs = tempfile::tempdir().context("making the wrappers' log dir")?;
-    let dir = host::shell_quote(&logs.path().display().to_string());
+    let dir = stdx::shell_quote(&logs.path().display().to_string());
     let flag = if traffic { " --traffic" } else { "" };
     let mut run = options.clone();
     run.host = Some(wrapped(&format!("{MUTANT} --log {dir}{flag} {filter}"))?);

@@ -48,7 +48,7 @@ fn run(
     stdin: Option<&[u8]>,
     timeout: Duration,
 ) -> anyhow::Result<Finished> {
-    let mut cmd = process::command(bin);
+    let mut cmd = stdx::process::command(bin);
     cmd.args(args);
     for (name, value) in env {
         cmd.env(name, value);
@@ -201,7 +201,7 @@ impl Driver {
             std::fs::File::create(&path)
                 .map_err(|err| anyhow!("creating {}: {err}", path.display()))
         };
-        let mut cmd = process::command(&self.bin);
+        let mut cmd = stdx::process::command(&self.bin);
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(log("out")?)
@@ -241,8 +241,7 @@ impl Driver {
     /// Tears the fleet down (also done on drop), background processes first.
     fn down(&mut self) -> anyhow::Result<()> {
         for mut child in self.background.drain(..) {
-            let _ = child.kill();
-            let _ = child.wait();
+            stdx::process::kill_group(&mut child);
         }
         if self.down {
             return Ok(());

@@ -5,9 +5,8 @@
 //! closed, and an app that has not exited a few seconds later is killed, with its whole group.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use golden::session::{Session, Step};
@@ -72,7 +71,7 @@ pub fn run(
     requests: &FrameSchema,
     settings: Settings,
 ) -> anyhow::Result<AppRun> {
-    let mut child = crate::process::command("sh")
+    let mut child = stdx::process::command("sh")
         // The app is no child of a developer's tmux: it never talks to their server.
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
@@ -82,7 +81,6 @@ pub fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .spawn()
         .with_context(|| format!("starting the app: sh -c {command:?}"))?;
     let stdin = child.stdin.take().context("the app's stdin")?;
@@ -97,7 +95,7 @@ pub fn run(
     let mut verdicts = Vec::new();
     // `play` drops the app's stdin when it returns: the app sees the end of its input.
     let outcome = play::play(script, requests, settings, stdout, stdin, &mut verdicts);
-    let (exit, killed) = reap(&mut child, EXIT_WITHIN.mul_f64(settings.scale))?;
+    let (exit, killed) = reap(&mut child, EXIT_WITHIN.mul_f64(settings.scale));
     let end = AppEnd {
         exit,
         killed,
@@ -112,25 +110,9 @@ pub fn run(
 
 /// Waits for the app up to `within`, then kills its group; its exit code, and whether it was
 /// killed. Whatever it started in its group goes with it.
-fn reap(child: &mut Child, within: Duration) -> anyhow::Result<(Option<i32>, bool)> {
-    use rustix::process::{Pid, Signal, kill_process_group};
-    let deadline = Instant::now() + within;
-    let group = Pid::from_raw(child.id() as i32);
-    loop {
-        if let Some(status) = child.try_wait().context("waiting for the app")? {
-            // Anything the app left running in its group ends with it.
-            if let Some(group) = group {
-                let _ = kill_process_group(group, Signal::KILL);
-            }
-            return Ok((status.code(), false));
-        }
-        if Instant::now() >= deadline {
-            if let Some(group) = group {
-                let _ = kill_process_group(group, Signal::KILL);
-            }
-            let status = child.wait().context("waiting for the killed app")?;
-            return Ok((status.code(), true));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+fn reap(child: &mut Child, within: Duration) -> (Option<i32>, bool) {
+    let status = stdx::process::wait_or_kill(child, within);
+    // Anything the app left running in its group ends with it.
+    stdx::process::kill_group(child);
+    (status.and_then(|status| status.code()), status.is_none())
 }

@@ -35,6 +35,18 @@ impl Judgement {
     }
 }
 
+/// The verdict on a line longer than the `read_cap` bytes the replayer holds: over the cap, its
+/// bytes never read.
+pub fn too_long(receive: &Receive, read_cap: usize) -> Judgement {
+    Judgement {
+        app_id: None,
+        failure: Some(format!(
+            "the line has more than {read_cap} bytes, over the {LINE_CAP}-byte cap a host enforces"
+        )),
+        expected: pattern::render_expected(&receive.pattern, None, &Captures::new(), Window::ANY),
+    }
+}
+
 /// Judges one line (without its `\n`).
 pub fn judge(bytes: &[u8], receive: &Receive, requests: &FrameSchema) -> Judgement {
     let expected = |actual: Option<&Value>| {

@@ -4,7 +4,7 @@
 //! ahead of the answers it waits for; only the order and the content of its frames count.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -13,15 +13,24 @@ use golden::validate::FrameSchema;
 use schema::encode_line;
 use serde::Serialize;
 use serde_json::Value;
+use stdx::lines::Line;
 
-use super::judge::judge;
-use super::script::{Action, Receive, Script};
+use super::judge::{self, judge};
+use super::script::{Action, LINE_CAP, Receive, Script};
+
+/// The longest line the replayer holds. The protocol caps a device's line at [`LINE_CAP`], and
+/// the judge says by how much a line breaks it up to this size; a longer one is dropped as it is
+/// read (and fails as too long), so an app that never ends its line cannot fill the replayer's
+/// memory.
+pub const READ_CAP: usize = 16 * LINE_CAP;
 
 /// What the reader thread reports.
 #[derive(Debug)]
 enum Input {
     /// A whole line (1-based number, bytes without `\n`).
     Line(usize, Vec<u8>),
+    /// A line longer than [`READ_CAP`] (1-based number); its bytes were dropped.
+    TooLong(usize),
     /// Bytes after the last `\n` when the input ended.
     Fragment(usize, Vec<u8>),
     /// The input ended.
@@ -30,29 +39,24 @@ enum Input {
     Failed(String),
 }
 
+/// The app's lines, numbered, through `stdx`'s splitter capped at [`READ_CAP`].
 fn read_lines(input: impl Read, to: mpsc::Sender<Input>) {
-    let mut reader = BufReader::new(input);
     let mut number = 0;
-    loop {
-        let mut line = Vec::new();
-        let report = match reader.read_until(b'\n', &mut line) {
-            Ok(0) => Input::End,
-            Ok(_) if line.ends_with(b"\n") => {
-                number += 1;
-                line.pop();
-                Input::Line(number, line)
-            }
-            Ok(_) => {
-                number += 1;
-                Input::Fragment(number, line)
-            }
-            Err(err) => Input::Failed(err.to_string()),
+    stdx::lines::each_line(input, READ_CAP, |line| {
+        let mut numbered = || {
+            number += 1;
+            number
         };
-        let more = matches!(report, Input::Line(..));
-        if to.send(report).is_err() || !more {
-            return;
-        }
-    }
+        let report = match line {
+            Line::Text(text) => Input::Line(numbered(), text.into_bytes()),
+            Line::NotUtf8(bytes) => Input::Line(numbered(), bytes),
+            Line::TooLong => Input::TooLong(numbered()),
+            Line::Unterminated(bytes) => Input::Fragment(numbered(), bytes),
+            Line::End => Input::End,
+            Line::Failed(err) => Input::Failed(err),
+        };
+        to.send(report).is_ok()
+    });
 }
 
 /// One verdict.
@@ -228,10 +232,12 @@ impl<W: Write, V: Write> Player<'_, W, V> {
             Err(RecvTimeoutError::Disconnected) => Input::End,
         };
         match &input {
-            Input::Line(number, _) | Input::Fragment(number, _) => self.last_line = *number,
+            Input::Line(number, _) | Input::TooLong(number) | Input::Fragment(number, _) => {
+                self.last_line = *number;
+            }
             Input::End | Input::Failed(_) => {}
         }
-        if !matches!(input, Input::Line(..)) {
+        if !matches!(input, Input::Line(..) | Input::TooLong(_)) {
             self.ended = true;
         }
         Some(input)
@@ -322,6 +328,18 @@ impl<W: Write, V: Write> Player<'_, W, V> {
                         received: Some(String::from_utf8_lossy(&bytes).into_owned()),
                     });
                 }
+                Some(Input::TooLong(number)) => {
+                    self.record(Verdict {
+                        verdict: "fail",
+                        line: Some(number),
+                        golden_line,
+                        message: format!(
+                            "unexpected frame (more than {READ_CAP} bytes, unread): {reason}"
+                        ),
+                        expected: None,
+                        received: None,
+                    });
+                }
                 Some(Input::Failed(err)) => {
                     self.fail(None, golden_line, format!("reading the app's lines: {err}"));
                     return true;
@@ -337,8 +355,9 @@ impl<W: Write, V: Write> Player<'_, W, V> {
             receive.line, receive.t
         );
         let (number, bytes, unterminated) = match self.next(deadline) {
-            Some(Input::Line(number, bytes)) => (number, bytes, false),
-            Some(Input::Fragment(number, bytes)) => (number, bytes, true),
+            Some(Input::Line(number, bytes)) => (number, Some(bytes), false),
+            Some(Input::TooLong(number)) => (number, None, false),
+            Some(Input::Fragment(number, bytes)) => (number, Some(bytes), true),
             Some(Input::End) => {
                 let message = format!("the app's input ended {}; {pending}", self.after_line());
                 self.fail(None, receive.line, message);
@@ -359,7 +378,10 @@ impl<W: Write, V: Write> Player<'_, W, V> {
                 return Err(Abort);
             }
         };
-        let judged = judge(&bytes, receive, self.requests);
+        let judged = match &bytes {
+            Some(bytes) => judge(bytes, receive, self.requests),
+            None => judge::too_long(receive, READ_CAP),
+        };
         if let Some(app_id) = &judged.app_id {
             self.ids.insert(receive.session_id.clone(), app_id.clone());
         }
@@ -383,7 +405,7 @@ impl<W: Write, V: Write> Player<'_, W, V> {
                 golden_line: receive.line,
                 message: format!("{failure} (golden line {})", receive.line),
                 expected: Some(judged.expected),
-                received: Some(String::from_utf8_lossy(&bytes).into_owned()),
+                received: bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
             },
         };
         self.record(verdict);
@@ -410,6 +432,10 @@ mod tests {
     );
 
     fn run(input: &'static [u8], output: impl Write) -> (Outcome, String) {
+        run_from(input, output)
+    }
+
+    fn run_from(input: impl Read + Send + 'static, output: impl Write) -> (Outcome, String) {
         let requests = FrameSchema::generated("requests.schema.json").unwrap();
         let responses = FrameSchema::generated("responses.schema.json").unwrap();
         let session = golden::session::parse(Path::new("x.ndjson"), SESSION).unwrap();
@@ -462,6 +488,22 @@ mod tests {
             String::from_utf8(output).unwrap(),
             "{\"schema\":1,\"id\":\"mine\",\"t\":\"snapshot\",\"agents\":[]}\n"
         );
+    }
+
+    #[test]
+    fn a_line_past_what_the_replayer_reads_fails_unread_and_the_next_is_judged() {
+        let mut input = vec![b'x'; READ_CAP + 1];
+        input.extend_from_slice(b"\n{\"schema\":1,\"id\":\"mine\",\"t\":\"snapshot\"}\n");
+        let (outcome, verdicts) = run_from(std::io::Cursor::new(input), Vec::new());
+        assert_eq!(
+            verdicts,
+            "FAIL line 1: the line has more than 1048576 bytes, over the 65536-byte cap a host \
+             enforces (golden line 3); expected {\"schema\":1,\"id\":\"$string\",\"t\":\"snapshot\"}\n\
+             FAIL line 2: unexpected frame: the script ended at golden line 4; nothing more was \
+             expected\n0 passed, 2 failed\n"
+        );
+        assert!(outcome.complete);
+        assert_eq!(outcome.verdicts[0].received, None);
     }
 
     /// A writer whose reader is gone.

@@ -6,7 +6,6 @@
 //! writes a file of the case whole. Whatever still runs at the end of the case is stopped with
 //! SIGTERM, then killed with its group.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -14,11 +13,12 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use golden::pattern;
 use golden::session::{Program, SignalName, SignalStep, Started, WriteFile};
+use stdx::process::{Signal, kill_group, signal, signal_group, wait_or_kill, wait_until};
 
 use super::content::Judge;
 use super::{Case, StepError, StepResult};
+use crate::adapter;
 use crate::host::ended;
-use crate::{adapter, process};
 
 /// How long a program still running at the end of a case gets to stop after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -41,23 +41,19 @@ impl Running {
     /// moments after it was reaped).
     pub(super) fn stop(&mut self) {
         if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            process::signal(self.child.id(), process::Signal::TERM, false);
-            let done = process::wait_until(&mut self.child, Instant::now() + STOP_GRACE);
-            if !matches!(done, Ok(Some(_))) {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
+            signal(self.child.id(), Signal::TERM);
+            wait_or_kill(&mut self.child, STOP_GRACE);
         }
-        process::signal(self.child.id(), process::Signal::KILL, true);
+        kill_group(&mut self.child);
     }
 
     /// `KILL`: SIGKILL to the program alone and its end within the deadline; then whatever it
     /// left in its process group is killed too, so nothing of it outlives the step.
     fn kill(&mut self, deadline: Instant) -> anyhow::Result<()> {
         let _ = self.child.kill();
-        let status = process::wait_until(&mut self.child, deadline)
+        let status = wait_until(&mut self.child, deadline)
             .map_err(|err| anyhow!("waiting for `{}`: {err}", self.shown))?;
-        process::signal(self.child.id(), process::Signal::KILL, true);
+        signal_group(self.child.id(), Signal::KILL);
         match status {
             Some(_) => Ok(()),
             None => Err(anyhow!("`{}` still runs after SIGKILL", self.shown)),
@@ -92,9 +88,7 @@ impl Case<'_> {
         };
         let ready = ready_file.map(|file| self.case_path(file)).transpose()?;
         let mut cmd = self.program_command(started.program, &started.env, &args)?;
-        cmd.current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .process_group(0);
+        cmd.current_dir(&self.dir).stdin(Stdio::null());
         self.programs += 1;
         let logs = self.dir.join("logs");
         let log = |suffix: &str| -> Result<(PathBuf, std::fs::File), StepError> {
@@ -145,12 +139,12 @@ impl Case<'_> {
                 .kill(Instant::now() + timeout)
                 .map_err(StepError::new);
         }
-        process::signal(running.child.id(), os_signal(step.signal), false);
+        signal(running.child.id(), os_signal(step.signal));
         let Some(code) = step.exit else {
             return Ok(());
         };
         let mut running = self.running.remove(&step.name).expect("found above");
-        let status = process::wait_until(&mut running.child, Instant::now() + timeout)
+        let status = wait_until(&mut running.child, Instant::now() + timeout)
             .map_err(|err| StepError::new(format!("waiting for `{}`: {err}", running.shown)))?;
         let Some(status) = status else {
             running.stop();
@@ -245,12 +239,12 @@ fn wait_ready(running: &mut Running, ready: &Path, deadline: Instant) -> anyhow:
 }
 
 /// The signal a step names.
-fn os_signal(name: SignalName) -> process::Signal {
+fn os_signal(name: SignalName) -> Signal {
     match name {
-        SignalName::Hup => process::Signal::HUP,
-        SignalName::Int => process::Signal::INT,
-        SignalName::Term => process::Signal::TERM,
-        SignalName::Kill => process::Signal::KILL,
+        SignalName::Hup => Signal::HUP,
+        SignalName::Int => Signal::INT,
+        SignalName::Term => Signal::TERM,
+        SignalName::Kill => Signal::KILL,
     }
 }
 
@@ -260,12 +254,11 @@ mod tests {
 
     fn start(script: &str, dir: &Path) -> Running {
         let stderr = dir.join("err");
-        let child = process::command("sh")
+        let child = stdx::process::command("sh")
             .args(["-c", script])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr).unwrap())
-            .process_group(0)
             .spawn()
             .unwrap();
         Running {

@@ -38,6 +38,13 @@ impl Case<'_> {
                     host::show(&bytes)
                 )));
             }
+            Read::TooLong => {
+                return Err(StepError::new(format!(
+                    "the host wrote a line longer than the {} bytes the kit reads",
+                    host::HOST_LINE_CAP
+                ))
+                .on(conn));
+            }
             Read::Eof => {
                 let status = process.wait(Instant::now() + Duration::from_millis(500));
                 let how = match status {
@@ -245,6 +252,13 @@ impl Case<'_> {
                 .found(Found::Unexpected {
                     received: String::from_utf8_lossy(&bytes).into_owned(),
                 }));
+            }
+            Read::TooLong => {
+                return Err(StepError::new(format!(
+                    "expected the host to exit with {code}, but it sent another line, longer \
+                     than the {} bytes the kit reads",
+                    host::HOST_LINE_CAP
+                )));
             }
         }
         match process.wait(deadline) {

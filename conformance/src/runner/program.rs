@@ -149,12 +149,12 @@ impl Case<'_> {
                     .map_err(StepError::new)?
                 {
                     None => {
-                        let mut cmd = process::command(bin);
+                        let mut cmd = stdx::process::command(bin);
                         cmd.args(args);
                         cmd
                     }
                     Some(line) => {
-                        let mut cmd = process::command("sh");
+                        let mut cmd = stdx::process::command("sh");
                         cmd.args(["-c", &format!("exec {line}")]);
                         cmd
                     }
@@ -169,7 +169,7 @@ impl Case<'_> {
             }
             Program::CorralSim => {
                 let sim = self.sim.as_ref().expect("the simulator is up");
-                let mut cmd = process::command(&self.ctx.sim_bin);
+                let mut cmd = stdx::process::command(&self.ctx.sim_bin);
                 cmd.args(args);
                 for (name, value) in sim.env() {
                     cmd.env(name, value);

@@ -16,6 +16,7 @@ use golden::pattern::Captures;
 use golden::session::{Prebound, Session};
 use schema::DeviceStore;
 use serde_json::Value;
+use stdx::world::FleetDirs;
 
 use super::{Case, RunContext, StepError, StepResult};
 use crate::sim::{Fleet, Sim};
@@ -26,16 +27,12 @@ const UP_MS: u64 = 60_000;
 impl<'a> Case<'a> {
     /// A case in `dir`: its environment and its device store, nothing made yet.
     pub(super) fn new(ctx: &'a RunContext, session: &'a Session, dir: &Path) -> Case<'a> {
-        let path = |sub: &str| dir.join(sub).display().to_string();
         let profile = &ctx.profile;
-        let mut env = vec![
-            ("CORRAL_SIM_DIR".to_owned(), path("sim")),
-            ("XDG_CONFIG_HOME".to_owned(), path("config")),
-            ("XDG_RUNTIME_DIR".to_owned(), path("run")),
-            ("HOME".to_owned(), path("home")),
+        let mut env = FleetDirs::new(dir).vars();
+        env.extend([
             ("NO_COLOR".to_owned(), "1".to_owned()),
             ("PATH".to_owned(), search_path(&dir.join("bin"))),
-        ];
+        ]);
         if let Some(config) = &profile.env.config {
             env.push((config.clone(), place(dir, &profile.paths.config_file)));
         }
@@ -84,10 +81,10 @@ impl<'a> Case<'a> {
     /// Makes the work dir, writes the config and the device store, brings the fleet up and
     /// binds the prebound captures from its answer.
     pub(super) fn prepare(&mut self, socket: &str) -> StepResult {
-        use std::os::unix::fs::PermissionsExt;
-        for sub in ["sim", "config", "run", "home", "logs", "bin"] {
-            std::fs::create_dir_all(self.dir.join(sub))
-                .map_err(|err| StepError::new(format!("making the case dir: {err}")))?;
+        let making = |err| StepError::new(format!("making the case dir: {err}"));
+        FleetDirs::new(&self.dir).make().map_err(making)?;
+        for sub in ["logs", "bin"] {
+            std::fs::create_dir_all(self.dir.join(sub)).map_err(making)?;
         }
         let profile = &self.ctx.profile;
         let config_file = PathBuf::from(place(&self.dir, &profile.paths.config_file));
@@ -96,8 +93,6 @@ impl<'a> Case<'a> {
         // (`corral-sim record`) without knowing where the kit was built.
         std::os::unix::fs::symlink(&self.ctx.sim_bin, self.dir.join("bin/corral-sim"))
             .map_err(|err| StepError::new(format!("linking bin/corral-sim: {err}")))?;
-        std::fs::set_permissions(self.dir.join("run"), std::fs::Permissions::from_mode(0o700))
-            .map_err(|err| StepError::new(format!("chmod run dir: {err}")))?;
         let header = &self.session.header;
         let config = Value::Object(header.config.clone());
         self.ctx
@@ -138,17 +133,18 @@ impl<'a> Case<'a> {
             self.ctx.scaled(UP_MS),
         )
         .map_err(StepError::new)?;
-        let place = |sub: &str| self.dir.join(sub).display().to_string();
+        let world = FleetDirs::new(&self.dir);
+        let place = |dir: PathBuf| dir.display().to_string();
         self.captures = Prebound {
             host_tool: profile.tool.clone(),
             host_name: self.ctx.host_name.clone(),
             uid: rustix::process::getuid().as_raw().to_string(),
             socket_path: sim.up.socket_path.clone(),
             tmux_socket: sim.up.socket.clone(),
-            sim_dir: place("sim"),
-            run_dir: place("run"),
-            config_dir: place("config"),
-            home_dir: place("home"),
+            sim_dir: place(world.sim()),
+            run_dir: place(world.run()),
+            config_dir: place(world.config()),
+            home_dir: place(world.home()),
             runtime_dir: runtime_dir.display().to_string(),
             device_store: self.store_path.display().to_string(),
             config_file: config_file.display().to_string(),
@@ -203,13 +199,14 @@ impl<'a> Case<'a> {
 }
 
 /// A profile's path template in the case's dir `dir`: `${config_dir}`, `${run_dir}` and
-/// `${home_dir}` are its `config`, `run` and `home`.
+/// `${home_dir}` are its world's `config`, `run` and `home`.
 fn place(dir: &Path, template: &str) -> String {
-    let at = |sub: &str| dir.join(sub).display().to_string();
+    let world = FleetDirs::new(dir);
+    let at = |dir: PathBuf| dir.display().to_string();
     template
-        .replace("${config_dir}", &at("config"))
-        .replace("${run_dir}", &at("run"))
-        .replace("${home_dir}", &at("home"))
+        .replace("${config_dir}", &at(world.config()))
+        .replace("${run_dir}", &at(world.run()))
+        .replace("${home_dir}", &at(world.home()))
 }
 
 /// Literal strings of the fixture's pane titles, up to their first template brace.

@@ -12,7 +12,7 @@ use golden::session::{Background, Located, Spawn, Step, barrier_answer, barrier_
 use serde_json::Value;
 
 use super::{Case, CaseError, StepError, StepResult};
-use crate::host::{self, HostProcess};
+use crate::host::HostProcess;
 use crate::outcome::Found;
 
 impl Case<'_> {
@@ -168,7 +168,7 @@ impl Case<'_> {
         let ready = background
             .ready_file
             .as_ref()
-            .map(|file| self.dir.join("sim").join(file));
+            .map(|file| stdx::world::FleetDirs::new(&self.dir).sim().join(file));
         let sim = self.sim.as_mut().expect("the simulator is up");
         sim.background(&args, ready.as_deref(), timeout)
             .map_err(StepError::new)
@@ -199,7 +199,7 @@ impl Case<'_> {
         let command = self
             .ctx
             .host_template
-            .replace("{device}", &host::shell_quote(&spawn.device));
+            .replace("{device}", &stdx::shell_quote(&spawn.device));
         let mut env: Vec<(String, String)> = self
             .env
             .iter()

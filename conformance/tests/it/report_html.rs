@@ -7,12 +7,10 @@
 //! end, and everything it writes (profile, caches, crash dumps) is in the test's temp dir.
 
 use std::fs::File;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process_group};
 use test_support::LOCATIONS;
 
 use crate::common::{command, corral, locate_in};
@@ -127,24 +125,13 @@ fn chromium(dir: &Path, args: &[&str], url: &str) -> String {
     .current_dir(&dir)
     .stdin(Stdio::null())
     .stdout(File::create(&stdout).unwrap())
-    .stderr(File::create(&stderr).unwrap())
-    // A group of its own: its renderer, GPU and zygote processes go with it.
-    .process_group(0);
+    .stderr(File::create(&stderr).unwrap());
+    // In a group of its own (as every test's child): its renderer, GPU and zygote processes go
+    // with it.
     let mut child = cmd.spawn().unwrap();
-    let group = Pid::from_child(&child);
-    let deadline = Instant::now() + CHROMIUM_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = stdx::process::wait_or_kill(&mut child, CHROMIUM_LIMIT);
     // Whatever its end, nothing it started stays.
-    let _ = kill_process_group(group, Signal::KILL);
-    let _ = child.wait();
+    stdx::process::kill_group(&mut child);
     let err = std::fs::read_to_string(&stderr).unwrap_or_default();
     let tail: Vec<&str> = err.lines().rev().take(20).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
