@@ -13,6 +13,11 @@
 //! background in a process group of its own, its stdin fed, its output discarded (the
 //! notification command, a detached action, the supervisor of either).
 //!
+//! This is the host's own runner, not the workspace's `stdx::process` (which every other crate
+//! spawns through): a serve loop must never block on a pipe a grandchild holds open, so [`run`]
+//! reads the pipes and waits for the exit on one poll (pipes and a pidfd) against one deadline,
+//! where `stdx` waits by sleeping on `try_wait` and leaves the pipes to its caller.
+//!
 //! Rule: clippy's `disallowed-methods` forbids `Command::new` everywhere else in the crate; the
 //! `#[allow]`s are on [`run`] and [`start`].
 

@@ -65,19 +65,8 @@ fn events(agent: &str) -> &'static [&'static str] {
 fn command(corral: &Path, agent: &str, event: &str) -> String {
     format!(
         "{} event {agent} {event}",
-        shell_quote(&corral.to_string_lossy())
+        stdx::shell_quote(&corral.to_string_lossy())
     )
-}
-
-fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 /// The `hooks` object for `agent`. A permission request's hook waits up to `wait_s` for a

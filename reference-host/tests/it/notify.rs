@@ -11,6 +11,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use stdx::now_ms;
 
 use crate::support::{Backend, CallLog, Fleet, Home, eventually, json_lines};
 
@@ -784,13 +785,6 @@ fn a_detached_action_s_completion_reaches_every_sink(backend: Backend) {
             "corral: claude run-tests exited 4 at work:0.1".into()
         )));
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
 }
 
 /// The supervisor an agent's event hook launches its notification command through: payload on

@@ -4,9 +4,10 @@
 //! transition, one ring of the notification), and listeners that are gone or stopped reading.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use stdx::now_ms;
 
 use crate::support::{
     Backend, Fleet, Home, Host, eventually, exit_code_within_patience, fleet_with_phone, hook,
@@ -25,12 +26,6 @@ on_both_backends!(
 
 /// A cycle no test waits out: what reaches a stream in time was pushed.
 const LONG_CYCLE: &str = "[serve]\nreconcile_interval_ms = 600000\n";
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// The push sockets of `role` (`serve`, `daemon`) in the home's runtime dir, of any server.
 fn listeners(home: &Home, role: &str) -> Vec<PathBuf> {
