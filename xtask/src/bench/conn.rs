@@ -146,10 +146,7 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        stdx::process::kill_group(&mut self.child);
     }
 }
 

@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use golden::SimFile;
 use golden::fixture::Fixture;
 use schema::PaneOption;
+use stdx::world::FleetDirs;
 
 use super::cli::Options;
 use super::conn::Conn;
@@ -157,15 +158,12 @@ impl Fleet {
         notify_command: &str,
         socket: String,
     ) -> anyhow::Result<(Fleet, f64)> {
-        for sub in ["sim", "config/corral", "run", "home", "logs"] {
+        // A fleet's temp world (its runtime dir's parent private, as XDG_RUNTIME_DIR is).
+        FleetDirs::new(dir).make()?;
+        for sub in ["config/corral", "logs"] {
             std::fs::create_dir_all(dir.join(sub))
                 .with_context(|| format!("making {}", dir.join(sub).display()))?;
         }
-        // The runtime dir's parent must be private, as XDG_RUNTIME_DIR is.
-        std::fs::set_permissions(
-            dir.join("run"),
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )?;
         std::fs::write(
             dir.join("config/corral/config.toml"),
             config_text(options.interval_ms, notify_command),
@@ -286,15 +284,12 @@ impl Fleet {
                 cmd.env_remove(&name);
             }
         }
-        let vars: [(&str, OsString); 8] = [
-            ("CORRAL_SIM_DIR", self.dir.join("sim").into()),
+        cmd.envs(FleetDirs::new(&self.dir).vars());
+        let vars: [(&str, OsString); 4] = [
             (
                 "CORRAL_CONFIG",
                 self.dir.join("config/corral/config.toml").into(),
             ),
-            ("XDG_CONFIG_HOME", self.dir.join("config").into()),
-            ("XDG_RUNTIME_DIR", self.dir.join("run").into()),
-            ("HOME", self.dir.join("home").into()),
             ("CORRAL_TMUX_SOCKET", self.socket.clone().into()),
             ("CORRAL_TMUX_BIN", self.tmux_bin.clone().into()),
             ("NO_COLOR", "1".into()),

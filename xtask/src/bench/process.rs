@@ -1,15 +1,12 @@
-//! The bench's only way to start a child process, and a run to the end that fails loudly.
+//! How xtask starts a child process (`stdx::process::command`: a process group of its own), and a
+//! run to the end that fails loudly.
 
-use std::ffi::OsStr;
 use std::process::{Command, Output};
 
 use anyhow::{Context, bail};
 
-/// A `Command` for a program; every child process of the bench is built here.
-#[allow(clippy::disallowed_methods)]
-pub fn command(program: impl AsRef<OsStr>) -> Command {
-    Command::new(program)
-}
+/// A `Command` for a program, in a process group of its own: every child process of xtask.
+pub use stdx::process::command;
 
 /// Runs `cmd` to its end; its output, or an error with its stderr when it failed.
 pub fn output(cmd: &mut Command) -> anyhow::Result<Output> {

@@ -10,7 +10,7 @@
 //! both stopped, the daemon's own read of the fleet and one tmux call are timed alone: what
 //! P4b's note says a fire's p95 is made of.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -96,13 +96,14 @@ impl Fires {
             .open(&path)?;
         let (send, lines) = mpsc::channel();
         let reader = std::thread::spawn(move || {
-            for line in BufReader::new(fifo).lines() {
+            // A fire is a pane id; anything else that is not a line of text ends the reading.
+            stdx::lines::each_line(fifo, 64 * 1024, |line| {
                 let at = Instant::now();
-                let Ok(line) = line else { return };
-                if line == STOP || send.send((at, line)).is_err() {
-                    return;
-                }
-            }
+                let stdx::lines::Line::Text(line) = line else {
+                    return false;
+                };
+                line != STOP && send.send((at, line)).is_ok()
+            });
         });
         Ok(Fires {
             path,
@@ -200,16 +201,8 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let pid = rustix::process::Pid::from_raw(self.0.id() as i32);
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        stdx::process::signal(self.0.id(), stdx::process::Signal::TERM);
+        stdx::process::wait_or_kill(&mut self.0, Duration::from_secs(5));
     }
 }
 
@@ -230,12 +223,9 @@ pub(super) fn edge_to(conn: &mut Conn, pane: &str, to: &str) -> anyhow::Result<I
     }
 }
 
-/// Epoch ms now.
+/// Epoch ms now, as text.
 pub(super) fn now_ms() -> String {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
-        .to_string()
+    stdx::now_ms().to_string()
 }
 
 /// What a fire costs in tmux on the fleet besides the wait for its read: the notification

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use schema::PaneOption;
@@ -278,9 +278,7 @@ impl Headless {
 
 /// Moves `pane` to `state` with a new episode, in one tmux command.
 pub(super) fn stamp(fleet: &Fleet, pane: &str, state: &str) -> anyhow::Result<()> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let now = stdx::now_ms();
     fleet.set_options(
         pane,
         &[
