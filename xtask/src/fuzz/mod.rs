@@ -11,15 +11,18 @@ mod lines;
 mod rng;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use golden::validate::FrameSchema;
 use schema::{Frames, Response, decode_line, encode_line};
+use stdx::lines::Line;
+use stdx::process::command;
+use stdx::world::FleetDirs;
 
 use crate::cli::FuzzArgs;
 use crate::workspace_root;
@@ -28,16 +31,17 @@ use lines::{Case, Fleet, Generator};
 /// How long one line may wait for its answer.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
+/// The longest line the fuzzer takes from the host (an answer to a fuzzed line is small); a longer
+/// one is dropped and breaks the contract.
+const HOST_LINE_CAP: usize = 16 * 1024 * 1024;
+
+/// The most of the host's stderr kept for a failure's message.
+const STDERR_KEPT: usize = 1 << 20;
+
 /// A run's settings: the seed decided.
 struct Options {
     seed: u64,
     lines: usize,
-}
-
-/// The one place the fuzzer builds a child process.
-#[allow(clippy::disallowed_methods)]
-fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    Command::new(program)
 }
 
 /// A work dir with a fleet on the fake tmux, a config, and a device holding every scope.
@@ -48,23 +52,19 @@ struct World {
 }
 
 impl World {
+    /// A fleet's temp world in the work dir, the fake tmux, and tmux's sockets in the work dir.
     fn vars(&self) -> Vec<(String, String)> {
         let path = |p: PathBuf| p.to_string_lossy().into_owned();
-        vec![
-            ("HOME".into(), path(self.dir.path().join("home"))),
-            (
-                "XDG_CONFIG_HOME".into(),
-                path(self.dir.path().join("config")),
-            ),
-            ("XDG_RUNTIME_DIR".into(), path(self.dir.path().join("run"))),
-            ("CORRAL_SIM_DIR".into(), path(self.dir.path().join("sim"))),
+        let mut vars = FleetDirs::new(self.dir.path()).vars();
+        vars.extend([
             (
                 "CORRAL_TMUX_BIN".into(),
                 path(self.target.join("corral-fake-tmux")),
             ),
             ("CORRAL_TMUX_SOCKET".into(), self.socket.clone()),
             ("TMUX_TMPDIR".into(), path(self.dir.path().to_owned())),
-        ]
+        ]);
+        vars
     }
 
     fn run(&self, program: &Path, args: &[&str]) -> anyhow::Result<String> {
@@ -255,7 +255,8 @@ fn shown(line: &[u8]) -> String {
 struct Host {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    /// Its stdout's lines; a line it cannot use as one, said so.
+    lines: Receiver<Result<String, String>>,
     /// Its stderr so far (drained on a thread so a chatty host never blocks), capped at 1 MiB.
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
@@ -276,25 +277,29 @@ impl Host {
         let stdout = child.stdout.take().context("no stdout")?;
         let (tx, lines) = channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
+            stdx::lines::each_line(stdout, HOST_LINE_CAP, |line| {
+                let line = match line {
+                    Line::Text(text) => Ok(text),
+                    Line::TooLong => Err(format!("a line longer than {HOST_LINE_CAP} bytes")),
+                    Line::NotUtf8(_) => Err("a line that is not UTF-8".to_owned()),
+                    Line::Unterminated(_) => Err("an unterminated line at the end".to_owned()),
+                    Line::End | Line::Failed(_) => return false,
+                };
+                tx.send(line).is_ok()
+            });
         });
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         if let Some(err) = child.stderr.take() {
             let sink = std::sync::Arc::clone(&stderr);
             std::thread::spawn(move || {
-                for line in BufReader::new(err).lines() {
-                    let Ok(line) = line else { break };
+                stdx::lines::each_text_line(err, STDERR_KEPT, |line| {
                     let mut text = sink.lock().expect("stderr buffer");
-                    if text.len() < 1 << 20 {
+                    if text.len() < STDERR_KEPT {
                         text.push_str(&line);
                         text.push('\n');
                     }
-                }
+                    true
+                });
             });
         }
         let stdin = child.stdin.take();
@@ -316,7 +321,8 @@ impl Host {
 
     fn answer(&mut self) -> anyhow::Result<String> {
         match self.lines.recv_timeout(ANSWER_WAIT) {
-            Ok(line) => Ok(line),
+            Ok(Ok(line)) => Ok(line),
+            Ok(Err(what)) => bail!("the host wrote {what}"),
             Err(_) => {
                 let status = self.child.try_wait()?;
                 bail!(
@@ -344,16 +350,9 @@ impl Host {
     /// stderr; a stray stdout line, if any.
     fn finish(mut self) -> anyhow::Result<Option<String>> {
         self.stdin = None;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = self.child.try_wait()? {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                bail!("the host did not exit after end of input");
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let Some(status) = stdx::process::wait_or_kill(&mut self.child, Duration::from_secs(10))
+        else {
+            bail!("the host did not exit after end of input");
         };
         // Let the drain thread catch up with the last lines.
         std::thread::sleep(Duration::from_millis(50));
@@ -364,6 +363,10 @@ impl Host {
         if status.code() != Some(0) {
             bail!("the host exited {status} after end of input:\n{stderr}");
         }
-        Ok(self.lines.try_recv().ok())
+        Ok(self
+            .lines
+            .try_recv()
+            .ok()
+            .map(|line| line.unwrap_or_else(|what| what)))
     }
 }
