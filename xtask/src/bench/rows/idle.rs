@@ -235,7 +235,12 @@ pub fn h(fleet: &mut Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result
     let first = near.one.total();
     for (spec, (n, idle)) in specs[4..].iter().zip(&near.more) {
         let added = (idle.total() - first) / (*n as f64 - 1.0);
-        let ratio = if first > 0.0 { added / first } else { 0.0 };
+        // A clock tick's noise can make the added cost a hair below zero: none is added.
+        let ratio = if first > 0.0 {
+            (added / first).max(0.0)
+        } else {
+            0.0
+        };
         rows.push(
             Row::new(spec, "% of a core", Summary::one(idle.total()))
                 .against("one connection", Summary::one(first))
