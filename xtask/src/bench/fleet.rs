@@ -372,6 +372,24 @@ impl Drop for Fleet {
     fn drop(&mut self) {
         if self.up {
             let _ = self.sim().arg("down").stdout(Stdio::null()).status();
+            if self.socket_path.is_empty() && self.backend == golden::Backend::Real {
+                // `corral-sim up` failed part-way (out of ptys, say): the server it started is in
+                // no state `down` reads. It is the bench's by its name.
+                let mut ask = self.command("tmux");
+                ask.args([
+                    "-L",
+                    &self.socket,
+                    "display-message",
+                    "-p",
+                    "#{socket_path}",
+                ]);
+                let path = stdout(&mut ask);
+                let mut kill = self.command("tmux");
+                let _ = kill.args(["-L", &self.socket, "kill-server"]).output();
+                if let Ok(path) = path {
+                    self.socket_path = path;
+                }
+            }
             let socket = Path::new(&self.socket_path);
             let is_socket = std::fs::symlink_metadata(socket)
                 .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
@@ -440,6 +458,45 @@ mod tests {
                 .unwrap()
                 .ends_with("golden/fixtures/large.toml")
         );
+    }
+
+    /// A bring-up that failed part-way left a real tmux server that `corral-sim down` knows
+    /// nothing of: dropping the fleet kills it by its name and removes its socket file.
+    #[test]
+    fn a_fleet_whose_bring_up_failed_takes_its_server_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = format!("corral-bench-test-{}", std::process::id());
+        let nowhere = PathBuf::from("/nonexistent/corral-bench");
+        let fleet = Fleet {
+            bins: Bins {
+                corral: nowhere.clone(),
+                sim: nowhere.clone(),
+                remote: nowhere.clone(),
+                ledger_claims: nowhere,
+                profile: "release".into(),
+            },
+            dir: dir.path().to_owned(),
+            socket: socket.clone(),
+            socket_path: String::new(),
+            tmux_bin: PathBuf::new(),
+            panes: BTreeMap::new(),
+            interval_ms: 200,
+            notify_command: "true".into(),
+            backend: golden::Backend::Real,
+            up: true,
+        };
+        let tmux = |args: &[&str]| {
+            let mut cmd = fleet.command("tmux");
+            cmd.args(["-L", &socket, "-f", "/dev/null"]).args(args);
+            cmd
+        };
+        output(&mut tmux(&["new-session", "-d"])).unwrap();
+        let path = stdout(&mut tmux(&["display-message", "-p", "#{socket_path}"])).unwrap();
+        assert!(Path::new(&path).exists());
+        let mut alive = tmux(&["has-session"]);
+        drop(fleet);
+        assert!(!alive.status().unwrap().success(), "the server is gone");
+        assert!(!Path::new(&path).exists(), "and its socket file");
     }
 
     #[test]
