@@ -8,11 +8,84 @@
 //! creation so no umask can widen or narrow it; a file or directory the host must trust is
 //! checked for another user's hand ([`writable_by_others`]) before it is used.
 
+use std::cell::OnceCell;
 use std::fs::{File, OpenOptions, Permissions, TryLockError};
 use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The longest path a unix socket's address holds (`sun_path`, 108 bytes with its NUL).
+pub const SOCKET_PATH_MAX: usize = 107;
+
+/// The addresses of unix sockets in one directory (the daemon's, the push listeners'). A socket's
+/// address holds at most [`SOCKET_PATH_MAX`] bytes, which a deep runtime dir (a long
+/// `XDG_RUNTIME_DIR` or `TMPDIR`) passes; such a socket is addressed through a handle of its
+/// directory instead, `/proc/self/fd/<n>/<name>`, which the kernel resolves to the same file.
+/// The handle is opened once, when a name first needs it, and lives as long as this value.
+#[derive(Debug)]
+pub struct SocketDir {
+    dir: PathBuf,
+    handle: OnceCell<OwnedFd>,
+}
+
+impl SocketDir {
+    /// The sockets of `dir`.
+    pub fn new(dir: &Path) -> SocketDir {
+        SocketDir {
+            dir: dir.to_owned(),
+            handle: OnceCell::new(),
+        }
+    }
+
+    /// The sockets of the directory `path` is in, and its name there.
+    pub fn of(path: &Path) -> io::Result<(SocketDir, String)> {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(io::Error::other(format!(
+                "{} names no socket in a directory",
+                path.display()
+            )));
+        };
+        Ok((SocketDir::new(dir), name.to_string_lossy().into_owned()))
+    }
+
+    /// The address to bind, connect or send to for the socket `name`: good while this value
+    /// lives (it may name the directory through its handle).
+    pub fn address(&self, name: &str) -> io::Result<Address<'_>> {
+        let path = self.dir.join(name);
+        if path.as_os_str().len() <= SOCKET_PATH_MAX {
+            return Ok(Address { path, _dir: self });
+        }
+        let handle = match self.handle.get() {
+            Some(handle) => handle,
+            None => {
+                use rustix::fs::{Mode, OFlags};
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                let opened = rustix::fs::open(&self.dir, flags, Mode::empty())?;
+                self.handle.get_or_init(|| opened)
+            }
+        };
+        Ok(Address {
+            path: PathBuf::from(format!("/proc/self/fd/{}/{name}", handle.as_raw_fd())),
+            _dir: self,
+        })
+    }
+}
+
+/// A socket's address in a [`SocketDir`], which it borrows: the handle it may name through
+/// stays open as long as the address is in use.
+#[derive(Debug)]
+pub struct Address<'a> {
+    path: PathBuf,
+    _dir: &'a SocketDir,
+}
+
+impl AsRef<Path> for Address<'_> {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
 
 /// An exclusive lock on a lock file, held until this guard is dropped or the process dies.
 #[derive(Debug)]

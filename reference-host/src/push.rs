@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::files;
+use crate::files::{self, SocketDir};
 
 /// More distinct panes than this pending at once, and one read of the whole fleet costs less
 /// than reading each: the listener is handed [`Pushed::Fleet`].
@@ -156,6 +156,7 @@ pub fn announce(dir: &Path, pane: &str, read: Option<&Carried>) -> Announced {
             return done;
         }
     };
+    let addresses = SocketDir::new(dir);
     let datagram = encode(pane, read);
     let socket = match UnixDatagram::unbound().and_then(|s| s.set_nonblocking(true).map(|()| s)) {
         Ok(socket) => socket,
@@ -171,7 +172,10 @@ pub fn announce(dir: &Path, pane: &str, read: Option<&Carried>) -> Announced {
             continue;
         }
         let path = entry.path();
-        match socket.send_to(&datagram, &path) {
+        let sent = addresses
+            .address(&name)
+            .and_then(|address| socket.send_to(&datagram, address));
+        match sent {
             Ok(_) => done.sent += 1,
             // A datagram socket nobody has open any more: its listener died without removing
             // it. Names are never reused, so the file is that dead listener's.
@@ -292,7 +296,7 @@ impl Listener {
         let name = format!("{role}-{}-{nonce}.sock", std::process::id());
         let path = dir.join(&name);
         let staging = dir.join(format!(".{name}"));
-        let socket = UnixDatagram::bind(&staging)?;
+        let socket = UnixDatagram::bind(SocketDir::new(dir).address(&format!(".{name}"))?)?;
         let named = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))
             .and_then(|()| std::fs::rename(&staging, &path));
         if let Err(err) = named {
@@ -488,6 +492,35 @@ mod tests {
         ] {
             assert_eq!(decode(broken), Some(bare("%4")), "{broken:?}");
         }
+    }
+
+    #[test]
+    fn a_runtime_dir_too_deep_for_a_socket_address_still_hears_its_pushes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp
+            .path()
+            .join("x".repeat(60))
+            .join("y".repeat(60))
+            .join("push/k");
+        assert!(dir.as_os_str().len() > files::SOCKET_PATH_MAX);
+        let listener = Listener::bind(&dir, "/tmp/tmux-0/default", "daemon").unwrap();
+        assert!(
+            listener.path().starts_with(&dir),
+            "named where it is listed"
+        );
+        assert_eq!(announce(&dir, "%7", None).sent, 1);
+        assert_eq!(
+            wait(listener.inbox()),
+            Some(Pushed::Panes(vec![bare("%7")]))
+        );
+        // A listener that died is still found refused, and removed, through the handle.
+        let dead = dir.join("serve-1-000000000000.sock");
+        let sockets = SocketDir::new(&dir);
+        let address = sockets.address("serve-1-000000000000.sock").unwrap();
+        drop(UnixDatagram::bind(address).unwrap());
+        assert!(dead.exists());
+        assert_eq!(announce(&dir, "%8", None).removed, 1);
+        assert!(!dead.exists());
     }
 
     #[test]

@@ -18,6 +18,8 @@ use std::time::Duration;
 use schema::TransitionRing;
 use schema::notify::Transition;
 
+use crate::files::SocketDir;
+
 /// How long either side waits for the other's line.
 pub const PATIENCE: Duration = Duration::from_secs(5);
 /// The longest request line.
@@ -40,7 +42,8 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(err) => return Err(err),
     }
-    let listener = UnixListener::bind(path)?;
+    let (dir, name) = SocketDir::of(path)?;
+    let listener = UnixListener::bind(dir.address(&name)?)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     Ok(listener)
 }
@@ -95,7 +98,8 @@ fn answer(stream: UnixStream, ask: &tokio::sync::mpsc::Sender<Request>) -> io::R
 
 /// Sends one request line to the daemon at `path`; its one-line answer.
 fn request(path: &Path, line: &str) -> io::Result<String> {
-    let mut stream = UnixStream::connect(path)?;
+    let (dir, name) = SocketDir::of(path)?;
+    let mut stream = UnixStream::connect(dir.address(&name)?)?;
     stream.set_read_timeout(Some(PATIENCE))?;
     stream.set_write_timeout(Some(PATIENCE))?;
     stream.write_all(format!("{line}\n").as_bytes())?;
@@ -129,7 +133,18 @@ mod tests {
     #[test]
     fn ring_ping_and_hook_transitions_over_the_socket() {
         let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("d.sock");
+        answers_at(&tmp.path().join("d.sock"));
+        // A runtime dir too deep for a socket address: the same, through the dir's handle.
+        let deep = tmp.path().join("r".repeat(70)).join("notify");
+        crate::files::create_private_dir(&deep).unwrap();
+        let path = deep.join("daemon-0123456789abcdef.sock");
+        assert!(path.as_os_str().len() > crate::files::SOCKET_PATH_MAX);
+        answers_at(&path);
+    }
+
+    fn answers_at(path: &Path) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = path.to_owned();
         std::fs::write(&path, b"stale").unwrap();
         let listener = bind(&path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
