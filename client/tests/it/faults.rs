@@ -320,16 +320,9 @@ fn a_closed_stdout_ends_the_headless_client_and_every_hosts_process_group() {
     let _ = stdin.write_all(b"{\"cmd\":\"fleet\"}\n");
     let _ = stdin.flush();
     let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "corral-remote kept running without a reader"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = stdx::process::wait_until(&mut child, deadline)
+        .unwrap()
+        .expect("corral-remote kept running without a reader");
     assert_eq!(status.code(), Some(0), "no reader is no failure");
     for pid in pids {
         let deadline = Instant::now() + Duration::from_secs(10);

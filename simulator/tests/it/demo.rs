@@ -116,13 +116,9 @@ impl Demo {
     /// Waits for the demo's end; returns its exit code, the rest of its stdout and its stderr.
     fn end(mut self) -> (i32, Vec<String>, String) {
         let deadline = Instant::now() + Duration::from_secs(30);
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "the demo did not stop");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = stdx::process::wait_until(&mut self.child, deadline)
+            .unwrap()
+            .expect("the demo did not stop");
         let mut rest: Vec<String> = Vec::new();
         while let Ok(line) = self.stdout.recv_timeout(Duration::from_secs(5)) {
             rest.push(line);

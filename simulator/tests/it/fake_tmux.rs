@@ -221,13 +221,10 @@ fn a_release_ends_the_hangs_under_way_and_no_later_one() {
         ]);
     };
     let ended = |child: &mut std::process::Child| {
-        for _ in 0..250 {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        panic!("the hang was not released");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        stdx::process::wait_until(child, deadline)
+            .unwrap()
+            .expect("the hang was not released")
     };
     hang("send-keys", "--hang-ms");
     let mut before = command(fake_tmux())

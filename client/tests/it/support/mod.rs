@@ -182,13 +182,9 @@ impl Remote {
         self.send(r#"{"cmd":"quit"}"#);
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "corral-remote did not quit");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = stdx::process::wait_until(&mut self.child, deadline)
+            .unwrap()
+            .expect("corral-remote did not quit");
         let stderr = self.stderr.take().unwrap().join().unwrap();
         (status.code().unwrap_or(-1), stderr)
     }
@@ -361,9 +357,7 @@ impl Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
-        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        }
+        stdx::process::signal(self.child.id(), stdx::process::Signal::TERM);
         let _ = self.child.wait();
     }
 }
