@@ -285,7 +285,10 @@ impl Fleet {
             }
         }
         cmd.envs(FleetDirs::new(&self.dir).vars());
-        let vars: [(&str, OsString); 4] = [
+        // tmux's socket dir inside the fleet's too: a bench (and its tests) leave no
+        // `tmux-<uid>` behind in the user's.
+        let vars: [(&str, OsString); 5] = [
+            ("TMUX_TMPDIR", self.dir.clone().into()),
             (
                 "CORRAL_CONFIG",
                 self.dir.join("config/corral/config.toml").into(),
