@@ -3,9 +3,9 @@
 //! `golden/fixtures/README.md`.
 //!
 //! A fixture is sessions → windows → panes. A pane with an `agent` is an agent pane and gets its
-//! `@agent_*` options stamped (docs/protocol.md, "The pane-option contract"); a pane without one is a plain
-//! pane the host must skip. `repeat` multiplies a window or a pane so a 1000-pane fleet stays short;
-//! names and titles are templates so every expanded pane stays addressable.
+//! `@agent_*` options stamped (docs/protocol.md, "The pane-option contract"); a pane without one
+//! is a plain pane the host must skip. `repeat` multiplies a window or a pane so a 1000-pane fleet
+//! stays short; names and titles are templates so every expanded pane stays addressable.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
