@@ -284,33 +284,18 @@ fn open_lock_file(path: &Path) -> io::Result<File> {
 /// rename over `path`, fsync the dir. A reader sees the old file or the new one, never a mix;
 /// a reader that opened the old file keeps reading all of it.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let temp = temp_beside(path);
-    let write = || -> io::Result<()> {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(mode)
-            .open(&temp)?;
-        ensure_mode(&file, mode)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)?;
-        if let Some(dir) = path.parent() {
-            // Make the rename itself durable; not every platform allows syncing a directory.
-            let _ = File::open(dir).and_then(|d| d.sync_all());
-        }
-        Ok(())
-    };
-    write().inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+    write_whole(path, bytes, mode, true)
 }
 
 /// Replaces the file at `path` with `bytes`, mode `mode`, as [`write_atomic`] does but without
 /// syncing: for a file that is a cache, worth nothing after a crash (a reader still sees the old
 /// file or the new one whole).
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    write_whole(path, bytes, mode, false)
+}
+
+/// A temp file beside `path`, renamed over it; `durable`: synced, and the rename too.
+fn write_whole(path: &Path, bytes: &[u8], mode: u32, durable: bool) -> io::Result<()> {
     let temp = temp_beside(path);
     let write = || -> io::Result<()> {
         let mut file = OpenOptions::new()
@@ -321,7 +306,15 @@ pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
             .open(&temp)?;
         ensure_mode(&file, mode)?;
         file.write_all(bytes)?;
-        std::fs::rename(&temp, path)
+        if durable {
+            file.sync_all()?;
+        }
+        std::fs::rename(&temp, path)?;
+        if durable && let Some(dir) = path.parent() {
+            // Make the rename itself durable; not every platform allows syncing a directory.
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        Ok(())
     };
     write().inspect_err(|_| {
         let _ = std::fs::remove_file(&temp);
