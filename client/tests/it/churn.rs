@@ -371,6 +371,48 @@ struct Sent {
     known_changed: bool,
 }
 
+/// What the headless client's lines said so far: per pane, the binders of its card lines in
+/// order, and, per pane and binder, whether the last line about it said it stands (a card line)
+/// or not (`card_changed`); the panes blocked; how many command lines were refused.
+#[derive(Default)]
+struct Read {
+    cards: HashMap<String, Vec<Value>>,
+    changed: HashMap<(String, String), bool>,
+    blocked: Vec<String>,
+    refused: usize,
+}
+
+impl Read {
+    /// Takes in what the client printed since the last look.
+    fn take(&mut self, remote: &mut Remote) {
+        for line in remote.drain(Duration::from_millis(30)) {
+            match line["ev"].as_str() {
+                Some("card") if line["card"]["binder"].is_object() => {
+                    let pane = line["pane"].as_str().unwrap().to_owned();
+                    let binder = line["card"]["binder"].clone();
+                    self.changed
+                        .insert((pane.clone(), binder.to_string()), false);
+                    self.cards.entry(pane).or_default().push(binder);
+                }
+                Some("card_changed") => {
+                    let pane = line["pane"].as_str().unwrap().to_owned();
+                    self.changed
+                        .insert((pane, line["binder"].to_string()), true);
+                }
+                Some("row") => {
+                    let pane = line["row"]["pane"].as_str().unwrap().to_owned();
+                    self.blocked.retain(|p| *p != pane);
+                    if line["change"] != "removed" && line["row"]["state"] == "blocked" {
+                        self.blocked.push(pane);
+                    }
+                }
+                Some("error") => self.refused += 1,
+                _ => {}
+            }
+        }
+    }
+}
+
 #[test]
 fn under_churn_every_headless_receipt_quotes_a_card_line_read() {
     let tmp = tempfile::tempdir().unwrap();
@@ -381,53 +423,13 @@ fn under_churn_every_headless_receipt_quotes_a_card_line_read() {
         is(l, "snapshot", "demo") && l["rows"] == 10
     });
     let mut rng = Rng::seeded("the headless client under churn");
-    // What was read: per pane, the binders of its card lines in order, and, per pane and
-    // binder, whether the last line about it said it stands (a card line) or not (card_changed).
-    let mut cards: HashMap<String, Vec<Value>> = HashMap::new();
-    let mut changed: HashMap<(String, String), bool> = HashMap::new();
-    let mut blocked: Vec<String> = Vec::new();
+    let mut read = Read::default();
     let mut sent: Vec<Sent> = Vec::new();
-    let mut refused = 0;
-    let read = |remote: &mut Remote,
-                cards: &mut HashMap<String, Vec<Value>>,
-                changed: &mut HashMap<(String, String), bool>,
-                blocked: &mut Vec<String>,
-                refused: &mut usize| {
-        for line in remote.drain(Duration::from_millis(30)) {
-            match line["ev"].as_str() {
-                Some("card") if line["card"]["binder"].is_object() => {
-                    let pane = line["pane"].as_str().unwrap().to_owned();
-                    let binder = line["card"]["binder"].clone();
-                    changed.insert((pane.clone(), binder.to_string()), false);
-                    cards.entry(pane).or_default().push(binder);
-                }
-                Some("card_changed") => {
-                    let pane = line["pane"].as_str().unwrap().to_owned();
-                    changed.insert((pane, line["binder"].to_string()), true);
-                }
-                Some("row") => {
-                    let pane = line["row"]["pane"].as_str().unwrap().to_owned();
-                    blocked.retain(|p| *p != pane);
-                    if line["change"] != "removed" && line["row"]["state"] == "blocked" {
-                        blocked.push(pane);
-                    }
-                }
-                Some("error") => *refused += 1,
-                _ => {}
-            }
-        }
-    };
     let end = Instant::now() + churn_for();
     while Instant::now() < end {
-        read(
-            &mut remote,
-            &mut cards,
-            &mut changed,
-            &mut blocked,
-            &mut refused,
-        );
-        let pane = if !blocked.is_empty() && rng.below(4) > 0 {
-            blocked[rng.below(blocked.len() as u64) as usize].clone()
+        read.take(&mut remote);
+        let pane = if !read.blocked.is_empty() && rng.below(4) > 0 {
+            read.blocked[rng.below(read.blocked.len() as u64) as usize].clone()
         } else {
             format!("%{}", rng.below(12))
         };
@@ -442,7 +444,7 @@ fn under_churn_every_headless_receipt_quotes_a_card_line_read() {
             remote.send(&json!({"cmd":"card","host":"demo","pane":pane}).to_string());
             continue;
         }
-        let read_binders = cards.get(&pane).cloned().unwrap_or_default();
+        let read_binders = read.cards.get(&pane).cloned().unwrap_or_default();
         let binder = match what {
             "latest" => read_binders.last().cloned(),
             "older" => read_binders.first().cloned(),
@@ -465,18 +467,13 @@ fn under_churn_every_headless_receipt_quotes_a_card_line_read() {
                 .is_some_and(|b| read_binders.contains(b) && what != "made-up"),
             known_changed: binder
                 .as_ref()
-                .is_some_and(|b| changed.get(&(pane.clone(), b.to_string())) == Some(&true)),
+                .is_some_and(|b| read.changed.get(&(pane.clone(), b.to_string())) == Some(&true)),
         });
         remote.send(&line.to_string());
         std::thread::sleep(Duration::from_millis(rng.below(60)));
     }
-    read(
-        &mut remote,
-        &mut cards,
-        &mut changed,
-        &mut blocked,
-        &mut refused,
-    );
+    read.take(&mut remote);
+    let refused = read.refused;
     let (code, stderr) = remote.quit();
     assert_eq!(code, 0, "{stderr}");
 
