@@ -25,7 +25,7 @@ use ratatui::crossterm::{cursor, execute, terminal};
 
 use crate::app::{App, Event};
 use crate::config::Config;
-use client_core::client::Change;
+use client_core::client::{Change, Command};
 use state::{Action, Ui};
 use stdx::now_ms;
 
@@ -134,10 +134,14 @@ fn run_loop(app: &mut App<TermEvent>) -> anyhow::Result<()> {
             }
         }
         while let Some(action) = actions.pop() {
+            let answer = matches!(&action, Action::Command(Command::Answer { .. }));
             match action {
                 Action::Quit => return Ok(()),
                 Action::Command(command) => match app.command(command) {
                     Ok(changes) => {
+                        if answer {
+                            ui.answers_sent += 1;
+                        }
                         for change in changes {
                             actions.extend(show(&mut ui, app, &change));
                         }

@@ -169,6 +169,8 @@ pub struct Ui {
     pub fleet_rows: usize,
     /// Keys read so far, when counted (tests only): shown at the status line's end.
     pub keys_read: Option<u64>,
+    /// Answers handed to a host so far, counted with the keys (tests only).
+    pub answers_sent: u64,
 }
 
 impl Ui {

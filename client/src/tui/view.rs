@@ -54,7 +54,8 @@ pub fn draw(frame: &mut Frame<'_>, ui: &mut Ui, client: &Client, now_ms: u64) {
     );
     if let Some(read) = ui.keys_read {
         frame.render_widget(
-            Paragraph::new(format!(" [keys {read}]")).alignment(ratatui::layout::Alignment::Right),
+            Paragraph::new(format!(" [keys {read} · sent {}]", ui.answers_sent))
+                .alignment(ratatui::layout::Alignment::Right),
             status,
         );
     }

@@ -128,6 +128,8 @@ struct Seen {
     status: String,
     /// How many keys the TUI had read when it drew this screen.
     keys: Option<u64>,
+    /// How many answers it had handed to the host by then.
+    sent: Option<u64>,
 }
 
 fn seen(screen: &str) -> Seen {
@@ -148,15 +150,19 @@ fn seen(screen: &str) -> Seen {
         .nth(1)
         .copied()
         .unwrap_or("");
-    let (status, keys) = match status.rfind(" [keys ") {
-        Some(at) => (
-            &status[..at],
-            status[at + 7..].trim_end_matches(']').parse().ok(),
-        ),
-        None => (status, None),
+    // ` [keys N · sent M]`: keys read, answers handed to the host.
+    let (status, keys, sent) = match status.rfind(" [keys ") {
+        Some(at) => {
+            let mut counts = status[at + 7..].trim_end_matches(']').split(" · sent ");
+            let keys = counts.next().and_then(|n| n.parse().ok());
+            let sent = counts.next().and_then(|n| n.parse().ok());
+            (&status[..at], keys, sent)
+        }
+        None => (status, None, None),
     };
     seen.status = status.trim().to_owned();
     seen.keys = keys;
+    seen.sent = sent;
     let Some(at) = lines.iter().position(|l| {
         l.starts_with("┌ ") && !l.starts_with("┌ agents") && !l.starts_with("┌ pane")
     }) else {
@@ -295,8 +301,13 @@ fn under_churn_every_tui_receipt_answers_the_card_on_screen() {
         // A person's pace, varied: a few keys a second.
         std::thread::sleep(Duration::from_millis(20 + rng.below(120)));
     }
-    // Out of any editor, then quit.
+    // Out of any editor; what the screen counts of the answers sent; then quit.
     tmux.keys(&["Escape"]);
+    pressed += 1;
+    await_key(&tmux, pressed);
+    let sent = seen(&tmux.screen())
+        .sent
+        .expect("the status line counts the answers sent");
     tmux.keys(&["q"]);
     tmux.wait_for("the end", "EXITED");
 
@@ -335,8 +346,15 @@ fn under_churn_every_tui_receipt_answers_the_card_on_screen() {
         .filter(|p| p.before.episode.is_some() && !p.before.changed && !p.before.absent)
         .count();
     eprintln!(
-        "the TUI under churn: {pressed} key presses, {} answer keys ({on_cards} on a card shown and standing), {} receipts in the ledger, {matched} matched",
+        "the TUI under churn: {pressed} key presses, {} answer keys ({on_cards} on a card shown and standing), {sent} answers sent, {} receipts in the ledger, {matched} matched",
         answers.len(),
+        receipts.len()
+    );
+    // Every receipt is an answer the screen sent; the host may refuse one without a receipt in
+    // its ledger (its binder saw the pane move on), never the other way round.
+    assert!(
+        receipts.len() as u64 <= sent,
+        "{} receipts for {sent} answers sent",
         receipts.len()
     );
     if let Some(screen) = changed_screen {
@@ -529,7 +547,7 @@ fn a_screen_is_read_as_the_churn_test_reads_it() {
 │Permission · lane hook · dialog read exact│
 │last answer from here: approve → replied│
 └──────┘
-demo %3: the card changed: read it again (the pane is working now; Enter reads it)   [keys 42]
+demo %3: the card changed: read it again (the pane is working now; Enter reads it)   [keys 42 · sent 3]
 ↑↓ select  Enter card  a approve";
     let seen = seen(screen);
     assert_eq!(seen.pane, Some(("demo".into(), "%3".into())));
@@ -537,6 +555,7 @@ demo %3: the card changed: read it again (the pane is working now; Enter reads i
     assert!(seen.card && seen.changed && !seen.absent && !seen.editing);
     assert!(seen.status.ends_with("Enter reads it)"), "{}", seen.status);
     assert_eq!(seen.keys, Some(42));
+    assert_eq!(seen.sent, Some(3));
     assert!(!seen.body.contains("last answer"));
     let editing = seen_editing();
     assert!(editing.editing);
