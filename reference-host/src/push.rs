@@ -79,12 +79,54 @@ pub struct Carried {
 pub const CARRIED_FRESH_MS: u64 = 100;
 
 impl Carried {
-    /// Whether a listener whose last read started at `floor_ms` takes this read at `now_ms`: it
-    /// started no earlier (the listener's memory never goes back in time) and answered less than
-    /// [`CARRIED_FRESH_MS`] ago.
-    pub fn takeable(&self, floor_ms: u64, now_ms: u64) -> bool {
-        self.started_ms >= floor_ms && now_ms.saturating_sub(self.answered_ms) < CARRIED_FRESH_MS
+    /// Whether it answered less than [`CARRIED_FRESH_MS`] before `now_ms`: a listener that takes
+    /// it later fell behind (its queue may have dropped later pushes of the pane), and reads the
+    /// pane itself.
+    pub fn fresh(&self, now_ms: u64) -> bool {
+        now_ms.saturating_sub(self.answered_ms) < CARRIED_FRESH_MS
     }
+
+    /// Whether a listener whose last read started at `floor_ms` takes this (fresh) read, given
+    /// `stamps`: the pushed pane's `@agent_stamped_at` as this read shows it and as the
+    /// listener remembers it. It does when the read started no earlier than the listener's last
+    /// (the listener's memory never goes back in time), and also when it started earlier but
+    /// shows a later stamp: every stamp writes `@agent_stamped_at`, so the read the listener
+    /// remembers, which shows an earlier one, was answered by tmux before this stamp, and for
+    /// that pane this read is the newer. That is the usual race at a short interval: a cycle's
+    /// read starts while the hook's stamp waits for tmux, and is answered first. A missing stamp
+    /// on either side proves nothing.
+    pub fn takeable(&self, floor_ms: u64, stamps: Stamps) -> bool {
+        self.started_ms >= floor_ms
+            || matches!(stamps, Stamps { carried: Some(c), remembered: Some(r) } if c > r)
+    }
+}
+
+/// What a listener whose last read started at `floor_ms` takes, at `now_ms`, of the read a push
+/// carried: the pushed pane as `parse` finds it there (`Some(None)`: no agent pane), when the
+/// read is fresh and [`Carried::takeable`] given the pane's stamp there (`stamp`) and the one the
+/// listener remembers; `None` when the listener must read the pane itself.
+pub fn take<P>(
+    read: Option<&Carried>,
+    (floor_ms, now_ms): (u64, u64),
+    remembered: Option<u64>,
+    parse: impl FnOnce(&Carried) -> Option<Option<P>>,
+    stamp: impl Fn(&P) -> Option<u64>,
+) -> Option<(Option<P>, &Carried)> {
+    let read = read.filter(|read| read.fresh(now_ms))?;
+    let found = parse(read)?;
+    let stamps = Stamps {
+        carried: found.as_ref().and_then(&stamp),
+        remembered,
+    };
+    read.takeable(floor_ms, stamps).then_some((found, read))
+}
+
+/// A pushed pane's `@agent_stamped_at` (epoch ms) as a carried read shows it and as a listener
+/// remembers it ([`Carried::takeable`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamps {
+    pub carried: Option<u64>,
+    pub remembered: Option<u64>,
 }
 
 /// One pushed pane, and the read its last datagram carried, if any.
@@ -449,18 +491,80 @@ mod tests {
     }
 
     #[test]
-    fn a_carried_read_is_taken_only_fresh_and_no_older_than_the_last() {
+    fn a_listener_takes_the_pane_a_fresh_takeable_read_shows_and_parses_nothing_stale() {
         let read = carried(1000, b"");
-        assert!(read.takeable(1000, 1003));
-        assert!(read.takeable(0, 1003 + CARRIED_FRESH_MS - 1));
-        assert!(
-            !read.takeable(1001, 1003),
-            "older than the listener's last read"
+        // The pane is its stamp here.
+        let take_at = |floor, now, remembered, found: Option<Option<u64>>| {
+            take(
+                Some(&read),
+                (floor, now),
+                remembered,
+                |_| found,
+                |p| Some(*p),
+            )
+            .map(|(pane, _)| pane)
+        };
+        assert_eq!(take_at(1000, 1003, None, Some(Some(7))), Some(Some(7)));
+        assert_eq!(
+            take_at(1000, 1003, None, Some(None)),
+            Some(None),
+            "no agent pane"
+        );
+        assert_eq!(take_at(1000, 1003, None, None), None, "unparsed: read it");
+        assert_eq!(take_at(1001, 1003, Some(6), Some(Some(7))), Some(Some(7)));
+        assert_eq!(take_at(1001, 1003, Some(7), Some(Some(7))), None);
+        assert_eq!(take_at(1001, 1003, Some(6), Some(None)), None);
+        let parsed = std::cell::Cell::new(false);
+        let stale = take(
+            Some(&read),
+            (0, 1003 + CARRIED_FRESH_MS),
+            None,
+            |_| {
+                parsed.set(true);
+                Some(Some(7u64))
+            },
+            |p| Some(*p),
         );
         assert!(
-            !read.takeable(0, 1003 + CARRIED_FRESH_MS),
+            stale.is_none() && !parsed.get(),
+            "a stale read is not even parsed"
+        );
+        assert!(take(None, (0, 0), None, |_| Some(Some(7u64)), |p| Some(*p)).is_none());
+    }
+
+    #[test]
+    fn a_carried_read_is_taken_only_fresh_and_no_older_than_the_last_or_with_a_later_stamp() {
+        let read = carried(1000, b"");
+        assert!(read.fresh(1003) && read.fresh(1003 + CARRIED_FRESH_MS - 1));
+        assert!(
+            !read.fresh(1003 + CARRIED_FRESH_MS),
             "the listener fell behind"
         );
+        let none = Stamps::default();
+        assert!(read.takeable(1000, none));
+        assert!(
+            !read.takeable(1001, none),
+            "older than the listener's last read, and nothing says otherwise"
+        );
+        let stamps = |carried, remembered| Stamps {
+            carried,
+            remembered,
+        };
+        assert!(
+            read.takeable(1001, stamps(Some(999), Some(998))),
+            "started earlier, but the listener's last read was answered before its stamp"
+        );
+        for (carried, remembered) in [
+            (Some(999), Some(999)),
+            (Some(998), Some(999)),
+            (None, Some(1)),
+            (Some(999), None),
+        ] {
+            assert!(
+                !read.takeable(1001, stamps(carried, remembered)),
+                "{carried:?} {remembered:?}: the listener's read may have seen this stamp or a later one"
+            );
+        }
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub struct Scripted {
     reads: Rc<RefCell<u32>>,
     /// The floor each stream cycle's read was asked for.
     floors: Rc<RefCell<Vec<u64>>>,
-    /// How many reads a push carried were taken.
+    /// How many reads a push carried were parsed (a listener then takes them or not).
     carried: Rc<RefCell<u32>>,
 }
 
@@ -75,8 +75,8 @@ impl Scripted {
         self.floors.borrow().clone()
     }
 
-    /// How many reads a push carried were taken instead of reading.
-    pub fn carried_taken(&self) -> u32 {
+    /// How many reads a push carried were parsed (a listener then takes them or reads itself).
+    pub fn carried_parsed(&self) -> u32 {
         *self.carried.borrow()
     }
 }

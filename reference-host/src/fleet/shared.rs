@@ -32,8 +32,9 @@ use crate::runtime::RuntimeDir;
 use crate::tmux::read::{Fields, Listing, RawListing};
 use crate::tmux::{Answer, TmuxError};
 
-/// The first line of a shared read's file, before its header.
-const MAGIC: &str = "corral-fleet-read 1";
+/// The first line of a shared read's file, before its header. Its number moves with the formats'
+/// columns: a process of another version (an upgrade under way) finds no read it could take.
+const MAGIC: &str = "corral-fleet-read 2";
 
 /// How long before a process woke a shared read may have started and still be this cycle's:
 /// a quarter of the interval, at most 100 ms (processes on one schedule wake within a few ms of

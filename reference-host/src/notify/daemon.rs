@@ -25,7 +25,7 @@ use crate::files;
 use crate::fleet::Pane;
 use crate::fleet::{FleetReader, FleetSource};
 use crate::paths::Paths;
-use crate::push::{Listener, Pushed, PushedPane};
+use crate::push::{self, Listener, Pushed, PushedPane};
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
 use crate::tmux::read::{Fields, Titles};
@@ -286,18 +286,19 @@ impl Daemon {
     }
 
     /// A pushed pane as read now, with when its read answered: the read the hook carried (the
-    /// clients with it) when it is fresh and started after the last cycle's
-    /// (`Carried::takeable`: an older one could take the notifier's memory of the pane back in
-    /// time), else one of the daemon's own (`None` when tmux failed it).
+    /// clients with it) when it is fresh and the daemon may take it (`Carried::takeable`: it
+    /// started after the last cycle's read, or shows a later stamp of the pane than the notifier
+    /// remembers; an older one could take the notifier's memory of the pane back in time), else
+    /// one of the daemon's own (`None` when tmux failed it).
     fn pushed_pane(&mut self, pushed: &PushedPane) -> Option<(Option<Pane>, u64)> {
-        let now = now_ms();
-        let carried = pushed
-            .read
-            .as_ref()
-            .filter(|read| read.takeable(self.cycle_started_ms, now));
-        if let Some(read) = carried
-            && let Some(found) = self.reader.carried(&pushed.pane, read)
-        {
+        let reader = &mut self.reader;
+        if let Some((found, read)) = push::take(
+            pushed.read.as_ref(),
+            (self.cycle_started_ms, now_ms()),
+            self.notifier.stamped_at(&pushed.pane),
+            |read| reader.carried(&pushed.pane, read),
+            |pane| pane.row.stamped_at_ms,
+        ) {
             return Some((found, read.answered_ms));
         }
         match self.reader.pane(&pushed.pane) {

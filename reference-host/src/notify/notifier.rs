@@ -83,6 +83,16 @@ impl Notifier {
         self.fire(tmux, panes, clients, now)
     }
 
+    /// Pane `pane`'s `@agent_stamped_at` as the last read of it (a cycle's or a push's) showed
+    /// it.
+    pub fn stamped_at(&self, pane: &str) -> Option<u64> {
+        self.previous
+            .as_ref()?
+            .iter()
+            .find(|r| r.pane == pane)?
+            .stamped_at_ms
+    }
+
     /// A pushed pane, read at `now` with `clients` attached (`crate::push`): its move since the
     /// last read goes into the ring (source `hook`: an agent's hook made the daemon look), and
     /// it is evaluated, claimed and fired as a cycle would. The next cycle does not record the

@@ -668,3 +668,22 @@ fn a_completion_goes_to_every_sink_with_notify_command() {
     );
     assert!(line.get("state").is_none());
 }
+
+/// The notifier remembers each pane's last stamp as its last read, a cycle's or a push's, showed
+/// it: what tells the daemon whether a push's read that started before its cycle's is still the
+/// newer view of the pane (`push::Carried::takeable`).
+#[test]
+fn the_notifier_remembers_the_last_stamp_a_read_showed() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.pane_mut("%2").row.stamped_at_ms = Some(T0);
+    assert_eq!(notifier.stamped_at("%2"), None, "nothing read yet");
+    w.cycle(&mut notifier, T0);
+    assert_eq!(notifier.stamped_at("%2"), Some(T0));
+    assert_eq!(notifier.stamped_at("%1"), None, "never stamped");
+    w.step("%2", State::Blocked, T0 + 10);
+    w.pane_mut("%2").row.stamped_at_ms = Some(T0 + 10);
+    w.pushed(&mut notifier, "%2", T0 + 20);
+    assert_eq!(notifier.stamped_at("%2"), Some(T0 + 10), "the push's read");
+    assert_eq!(notifier.stamped_at("%9"), None, "no such pane");
+}

@@ -19,7 +19,7 @@ use crate::clock::now_ms;
 use crate::devices::StoreWatch;
 use crate::fleet::FleetSource;
 use crate::fleet::Pane;
-use crate::push::{Pushed, PushedPane};
+use crate::push::{self, Pushed, PushedPane};
 use crate::serve::pushes::Pushes;
 use crate::serve::requests::{self, Connection, Services, SessionConfig};
 use crate::serve::stream::Stream;
@@ -303,18 +303,21 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
     }
 
     /// A pushed pane as read now, with when its read started and answered: the read the hook
-    /// carried when it is fresh and no older than the stream's last (`Carried::takeable`), else
-    /// one of its own (`None` when tmux failed it).
+    /// carried when it is fresh and the stream may take it (`Carried::takeable`: no older than
+    /// the stream's last read, or showing a later stamp of the pane than the stream remembers),
+    /// else one of its own (`None` when tmux failed it).
     fn pushed_pane(&mut self, pushed: &PushedPane) -> Option<(Option<Pane>, u64, u64)> {
-        let floor_ms = self.conn.stream.as_ref().map_or(0, Stream::floor_ms);
-        let now = now_ms();
-        let carried = pushed
-            .read
-            .as_ref()
-            .filter(|read| read.takeable(floor_ms, now));
-        if let Some(read) = carried
-            && let Some(found) = self.conn.fleet.carried(&pushed.pane, read)
-        {
+        let stream = self.conn.stream.as_ref();
+        let floor_ms = stream.map_or(0, Stream::floor_ms);
+        let remembered = stream.and_then(|s| s.stamped_at(&pushed.pane));
+        let fleet = &mut self.conn.fleet;
+        if let Some((found, read)) = push::take(
+            pushed.read.as_ref(),
+            (floor_ms, now_ms()),
+            remembered,
+            |read| fleet.carried(&pushed.pane, read),
+            |pane| pane.row.stamped_at_ms,
+        ) {
             return Some((found, read.started_ms, read.answered_ms));
         }
         let started_ms = now_ms();

@@ -56,6 +56,15 @@ impl Stream {
         self.floor_ms
     }
 
+    /// Pane `pane`'s `@agent_stamped_at` as the stream's last read of it showed it.
+    pub fn stamped_at(&self, pane: &str) -> Option<u64> {
+        self.fleet
+            .as_ref()?
+            .iter()
+            .find(|r| r.pane == pane)?
+            .stamped_at_ms
+    }
+
     /// A read that started at `started_ms` fed it.
     pub fn fed(&mut self, started_ms: u64) {
         self.floor_ms = self.floor_ms.max(started_ms);

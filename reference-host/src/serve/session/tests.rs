@@ -395,11 +395,13 @@ fn a_stream_asks_for_no_read_older_than_its_last() {
 
 /// The read a hook carried is taken instead of asking tmux, its edge stamped when that read
 /// answered; one that started before the stream's last read is not (the stream reads the pane
-/// itself), so its memory of the fleet never goes back in time.
+/// itself), so its memory of the fleet never goes back in time, unless it shows a later stamp of
+/// the pane than the stream remembers (tmux answered the stream's read before that stamp).
 #[test]
-fn a_carried_read_is_taken_when_it_is_no_older_than_the_stream_s_last() {
+fn a_carried_read_is_taken_when_it_is_no_older_than_the_stream_s_last_or_stamped_later() {
     let mut h = Harness::new();
     h.hello();
+    h.fleet.edit(|rows| rows[0].stamped_at_ms = Some(1_000));
     h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
     h.session.handle(Event::Tick);
     h.frames();
@@ -407,17 +409,43 @@ fn a_carried_read_is_taken_when_it_is_no_older_than_the_stream_s_last() {
     h.fleet.edit(|rows| rows[0].state = State::Blocked);
     let hooked = now_ms();
     h.session.handle(push_read("%0", hooked));
-    assert_eq!((h.fleet.carried_taken(), h.fleet.reads()), (1, reads));
+    assert_eq!((h.fleet.carried_parsed(), h.fleet.reads()), (1, reads));
     let frames = h.frames();
     assert_eq!(
         (&frames[0]["pane"], &frames[0]["to"], &frames[0]["at_ms"]),
         (&json!("%0"), &json!("blocked"), &json!(hooked))
     );
-    // A read carried from before the stream's last: read again instead.
-    h.fleet.edit(|rows| rows[0].state = State::Working);
+    // Reads carried from before the stream's last (the push's, at `hooked`), showing the stamp
+    // the stream remembers or none: read again instead.
+    for stamp in [Some(1_000), None] {
+        let reads = h.fleet.reads();
+        h.fleet.edit(|rows| {
+            rows[0].state = State::Working;
+            rows[0].stamped_at_ms = stamp;
+        });
+        h.session.handle(push_read("%0", hooked - 1));
+        assert_eq!(h.fleet.reads(), reads + 1, "{stamp:?}: the pane read again");
+        assert_eq!(h.frames()[0]["to"], "working");
+        h.fleet.edit(|rows| {
+            rows[0].state = State::Blocked;
+            rows[0].stamped_at_ms = Some(1_000);
+        });
+        h.session.handle(push(&["%0"]));
+        assert_eq!(h.frames()[0]["to"], "blocked");
+    }
+    // One from before, but stamped after what the stream remembers: taken, no tmux asked.
+    let reads = h.fleet.reads();
+    h.fleet.edit(|rows| {
+        rows[0].state = State::Idle;
+        rows[0].stamped_at_ms = Some(1_001);
+    });
     h.session.handle(push_read("%0", hooked - 1));
-    assert_eq!((h.fleet.carried_taken(), h.fleet.reads()), (1, reads + 1));
-    assert_eq!(h.frames()[0]["to"], "working");
+    assert_eq!(h.fleet.reads(), reads, "the carried read was taken");
+    let frames = h.frames();
+    assert_eq!(
+        (&frames[0]["to"], &frames[0]["at_ms"]),
+        (&json!("idle"), &json!(hooked - 1))
+    );
 }
 
 #[test]
