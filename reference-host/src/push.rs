@@ -121,6 +121,13 @@ pub fn take<P>(
     read.takeable(floor_ms, stamps).then_some((found, read))
 }
 
+/// Pane `pane`'s `@agent_stamped_at` in `rows`, a listener's memory of the fleet (each pane as
+/// its last read showed it): the `remembered` side of [`Stamps`]. `None` before any read, for a
+/// pane the memory does not have, and for one never stamped.
+pub fn remembered_stamp(rows: Option<&[schema::FleetRow]>, pane: &str) -> Option<u64> {
+    rows?.iter().find(|r| r.pane == pane)?.stamped_at_ms
+}
+
 /// A pushed pane's `@agent_stamped_at` (epoch ms) as a carried read shows it and as a listener
 /// remembers it ([`Carried::takeable`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -86,11 +86,7 @@ impl Notifier {
     /// Pane `pane`'s `@agent_stamped_at` as the last read of it (a cycle's or a push's) showed
     /// it.
     pub fn stamped_at(&self, pane: &str) -> Option<u64> {
-        self.previous
-            .as_ref()?
-            .iter()
-            .find(|r| r.pane == pane)?
-            .stamped_at_ms
+        crate::push::remembered_stamp(self.previous.as_deref(), pane)
     }
 
     /// A pushed pane, read at `now` with `clients` attached (`crate::push`): its move since the

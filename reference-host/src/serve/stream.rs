@@ -58,11 +58,7 @@ impl Stream {
 
     /// Pane `pane`'s `@agent_stamped_at` as the stream's last read of it showed it.
     pub fn stamped_at(&self, pane: &str) -> Option<u64> {
-        self.fleet
-            .as_ref()?
-            .iter()
-            .find(|r| r.pane == pane)?
-            .stamped_at_ms
+        crate::push::remembered_stamp(self.fleet.as_deref(), pane)
     }
 
     /// A read that started at `started_ms` fed it.
