@@ -83,6 +83,29 @@ fn refuse(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(LOAD_ERROR)
 }
 
+/// `--report FILE`, made before the app connects so that a report that cannot be written is a
+/// usage error (a refusal, exit 2), then written once as pretty JSON.
+struct ReportFile<'a> {
+    path: &'a Path,
+    file: std::fs::File,
+}
+
+impl<'a> ReportFile<'a> {
+    fn create(path: Option<&'a Path>) -> Result<Option<ReportFile<'a>>, ExitCode> {
+        let Some(path) = path else { return Ok(None) };
+        match std::fs::File::create(path) {
+            Ok(file) => Ok(Some(ReportFile { path, file })),
+            Err(err) => Err(refuse(format!("{}: {err}", path.display()))),
+        }
+    }
+
+    fn write(mut self, report: &impl serde::Serialize) -> Result<(), ExitCode> {
+        let text = serde_json::to_string_pretty(report).expect("reports encode");
+        writeln!(self.file, "{text}")
+            .map_err(|err| refuse(format!("{}: {err}", self.path.display())))
+    }
+}
+
 fn schemas() -> Result<(FrameSchema, FrameSchema), Error> {
     Ok((
         FrameSchema::generated("requests.schema.json")?,
@@ -119,12 +142,9 @@ pub fn main(args: ReplayArgs) -> ExitCode {
         Err(err) => return refuse(err),
     };
     // Made before the app connects, so a report that cannot be written is a usage error.
-    let report = match &args.report {
-        Some(file) => match std::fs::File::create(file) {
-            Ok(report) => Some(report),
-            Err(err) => return refuse(format!("{}: {err}", file.display())),
-        },
-        None => None,
+    let report = match ReportFile::create(args.report.as_deref()) {
+        Ok(report) => report,
+        Err(code) => return code,
     };
     let settings = play::Settings {
         scale: args.timeout_scale,
@@ -137,14 +157,10 @@ pub fn main(args: ReplayArgs) -> ExitCode {
         std::io::stdout().lock(),
         std::io::stderr().lock(),
     );
-    if let Some(mut report) = report {
-        let text = serde_json::to_string_pretty(&outcome).expect("reports encode");
-        if let Err(err) = writeln!(report, "{text}") {
-            return refuse(format!(
-                "{}: {err}",
-                args.report.as_deref().unwrap_or(Path::new("")).display()
-            ));
-        }
+    if let Some(report) = report
+        && let Err(code) = report.write(&outcome)
+    {
+        return code;
     }
     if outcome.success() {
         ExitCode::SUCCESS
@@ -165,12 +181,9 @@ fn against_app(
         Ok(files) => files,
         Err(err) => return refuse(err),
     };
-    let report_file = match &args.report {
-        Some(file) => match std::fs::File::create(file) {
-            Ok(report) => Some(report),
-            Err(err) => return refuse(format!("{}: {err}", file.display())),
-        },
-        None => None,
+    let report_file = match ReportFile::create(args.report.as_deref()) {
+        Ok(report) => report,
+        Err(code) => return code,
     };
     let run = suite::Run {
         app,
@@ -186,14 +199,10 @@ fn against_app(
         let _ = writeln!(std::io::stdout().lock(), "{}", case.render().join("\n"));
     });
     let _ = writeln!(std::io::stdout().lock(), "{}", report.summary());
-    if let Some(mut file) = report_file {
-        let text = serde_json::to_string_pretty(&report).expect("reports encode");
-        if let Err(err) = writeln!(file, "{text}") {
-            return refuse(format!(
-                "{}: {err}",
-                args.report.as_deref().unwrap_or(Path::new("")).display()
-            ));
-        }
+    if let Some(file) = report_file
+        && let Err(code) = file.write(&report)
+    {
+        return code;
     }
     if report.broken() {
         ExitCode::from(LOAD_ERROR)

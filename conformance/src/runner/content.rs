@@ -53,27 +53,9 @@ impl Judge<'_> {
                 }
             }
             Some(Content::Contains(part)) => {
-                let part = self.text(part, &trial)?;
-                if !text.contains(&part) {
-                    return Err(StepError::new(format!(
-                        "{} does not contain {part:?}; it holds:\n{}",
-                        self.what,
-                        shown(text)
-                    )));
-                }
+                self.contains_all(std::slice::from_ref(part), text, &trial)?
             }
-            Some(Content::ContainsAll(parts)) => {
-                for part in parts {
-                    let part = self.text(part, &trial)?;
-                    if !text.contains(&part) {
-                        return Err(StepError::new(format!(
-                            "{} does not contain {part:?}; it holds:\n{}",
-                            self.what,
-                            shown(text)
-                        )));
-                    }
-                }
-            }
+            Some(Content::ContainsAll(parts)) => self.contains_all(parts, text, &trial)?,
             Some(Content::JsonLines(patterns)) => {
                 let lines = self.json_lines(text)?;
                 if lines.len() != patterns.len() {
@@ -127,6 +109,27 @@ impl Judge<'_> {
             }
         }
         *captures = trial;
+        Ok(())
+    }
+
+    /// `text` holds each of `parts` (with `${name}` replaced); the first missing one is the
+    /// error.
+    fn contains_all(
+        &self,
+        parts: &[String],
+        text: &str,
+        captures: &Captures,
+    ) -> Result<(), StepError> {
+        for part in parts {
+            let part = self.text(part, captures)?;
+            if !text.contains(&part) {
+                return Err(StepError::new(format!(
+                    "{} does not contain {part:?}; it holds:\n{}",
+                    self.what,
+                    shown(text)
+                )));
+            }
+        }
         Ok(())
     }
 
