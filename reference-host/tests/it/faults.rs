@@ -79,6 +79,11 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
     assert_eq!(host.recv()["t"], "ack");
     let pid = host.pid();
     wait_for("the baseline read", || count.len() >= 1);
+    // Its push listener (a thread of its own) is bound once that read has answered: the
+    // samples start from the steady state, not from a host still starting it.
+    wait_for("the push listener", || {
+        !crate::push::listeners(&home, "serve").is_empty()
+    });
 
     let stopped = Stopped::new(fleet.server_pid());
     let first = count.len();

@@ -28,7 +28,7 @@ on_both_backends!(
 const LONG_CYCLE: &str = "[serve]\nreconcile_interval_ms = 600000\n";
 
 /// The push sockets of `role` (`serve`, `daemon`) in the home's runtime dir, of any server.
-fn listeners(home: &Home, role: &str) -> Vec<PathBuf> {
+pub(crate) fn listeners(home: &Home, role: &str) -> Vec<PathBuf> {
     let Ok(servers) = std::fs::read_dir(home.runtime().join("corral/push")) else {
         return Vec::new();
     };
