@@ -534,7 +534,7 @@ mod tests {
         let threads: Vec<_> = (0..8)
             .map(|i| {
                 let file = DeviceFile::new(path.clone());
-                std::thread::spawn(move || {
+                crate::threads::spawn(move || {
                     enrol(&file, &format!("d{i}"), &format!("fp{i}"));
                 })
             })

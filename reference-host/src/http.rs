@@ -214,7 +214,7 @@ mod tests {
     fn a_json_answer_is_read_and_a_post_gets_its_status() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let server = std::thread::spawn(move || {
+        let server = crate::threads::spawn(move || {
             for body in ["[1,2]", "{}"] {
                 let (mut stream, _) = listener.accept().unwrap();
                 testing::read_request(&mut stream);

@@ -59,6 +59,8 @@ mod tmux;
 mod http;
 // The only module that starts a child process.
 mod process;
+// The only module that starts a thread: every one blocks the signals the loops wait for.
+mod threads;
 // The wall clock in epoch milliseconds.
 mod clock;
 // A warning that would repeat every cycle, logged once a minute.

@@ -226,7 +226,7 @@ pub fn start(invocation: &Invocation, spawn: Spawn) -> Result<Background, Proces
         error,
     })?;
     let stdin = match (child.stdin.take(), spawn.stdin) {
-        (Some(mut pipe), Some(bytes)) => Some(std::thread::spawn(move || {
+        (Some(mut pipe), Some(bytes)) => Some(crate::threads::spawn(move || {
             use std::io::Write;
             // A child that exits without reading is its own business (EPIPE).
             let _ = pipe.write_all(&bytes);
@@ -298,7 +298,7 @@ impl Background {
 /// Reads a pipe to its end on a thread of its own, keeping the first `cap` bytes.
 fn drain_capped(pipe: impl Read + Send + 'static, cap: usize) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
+    crate::threads::spawn(move || {
         let mut kept = Vec::new();
         let mut buf = [0u8; 8192];
         let mut pipe = pipe;

@@ -357,7 +357,7 @@ impl Listener {
         let thread = {
             let socket = socket.try_clone()?;
             let (inbox, stop) = (Arc::clone(&inbox), Arc::clone(&stop));
-            std::thread::spawn(move || read_datagrams(&socket, &inbox, &stop))
+            crate::threads::spawn(move || read_datagrams(&socket, &inbox, &stop))
         };
         tracing::debug!(path = %path.display(), "listening for pushes");
         Ok(Listener {
@@ -737,7 +737,7 @@ mod tests {
         let _stuck = UnixDatagram::bind(&stuck).unwrap();
         let dir = tmp.path().to_owned();
         let (done, answers) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        crate::threads::spawn(move || {
             let all: Vec<Announced> = (0..200).map(|_| announce(&dir, "%1", None)).collect();
             let _ = done.send(all);
         });

@@ -271,7 +271,7 @@ fn the_pending_call_is_filled_from_the_transcript_tail() {
 fn api(body: Option<&'static str>) -> (String, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
+    let handle = crate::threads::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
         crate::http::testing::read_request(&mut stream);
         match body {

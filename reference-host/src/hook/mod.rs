@@ -368,6 +368,7 @@ fn interrupted() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = Arc::clone(&flag);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    // A plain thread, not `crate::threads::spawn`: this one is here to take the signals.
     std::thread::spawn(move || {
         use tokio::signal::unix::{SignalKind, signal};
         let runtime = tokio::runtime::Builder::new_current_thread()

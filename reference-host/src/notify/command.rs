@@ -115,7 +115,7 @@ impl Runner {
                     return;
                 };
                 let runner = self.clone();
-                std::thread::spawn(move || {
+                crate::threads::spawn(move || {
                     let result = child.wait(runner.timeout);
                     runner.settle(&job.command, &result);
                     drop(slot);

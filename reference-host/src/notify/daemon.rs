@@ -213,6 +213,9 @@ impl Daemon {
                         // yielded task after a turn of its driver, and
                         // a_reload_pending_when_a_cycle_is_due_is_handled_first fails if that
                         // changes), so the cycle after a SIGHUP runs on the reloaded config.
+                        // The signal's handler has run by then because it ran on this thread:
+                        // every other thread blocks SIGHUP (`crate::threads`), so after a SIGCONT
+                        // no helper thread can take it and write the pipe only after this look.
                         tokio::task::yield_now().await;
                         if pending(hangup.recv()).await {
                             self.reload();

@@ -165,16 +165,14 @@ mod tests {
         let held = files::lock_within(&runtime.marker_lock(), LOCK_WAIT)
             .unwrap()
             .unwrap();
-        std::thread::scope(|scope| {
-            let claimed = scope
-                .spawn(|| {
-                    let tmux = ScriptedTmux::with_panes(&["%1"]);
-                    claim(&tmux, &runtime, "%1", Marker::Notified, "1", &QUIET)
-                })
-                .join()
-                .unwrap();
-            assert!(matches!(claimed, Claim::Failed(_)), "{claimed:?}");
-        });
+        let elsewhere = runtime.clone();
+        let claimed = crate::threads::spawn(move || {
+            let tmux = ScriptedTmux::with_panes(&["%1"]);
+            claim(&tmux, &elsewhere, "%1", Marker::Notified, "1", &QUIET)
+        })
+        .join()
+        .unwrap();
+        assert!(matches!(claimed, Claim::Failed(_)), "{claimed:?}");
         drop(held);
         assert_eq!(
             claim(&tmux, &runtime, "%1", Marker::Notified, "1", &QUIET),

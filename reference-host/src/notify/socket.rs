@@ -51,11 +51,11 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 /// Answers connections on a thread of its own until the process exits; what needs the daemon's
 /// state goes to `ask` and waits for the loop's answer.
 pub fn serve(listener: UnixListener, ask: tokio::sync::mpsc::Sender<Request>) {
-    std::thread::spawn(move || {
+    crate::threads::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             let ask = ask.clone();
-            std::thread::spawn(move || {
+            crate::threads::spawn(move || {
                 if let Err(err) = answer(stream, &ask) {
                     tracing::debug!(%err, "a socket client went away");
                 }
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(mode, 0o600);
         let (tx, mut rx) = tokio::sync::mpsc::channel(4);
         serve(listener, tx);
-        std::thread::spawn(move || {
+        crate::threads::spawn(move || {
             let mut kept = Vec::new();
             while let Some(request) = rx.blocking_recv() {
                 match request {

@@ -167,7 +167,7 @@ fn event_loop(
         .build()?;
     let code = runtime.block_on(async move {
         let (lines, mut incoming) = mpsc::channel::<Incoming>(1);
-        std::thread::spawn(move || {
+        crate::threads::spawn(move || {
             let mut reader = LineReader::new(BufReader::new(std::io::stdin()));
             loop {
                 let next = reader.next_line();

@@ -83,9 +83,7 @@ impl Outbox {
         });
         let output = File::from(fd.try_clone()?);
         let writer = Arc::clone(&shared);
-        std::thread::Builder::new()
-            .name("stdout".into())
-            .spawn(move || write_out(&writer, output))?;
+        crate::threads::spawn_named("stdout", move || write_out(&writer, output))?;
         Ok(Outbox {
             shared,
             fd,

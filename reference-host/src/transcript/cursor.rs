@@ -307,7 +307,7 @@ mod tests {
         let threads: Vec<_> = (0..8)
             .map(|_| {
                 let path = dir.path().to_owned();
-                std::thread::spawn(move || Keyring::load_or_create(&path).unwrap().key)
+                crate::threads::spawn(move || Keyring::load_or_create(&path).unwrap().key)
             })
             .collect();
         let keys: Vec<[u8; 32]> = threads.into_iter().map(|t| t.join().unwrap()).collect();

@@ -234,7 +234,7 @@ fn paging_any_sample_at_any_room_visits_every_line_once_and_ends() {
     let walkers: Vec<_> = samples()
         .into_iter()
         .map(|(name, agent, path)| {
-            std::thread::spawn(move || page_at_every_room(&name, agent, &path, long))
+            crate::threads::spawn(move || page_at_every_room(&name, agent, &path, long))
         })
         .collect();
     for walker in walkers {

@@ -2,7 +2,8 @@
 //! `#[should_panic]` (assert on the error value or error frame instead), no sibling modules of a
 //! crate use each other in a cycle ([`cycles`]), and no code but `schema::PaneOption` spells a
 //! pane option of the contract, nor any but `schema::NotifyVar` a notification variable
-//! ([`spelled`]); every crate depends only on what its
+//! ([`spelled`]); the reference host starts threads only through its `threads` module
+//! ([`threads`]); every crate depends only on what its
 //! architecture invariant allows ([`crates`], through `cargo metadata`); and the README's two
 //! commands resolve every crate to one feature set, so each compiles once ([`one_build`], through
 //! `cargo tree`).
@@ -14,6 +15,7 @@ mod cycles;
 mod lex;
 mod one_build;
 mod spelled;
+mod threads;
 mod trees;
 
 use std::path::{Path, PathBuf};
@@ -77,6 +79,7 @@ pub fn check_file(shown: &str, text: &str) -> Vec<String> {
              error value or the error frame"
         ));
     }
+    problems.extend(threads::check(shown, text));
     problems
 }
 

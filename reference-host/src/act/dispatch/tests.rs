@@ -571,7 +571,7 @@ fn an_exec_action_at_the_host_starts_its_supervisor_and_answers_spawned() {
 fn api(statuses: &'static [u16]) -> (String, std::thread::JoinHandle<Vec<String>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
+    let handle = crate::threads::spawn(move || {
         let mut seen = Vec::new();
         for status in statuses {
             let (mut stream, _) = listener.accept().unwrap();

@@ -280,7 +280,7 @@ fn racing_claimers_get_one_claim() {
     let threads: Vec<_> = (0..16)
         .map(|_| {
             let dir = dir.path().to_owned();
-            std::thread::spawn(move || {
+            crate::threads::spawn(move || {
                 let mut ledger = Ledger::new(&dir);
                 let claim = ledger.claim(&request("race"), 5).unwrap();
                 // Keep the owner alive until every thread has claimed.

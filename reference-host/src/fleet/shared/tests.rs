@@ -309,7 +309,7 @@ fn processes_waking_together_make_one_read() {
     let reads: Vec<_> = (0..10)
         .map(|_| {
             let (shared, calls, start) = (shared.clone(), calls.clone(), start.clone());
-            std::thread::spawn(move || {
+            crate::threads::spawn(move || {
                 start.wait();
                 shared
                     .read(Fields::Edge, INTERVAL, (woke, 0), |_| {
