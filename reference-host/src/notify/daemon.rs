@@ -5,10 +5,17 @@
 //! daemon lock of that server (held: refused, exit 1, saying so), the socket (bound under a
 //! staging name), the baseline read, and only then the socket under its real name: a daemon
 //! whose socket is there is watching. Then one event loop
-//! over a closed set of events: a cycle tick (one read of the whole fleet, then the notifier's
-//! cycle), SIGHUP (reload the config; a broken one keeps the old and says why), a socket request
-//! (the ring, a hook's transition), a push (`crate::push`: the pushed panes read on their own,
-//! then the notifier's view of each), SIGTERM or SIGINT (clear progress, exit 0).
+//! over a closed set of events: a cycle tick (one read of the whole fleet, on a thread of its own
+//! so the loop goes on meanwhile), that read's answer (the notifier's cycle), SIGHUP (reload the
+//! config; a broken one keeps the old and says why), a socket request (the ring, a hook's
+//! transition), a push (`crate::push`: the pushed panes read on their own, then the notifier's
+//! view of each), SIGTERM or SIGINT (clear progress, exit 0).
+//!
+//! The fleet read is off the loop because it is the loop's longest wait (tens of milliseconds
+//! at 1000 panes, seconds on a hung tmux): a hook's push that came during it used to wait for it,
+//! and for the fires of the whole fleet after it, before its own fire. Now a push is taken at
+//! once; the cycle's answer, applied later, leaves alone a pane that a push read after it
+//! (`Notifier::cycle`). One read is in flight at a time.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,6 +53,8 @@ pub struct DaemonOptions {
 enum Event {
     /// Time for a cycle.
     Tick,
+    /// A cycle's read of the fleet answered.
+    Read(Box<CycleAnswer>),
     /// SIGHUP.
     Reload,
     /// Something asked on the socket.
@@ -82,7 +91,11 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let push_dir = runtime.push_dir(&server.key);
     let daemon = Daemon {
-        reader: reader(&options, &config),
+        reader: Some(reader(&options, &config)),
+        push_reader: reader(&options, &config),
+        generation: 0,
+        reloaded: None,
+        again: false,
         notifier: Notifier::new(config.notify.clone(), runtime, home),
         push_dir,
         cycle_started_ms: 0,
@@ -108,14 +121,56 @@ async fn pending(event: impl Future) -> bool {
 struct Daemon {
     options: DaemonOptions,
     server: Server,
-    reader: FleetReader,
+    /// The cycle's reader; away on the reading thread while a read is in flight.
+    reader: Option<FleetReader>,
+    /// The reader of pushed panes, on the loop: a carried read, or one pane read on its own.
+    push_reader: FleetReader,
+    /// The config's generation: a read that began before a reload is not applied.
+    generation: u64,
+    /// The reloaded config's cycle reader, while the old one is away on a read.
+    reloaded: Option<FleetReader>,
+    /// A read of the whole fleet is wanted as soon as the one in flight answers (a push that
+    /// named too many panes came during it, or the config changed under it).
+    again: bool,
     notifier: Notifier,
     interval: Duration,
     /// Where its push socket goes (`<runtime>/push/<key>/`).
     push_dir: PathBuf,
-    /// When its last cycle's read started, epoch ms: a read a push carried that started earlier
-    /// is not taken.
+    /// When the read of the last cycle applied started, epoch ms: a read a push carried that
+    /// started earlier is not taken.
     cycle_started_ms: u64,
+}
+
+/// A cycle's read about to run: the reader, taken from the daemon.
+#[derive(Debug)]
+struct PendingRead {
+    reader: FleetReader,
+    generation: u64,
+}
+
+impl PendingRead {
+    /// Reads the whole fleet.
+    fn run(mut self) -> CycleAnswer {
+        let started_ms = now_ms();
+        let panes = self.reader.panes();
+        CycleAnswer {
+            reader: self.reader,
+            generation: self.generation,
+            started_ms,
+            panes,
+        }
+    }
+}
+
+/// A cycle's read, answered on its thread: the reader back, and what it read.
+#[derive(Debug)]
+struct CycleAnswer {
+    reader: FleetReader,
+    /// The config generation it was read under.
+    generation: u64,
+    /// When the read started, epoch ms.
+    started_ms: u64,
+    panes: Result<Vec<Pane>, crate::tmux::TmuxError>,
 }
 
 /// The next push, whenever it comes; never, without a socket.
@@ -177,7 +232,11 @@ impl Daemon {
             let mut term = signal(SignalKind::terminate())?;
             let mut interrupt = signal(SignalKind::interrupt())?;
             let mut hangup = signal(SignalKind::hangup())?;
-            self.cycle();
+            // The baseline, read on the loop: nothing else is heard before it.
+            if let Some(read) = self.start_read() {
+                self.apply(Box::new(read.run()));
+            }
+            let (answered, mut answers) = tokio::sync::mpsc::channel(1);
             let mut next = tokio::time::Instant::now() + self.interval;
             // Pushes are heard from the baseline on, and before the socket takes its name: a
             // daemon whose socket is there hears a hook's push.
@@ -202,6 +261,7 @@ impl Daemon {
                     _ = hangup.recv() => Event::Reload,
                     Some(request) = asked.recv() => Event::Asked(request),
                     pushed = next_push(pushes.as_ref()) => Event::Pushed(pushed),
+                    Some(answer) = answers.recv() => Event::Read(answer),
                     () = tokio::time::sleep_until(next) => Event::Tick,
                 };
                 match event {
@@ -220,8 +280,14 @@ impl Daemon {
                         if pending(hangup.recv()).await {
                             self.reload();
                         }
-                        self.cycle();
+                        self.cycle(&answered);
                         next = next_cycle(next, self.interval, tokio::time::Instant::now());
+                    }
+                    Event::Read(answer) => {
+                        self.apply(answer);
+                        if std::mem::take(&mut self.again) {
+                            self.cycle(&answered);
+                        }
                     }
                     Event::Reload => self.reload(),
                     Event::Asked(Request::Ring(reply)) => {
@@ -230,8 +296,13 @@ impl Daemon {
                         let _ = reply.send(ring);
                     }
                     Event::Asked(Request::Hook(transition)) => self.notifier.hook(transition),
-                    Event::Pushed(pushed) => self.pushed(pushed),
+                    Event::Pushed(pushed) => self.pushed(pushed, &answered),
                     Event::Shutdown => {
+                        // A read in flight ends within the reader's tmux time-out; waiting for
+                        // it leaves no tmux client running after the daemon.
+                        if self.reader.is_none() {
+                            let _ = answers.recv().await;
+                        }
                         self.notifier.shutdown();
                         tracing::info!("notification daemon stopped");
                         return Ok::<u8, anyhow::Error>(0);
@@ -243,18 +314,47 @@ impl Daemon {
         Ok(code)
     }
 
-    /// One read of the whole fleet, then the notifier's cycle.
-    fn cycle(&mut self) {
+    /// Starts a cycle: one read of the whole fleet on a thread of its own, whose answer comes
+    /// back through `answered`. With a read still in flight (a slow or hung tmux), the tick is
+    /// skipped: one read at a time.
+    fn cycle(&mut self, answered: &tokio::sync::mpsc::Sender<Box<CycleAnswer>>) {
+        let Some(read) = self.start_read() else {
+            tracing::debug!("the last cycle's read is still running: this tick is skipped");
+            return;
+        };
+        let answered = answered.clone();
+        crate::threads::spawn(move || {
+            // The loop is gone only when the daemon is exiting.
+            let _ = answered.blocking_send(Box::new(read.run()));
+        });
+    }
+
+    /// The cycle's reader, taken for one read; `None` while a read is in flight.
+    fn start_read(&mut self) -> Option<PendingRead> {
+        let reader = self.reader.take()?;
         tracing::debug!("cycle");
-        self.cycle_started_ms = now_ms();
-        match self.reader.panes() {
+        Some(PendingRead {
+            reader,
+            generation: self.generation,
+        })
+    }
+
+    /// A cycle's read answered: the notifier's cycle over it. A read begun before a reload
+    /// took the old config's fields: it is dropped, and the next is started at once.
+    fn apply(&mut self, answer: Box<CycleAnswer>) {
+        if answer.generation != self.generation {
+            self.reader = Some(self.reloaded.take().unwrap_or(answer.reader));
+            self.again = true;
+            return;
+        }
+        let reader = self.reader.insert(answer.reader);
+        match answer.panes {
             Ok(panes) => {
-                let fired = self.notifier.cycle(
-                    self.reader.tmux(),
-                    &panes,
-                    self.reader.clients(),
-                    now_ms(),
-                );
+                tracing::debug!(started_ms = answer.started_ms, "the cycle's read answered");
+                self.cycle_started_ms = answer.started_ms;
+                let fired = self
+                    .notifier
+                    .cycle(reader.tmux(), &panes, reader.clients(), now_ms());
                 for fire in fired {
                     tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed");
                 }
@@ -268,9 +368,11 @@ impl Daemon {
     /// A push: each pushed pane as the hook read it with its stamp (or read on its own) handed to
     /// the notifier (its transition, its triggers); for many panes, a cycle. The cycle's cadence
     /// is left as it is.
-    fn pushed(&mut self, pushed: Pushed) {
+    fn pushed(&mut self, pushed: Pushed, answered: &tokio::sync::mpsc::Sender<Box<CycleAnswer>>) {
         let panes = match pushed {
-            Pushed::Fleet => return self.cycle(),
+            // A read in flight may have begun before these moves: another follows it.
+            Pushed::Fleet if self.reader.is_none() => return self.again = true,
+            Pushed::Fleet => return self.cycle(answered),
             Pushed::Panes(panes) => panes,
         };
         for pushed in panes {
@@ -279,9 +381,10 @@ impl Daemon {
             };
             // No agent pane (any more): the cycle records what became of it.
             let Some(pane) = found else { continue };
-            let fired =
-                self.notifier
-                    .pushed(self.reader.tmux(), &pane, self.reader.clients(), at_ms);
+            let reader = &self.push_reader;
+            let fired = self
+                .notifier
+                .pushed(reader.tmux(), &pane, reader.clients(), at_ms);
             for fire in fired {
                 tracing::debug!(pane = %fire.pane, trigger = %fire.trigger, muted = fire.muted, "claimed after a push");
             }
@@ -292,9 +395,10 @@ impl Daemon {
     /// clients with it) when it is fresh and the daemon may take it (`Carried::takeable`: it
     /// started after the last cycle's read, or shows a later stamp of the pane than the notifier
     /// remembers; an older one could take the notifier's memory of the pane back in time), else
-    /// one of the daemon's own (`None` when tmux failed it).
+    /// one of the daemon's own (`None` when tmux failed it). Both through the push reader: the
+    /// cycle's may be away on a read.
     fn pushed_pane(&mut self, pushed: &PushedPane) -> Option<(Option<Pane>, u64)> {
-        let reader = &mut self.reader;
+        let reader = &mut self.push_reader;
         if let Some((found, read)) = push::take(
             pushed.read.as_ref(),
             (self.cycle_started_ms, now_ms()),
@@ -304,7 +408,7 @@ impl Daemon {
         ) {
             return Some((found, read.answered_ms));
         }
-        match self.reader.pane(&pushed.pane) {
+        match self.push_reader.pane(&pushed.pane) {
             Ok(found) => Some((found, now_ms())),
             Err(err) => {
                 tracing::debug!(pane = %pushed.pane, %err, "reading a pushed pane failed");
@@ -317,7 +421,12 @@ impl Daemon {
     fn reload(&mut self) {
         match crate::config::load(&self.options.paths.config_file) {
             Ok(config) => {
-                self.reader = reader(&self.options, &config);
+                self.generation += 1;
+                self.push_reader = reader(&self.options, &config);
+                match &mut self.reader {
+                    Some(home) => *home = reader(&self.options, &config),
+                    None => self.reloaded = Some(reader(&self.options, &config)),
+                }
                 self.interval = interval(&config);
                 self.notifier.reload(config.notify);
                 tracing::info!("config reloaded");

@@ -62,6 +62,14 @@ impl Notifier {
     }
 
     /// One cycle over `panes`, read at `now` with `clients` attached: what fired.
+    ///
+    /// The daemon reads the fleet on a thread of its own while its loop goes on taking pushes,
+    /// so a push can read a pane after this read began and be taken first. Such a pane is
+    /// overtaken: the last read remembered of it shows a later `@agent_stamped_at` than this read
+    /// does (stamps only grow). It keeps that later reading, in the ring's view and in the
+    /// progress rollup, and is not evaluated: its older row would record the move backwards (and
+    /// forwards again at the next cycle: a transition twice) and rearm the marker the push just
+    /// claimed (a second ring for one episode). The next cycle reads it again.
     pub fn cycle<T: NotifyTmux>(
         &mut self,
         tmux: &T,
@@ -69,6 +77,7 @@ impl Notifier {
         clients: &[String],
         now: u64,
     ) -> Vec<Fired> {
+        let (panes, overtaken) = self.overtaken(panes);
         let rows: Vec<FleetRow> = panes.iter().map(|p| p.row.clone()).collect();
         if let Some(before) = &self.previous {
             for transition in ring::polled(before, &rows, now) {
@@ -77,10 +86,41 @@ impl Notifier {
         }
         self.previous = Some(rows);
         if self.config.osc_progress {
-            let writes = self.rollup.update(panes);
+            let writes = self.rollup.update(&panes);
             write_progress(&writes);
         }
-        self.fire(tmux, panes, clients, now)
+        let evaluated: Vec<Pane> = panes
+            .into_iter()
+            .filter(|pane| !overtaken.contains(&pane.row.pane))
+            .collect();
+        self.fire(tmux, &evaluated, clients, now)
+    }
+
+    /// `panes` with each overtaken one's row replaced by the later one remembered of it, and the
+    /// overtaken panes' ids.
+    fn overtaken(&self, panes: &[Pane]) -> (Vec<Pane>, Vec<String>) {
+        let mut overtaken = Vec::new();
+        let panes = panes
+            .iter()
+            .map(|pane| {
+                let later = self.previous.as_deref().and_then(|rows| {
+                    rows.iter()
+                        .find(|r| r.pane == pane.row.pane)
+                        .filter(|r| r.stamped_at_ms > pane.row.stamped_at_ms)
+                });
+                match later {
+                    Some(row) => {
+                        overtaken.push(pane.row.pane.clone());
+                        Pane {
+                            row: row.clone(),
+                            facts: pane.facts.clone(),
+                        }
+                    }
+                    None => pane.clone(),
+                }
+            })
+            .collect();
+        (panes, overtaken)
     }
 
     /// Pane `pane`'s `@agent_stamped_at` as the last read of it (a cycle's or a push's) showed

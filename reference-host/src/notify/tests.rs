@@ -687,3 +687,43 @@ fn the_notifier_remembers_the_last_stamp_a_read_showed() {
     assert_eq!(notifier.stamped_at("%2"), Some(T0 + 10), "the push's read");
     assert_eq!(notifier.stamped_at("%9"), None, "no such pane");
 }
+
+/// The daemon's cycle reads on a thread while its loop takes pushes: a cycle's read that began
+/// before a push's and is applied after it shows the pane as it was. The pane keeps the push's
+/// later reading (its stamp is later): no move backwards and forwards again in the ring, no
+/// rearm of the marker the push claimed, and so one ring for the episode.
+#[test]
+fn a_cycle_read_overtaken_by_a_push_keeps_the_push_s_reading_and_rings_once() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.step("%2", State::Working, T0);
+    w.pane_mut("%2").row.stamped_at_ms = Some(T0);
+    w.cycle(&mut notifier, T0);
+    let began_before = w.read();
+    w.step("%2", State::Blocked, T0 + 10);
+    w.pane_mut("%2").row.stamped_at_ms = Some(T0 + 10);
+    assert_eq!(w.pushed(&mut notifier, "%2", T0 + 20).len(), 1);
+    let fired = notifier.cycle(&w.tmux, &began_before, &w.tmux.clients(), T0 + 30);
+    assert!(fired.is_empty(), "{fired:?}");
+    assert!(
+        w.tmux.option("%2", "@agent_notified_at").is_some(),
+        "the push's claim is not rearmed by the older read"
+    );
+    assert_eq!(notifier.stamped_at("%2"), Some(T0 + 10));
+    assert!(w.cycle(&mut notifier, T0 + 40).is_empty());
+    assert_eq!(
+        w.lines("logs/notify.log").len(),
+        1,
+        "one ring for the episode"
+    );
+    let moves: Vec<(Option<State>, Option<State>)> = notifier
+        .ring()
+        .transitions
+        .iter()
+        .map(|t| (t.from, t.to))
+        .collect();
+    assert_eq!(moves, [(Some(State::Working), Some(State::Blocked))]);
+    // A pane the push did not read is the cycle's as ever.
+    w.step("%1", State::Blocked, T0 + 50);
+    assert_eq!(w.cycle(&mut notifier, T0 + 60).len(), 1);
+}

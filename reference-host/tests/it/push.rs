@@ -343,3 +343,74 @@ fn a_serve_that_stopped_reading_never_holds_the_hook(backend: Backend) {
     assert!(edge["at_ms"].as_u64().unwrap() >= resumed, "{edge}");
     stopped.silent_for(Duration::from_millis(300));
 }
+
+/// The daemon reads the fleet off its loop. A cycle's read that tmux holds (a slow server, a
+/// thousand panes, a hung one until the time-out) no longer holds a hook's push: the push fires
+/// at once. The held read, taken before the move and answered after the push, shows the pane as
+/// it was: it neither records the move backwards nor rearms the claimed episode.
+#[test]
+fn a_push_during_a_held_cycle_read_fires_before_the_read_answers() {
+    let fleet = Fleet::up(Backend::Fake);
+    let home = fleet.home();
+    let payloads = home.dir.path().join("payloads");
+    // The daemon's tmux time-out is its interval, at most 5 s: the read is held that long.
+    home.write_config(&format!(
+        "[serve]\nreconcile_interval_ms = 5000\n\n[notify]\non = [\"blocked\"]\ncommand = \"cat >> {}\"\n",
+        payloads.display()
+    ));
+    let idle = fleet.pane("idle");
+    let fired = || {
+        json_lines(&payloads)
+            .into_iter()
+            .filter(|p| p["pane"] == idle.as_str())
+            .count()
+    };
+    stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    let daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
+    daemon.wait_log("notification daemon started");
+    // The next cycle's read runs at once and is held before it answers, until released.
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    let prompt =
+        json!({"hook_event_name": "Notification", "notification_type": "permission_prompt"});
+    stamp(&home, &idle, "claude", "Notification", prompt);
+    eventually("the push's fire", || fired() == 1);
+    let log = daemon.log();
+    assert_eq!(
+        log.matches("the cycle's read answered").count(),
+        1,
+        "only the baseline had answered when the push fired:\n{log}"
+    );
+    assert!(!log.contains("reading the fleet failed"), "{log}");
+    fleet.sim(&["fault", "release"]);
+    eventually("the held read answered", || {
+        daemon.log().matches("the cycle's read answered").count() == 2
+    });
+    assert!(
+        fleet.option(&idle, "@agent_notified_at").is_some(),
+        "the older read rearmed the pushed episode's claim"
+    );
+    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
+    let moves: Vec<(&Value, &Value, &Value)> = ring["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["pane"] == idle.as_str())
+        .map(|t| (&t["from"], &t["to"], &t["source"]))
+        .collect();
+    assert_eq!(
+        moves,
+        [(&json!("working"), &json!("blocked"), &json!("hook"))],
+        "{ring}"
+    );
+    assert_eq!(fired(), 1, "one ring for the episode");
+}

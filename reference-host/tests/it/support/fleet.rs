@@ -173,6 +173,14 @@ impl Fleet {
             .collect()
     }
 
+    /// How many faults the fake still holds (`corral-sim fault add`): one added `--times 1` is
+    /// gone once an invocation has met it.
+    pub fn faults_pending(&self) -> usize {
+        std::fs::read(self.fake_file("faults.json"))
+            .map(|bytes| serde_json::from_slice::<Vec<Value>>(&bytes).unwrap().len())
+            .unwrap_or(0)
+    }
+
     /// A file of the fake server's directory: `calls.ndjson`, `log.ndjson`, `faults.json`.
     fn fake_file(&self, name: &str) -> PathBuf {
         let sim: SimFile =
