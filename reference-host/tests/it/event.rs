@@ -155,7 +155,7 @@ fn from_event_rings_once_even_with_a_daemon_running(backend: Backend) {
     assert_eq!(fired.len(), 2, "{fired:?}");
     assert!(fired.iter().all(|f| f["state"] == "done"));
     assert_ne!(fired[0]["episode_ms"], fired[1]["episode_ms"]);
-    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
+    let ring = home.ring();
     assert!(
         ring["transitions"]
             .as_array()

@@ -76,14 +76,10 @@ fn logged(home: &Home) -> Vec<(String, String)> {
         .collect()
 }
 
-fn ring(home: &Home) -> Value {
-    serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap()
-}
-
 /// Waits until the daemon's ring shows `pane` moving to `to`: it has cycled past that move.
 fn wait_transition(home: &Home, pane: &str, to: &str) {
     eventually(&format!("{pane} -> {to} in the ring"), || {
-        ring(home)["transitions"]
+        home.ring()["transitions"]
             .as_array()
             .unwrap()
             .iter()
@@ -328,7 +324,7 @@ fn a_reload_pending_when_a_cycle_is_due_is_handled_first() {
     let (fleet, home) = setup(Backend::Fake, "");
     let recorded = |n: u64| {
         eventually(&format!("the ring recorded {n}"), || {
-            ring(&home)["recorded"] == n
+            home.ring()["recorded"] == n
         });
     };
     let lines = |round: u64| json_lines(&path(&home, &format!("logs/round-{round}.log"))).len();
@@ -422,7 +418,7 @@ fn debug_transitions_reads_the_ring_over_the_socket(backend: Backend) {
         "{out:?}"
     );
     let _daemon = home.daemon();
-    let empty = ring(&home);
+    let empty = home.ring();
     assert_eq!(
         empty,
         serde_json::json!({"schema":1,"cap":256,"recorded":0,"transitions":[]})
@@ -431,7 +427,7 @@ fn debug_transitions_reads_the_ring_over_the_socket(backend: Backend) {
     wait_transition(&home, "%1", "working");
     fleet.kill("%3");
     wait_transition(&home, "%3", "");
-    let ring = ring(&home);
+    let ring = home.ring();
     let moves: Vec<(Value, Value, Value, Value)> = ring["transitions"]
         .as_array()
         .unwrap()

@@ -3,7 +3,7 @@
 //! on a short one that races the push (the same move seen by both must be one edge, one
 //! transition, one ring of the notification), and listeners that are gone or stopped reading.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -64,6 +64,40 @@ fn stamp(home: &Home, pane: &str, agent: &str, event: &str, payload: Value) {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
+/// A config whose daemon cycles every `interval_ms` and runs, for each `blocked` fire, a command
+/// that appends the fire's payload to `payloads`.
+fn blocked_fires_to(payloads: &Path, interval_ms: u64) -> String {
+    format!(
+        "[serve]\nreconcile_interval_ms = {interval_ms}\n\n[notify]\non = [\"blocked\"]\ncommand = \"cat >> {}\"\n",
+        payloads.display()
+    )
+}
+
+/// The payloads of `pane`'s fires so far.
+fn fires_of(payloads: &Path, pane: &str) -> Vec<Value> {
+    json_lines(payloads)
+        .into_iter()
+        .filter(|p| p["pane"] == pane)
+        .collect()
+}
+
+/// `pane`'s transitions in the daemon's ring: from, to, source.
+fn moves_of<'a>(ring: &'a Value, pane: &str) -> Vec<(&'a str, &'a str, &'a str)> {
+    ring["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["pane"] == pane)
+        .map(|t| {
+            (
+                t["from"].as_str().unwrap(),
+                t["to"].as_str().unwrap(),
+                t["source"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The next frame, which must be `pane`'s edge `from` → `to` on the stream, observed between
 /// `after` and now.
 fn expect_edge(host: &mut Host, pane: &str, from: &str, to: &str, after: u64) {
@@ -103,12 +137,7 @@ fn a_hook_s_move_reaches_a_stream_and_the_daemon_long_before_their_cycle(backend
     let mut host = subscribed(&home, r#""events":true"#, 0);
     let _daemon = home.daemon();
     assert_eq!(listeners(&home, "daemon").len(), 1);
-    let fired = || {
-        json_lines(&payloads)
-            .into_iter()
-            .filter(|p| p["pane"] == idle.as_str())
-            .count()
-    };
+    let fired = || fires_of(&payloads, &idle).len();
     for round in 0..2 {
         let before = now_ms();
         stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
@@ -120,7 +149,7 @@ fn a_hook_s_move_reaches_a_stream_and_the_daemon_long_before_their_cycle(backend
             fired() == round + 1
         });
     }
-    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
+    let ring = home.ring();
     let moves: Vec<(&Value, &Value, &Value)> = ring["transitions"]
         .as_array()
         .unwrap()
@@ -176,17 +205,9 @@ fn a_move_seen_by_the_push_and_the_cycle_rings_once_and_is_one_transition(backen
     let mut home = fleet.home();
     home.patient_tmux();
     let payloads = home.dir.path().join("payloads");
-    home.write_config(&format!(
-        "[serve]\nreconcile_interval_ms = 50\n\n[notify]\non = [\"blocked\"]\ncommand = \"cat >> {}\"\n",
-        payloads.display()
-    ));
+    home.write_config(&blocked_fires_to(&payloads, 50));
     let idle = fleet.pane("idle");
-    let fired = || {
-        json_lines(&payloads)
-            .into_iter()
-            .filter(|p| p["pane"] == idle.as_str())
-            .collect::<Vec<_>>()
-    };
+    let fired = || fires_of(&payloads, &idle);
     stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
     let _daemon = home.daemon();
     let episodes = runs(8, 60);
@@ -204,20 +225,8 @@ fn a_move_seen_by_the_push_and_the_cycle_rings_once_and_is_one_transition(backen
     let mut episode_ms: Vec<&Value> = fired.iter().map(|f| &f["episode_ms"]).collect();
     episode_ms.dedup();
     assert_eq!(episode_ms.len(), episodes);
-    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
-    let moves: Vec<(&str, &str, &str)> = ring["transitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["pane"] == idle.as_str())
-        .map(|t| {
-            (
-                t["from"].as_str().unwrap(),
-                t["to"].as_str().unwrap(),
-                t["source"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let ring = home.ring();
+    let moves = moves_of(&ring, &idle);
     let expected: Vec<(&str, &str, &str)> = (0..episodes)
         .flat_map(|_| {
             [
@@ -354,17 +363,9 @@ fn a_push_during_a_held_cycle_read_fires_before_the_read_answers() {
     let home = fleet.home();
     let payloads = home.dir.path().join("payloads");
     // The daemon's tmux time-out is its interval, at most 5 s: the read is held that long.
-    home.write_config(&format!(
-        "[serve]\nreconcile_interval_ms = 5000\n\n[notify]\non = [\"blocked\"]\ncommand = \"cat >> {}\"\n",
-        payloads.display()
-    ));
+    home.write_config(&blocked_fires_to(&payloads, 5000));
     let idle = fleet.pane("idle");
-    let fired = || {
-        json_lines(&payloads)
-            .into_iter()
-            .filter(|p| p["pane"] == idle.as_str())
-            .count()
-    };
+    let fired = || fires_of(&payloads, &idle).len();
     stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
     let daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
     daemon.wait_log("notification daemon started");
@@ -399,17 +400,10 @@ fn a_push_during_a_held_cycle_read_fires_before_the_read_answers() {
         fleet.option(&idle, "@agent_notified_at").is_some(),
         "the older read rearmed the pushed episode's claim"
     );
-    let ring: Value = serde_json::from_str(&home.ok(&["debug", "transitions", "--json"])).unwrap();
-    let moves: Vec<(&Value, &Value, &Value)> = ring["transitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["pane"] == idle.as_str())
-        .map(|t| (&t["from"], &t["to"], &t["source"]))
-        .collect();
+    let ring = home.ring();
     assert_eq!(
-        moves,
-        [(&json!("working"), &json!("blocked"), &json!("hook"))],
+        moves_of(&ring, &idle),
+        [("working", "blocked", "hook")],
         "{ring}"
     );
     assert_eq!(fired(), 1, "one ring for the episode");

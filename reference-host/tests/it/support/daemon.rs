@@ -17,6 +17,11 @@ pub struct Daemon {
 }
 
 impl Home {
+    /// The running daemon's transition ring (`corral debug transitions --json`).
+    pub fn ring(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["debug", "transitions", "--json"])).unwrap()
+    }
+
     /// Starts `corral daemon` (logging at info) and waits until it has started.
     pub fn daemon(&self) -> Daemon {
         self.daemon_logging("info")
