@@ -4,6 +4,8 @@
 //! notifier keeps the config, the previous read, the ring and the rollup; everything else it
 //! decides comes from the panes' markers.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use schema::config::NotifyConfig;
@@ -89,38 +91,47 @@ impl Notifier {
             let writes = self.rollup.update(&panes);
             write_progress(&writes);
         }
-        let evaluated: Vec<Pane> = panes
-            .into_iter()
-            .filter(|pane| !overtaken.contains(&pane.row.pane))
-            .collect();
-        self.fire(tmux, &evaluated, clients, now)
+        let evaluated = panes
+            .iter()
+            .filter(|pane| !overtaken.contains(&pane.row.pane));
+        self.fire(tmux, evaluated, clients, now)
     }
 
-    /// `panes` with each overtaken one's row replaced by the later one remembered of it, and the
-    /// overtaken panes' ids.
-    fn overtaken(&self, panes: &[Pane]) -> (Vec<Pane>, Vec<String>) {
-        let mut overtaken = Vec::new();
-        let panes = panes
+    /// `panes` with each overtaken one's row replaced by the later one remembered of it (the
+    /// read itself, untouched and not copied, when none is: the usual case), and the overtaken
+    /// panes' ids. One map of the remembered rows, as `edges` builds: the fleet may be 1000
+    /// panes every cycle.
+    fn overtaken<'p>(&self, panes: &'p [Pane]) -> (Cow<'p, [Pane]>, Vec<String>) {
+        let Some(previous) = self.previous.as_deref() else {
+            return (Cow::Borrowed(panes), Vec::new());
+        };
+        let remembered: HashMap<&str, &FleetRow> =
+            previous.iter().map(|r| (r.pane.as_str(), r)).collect();
+        let later = |pane: &Pane| {
+            remembered
+                .get(pane.row.pane.as_str())
+                .copied()
+                .filter(|r| r.stamped_at_ms > pane.row.stamped_at_ms)
+        };
+        let overtaken: Vec<String> = panes
             .iter()
-            .map(|pane| {
-                let later = self.previous.as_deref().and_then(|rows| {
-                    rows.iter()
-                        .find(|r| r.pane == pane.row.pane)
-                        .filter(|r| r.stamped_at_ms > pane.row.stamped_at_ms)
-                });
-                match later {
-                    Some(row) => {
-                        overtaken.push(pane.row.pane.clone());
-                        Pane {
-                            row: row.clone(),
-                            facts: pane.facts.clone(),
-                        }
-                    }
-                    None => pane.clone(),
-                }
+            .filter(|pane| later(pane).is_some())
+            .map(|pane| pane.row.pane.clone())
+            .collect();
+        if overtaken.is_empty() {
+            return (Cow::Borrowed(panes), overtaken);
+        }
+        let kept = panes
+            .iter()
+            .map(|pane| match later(pane) {
+                Some(row) => Pane {
+                    row: row.clone(),
+                    facts: pane.facts.clone(),
+                },
+                None => pane.clone(),
             })
             .collect();
-        (panes, overtaken)
+        (Cow::Owned(kept), overtaken)
     }
 
     /// Pane `pane`'s `@agent_stamped_at` as the last read of it (a cycle's or a push's) showed
@@ -166,10 +177,10 @@ impl Notifier {
     }
 
     /// Evaluates, claims and fires `panes`, read at `now` with `clients` attached.
-    fn fire<T: NotifyTmux>(
+    fn fire<'p, T: NotifyTmux>(
         &mut self,
         tmux: &T,
-        panes: &[Pane],
+        panes: impl IntoIterator<Item = &'p Pane>,
         clients: &[String],
         now: u64,
     ) -> Vec<Fired> {
