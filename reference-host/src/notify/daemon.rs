@@ -93,7 +93,6 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
     let daemon = Daemon {
         reader: Some(reader(&options, &config)),
         push_reader: reader(&options, &config),
-        generation: 0,
         reloaded: None,
         again: false,
         notifier: Notifier::new(config.notify.clone(), runtime, home),
@@ -125,9 +124,8 @@ struct Daemon {
     reader: Option<FleetReader>,
     /// The reader of pushed panes, on the loop: a carried read, or one pane read on its own.
     push_reader: FleetReader,
-    /// The config's generation: a read that began before a reload is not applied.
-    generation: u64,
-    /// The reloaded config's cycle reader, while the old one is away on a read.
+    /// The reloaded config's cycle reader, while the old one is away on a read: that read began
+    /// before the reload, and is not applied.
     reloaded: Option<FleetReader>,
     /// A read of the whole fleet is wanted as soon as the one in flight answers (a push that
     /// named too many panes came during it, or the config changed under it).
@@ -141,33 +139,21 @@ struct Daemon {
     cycle_started_ms: u64,
 }
 
-/// A cycle's read about to run: the reader, taken from the daemon.
-#[derive(Debug)]
-struct PendingRead {
-    reader: FleetReader,
-    generation: u64,
-}
-
-impl PendingRead {
-    /// Reads the whole fleet.
-    fn run(mut self) -> CycleAnswer {
-        let started_ms = now_ms();
-        let panes = self.reader.panes();
-        CycleAnswer {
-            reader: self.reader,
-            generation: self.generation,
-            started_ms,
-            panes,
-        }
-    }
+/// Reads the whole fleet with the cycle's `reader`, and hands the reader back with the answer.
+fn read_fleet(mut reader: FleetReader) -> Box<CycleAnswer> {
+    let started_ms = now_ms();
+    let panes = reader.panes();
+    Box::new(CycleAnswer {
+        reader,
+        started_ms,
+        panes,
+    })
 }
 
 /// A cycle's read, answered on its thread: the reader back, and what it read.
 #[derive(Debug)]
 struct CycleAnswer {
     reader: FleetReader,
-    /// The config generation it was read under.
-    generation: u64,
     /// When the read started, epoch ms.
     started_ms: u64,
     panes: Result<Vec<Pane>, crate::tmux::TmuxError>,
@@ -233,8 +219,8 @@ impl Daemon {
             let mut interrupt = signal(SignalKind::interrupt())?;
             let mut hangup = signal(SignalKind::hangup())?;
             // The baseline, read on the loop: nothing else is heard before it.
-            if let Some(read) = self.start_read() {
-                self.apply(Box::new(read.run()));
+            if let Some(reader) = self.start_read() {
+                self.apply(read_fleet(reader));
             }
             let (answered, mut answers) = tokio::sync::mpsc::channel(1);
             let mut next = tokio::time::Instant::now() + self.interval;
@@ -318,32 +304,29 @@ impl Daemon {
     /// back through `answered`. With a read still in flight (a slow or hung tmux), the tick is
     /// skipped: one read at a time.
     fn cycle(&mut self, answered: &tokio::sync::mpsc::Sender<Box<CycleAnswer>>) {
-        let Some(read) = self.start_read() else {
+        let Some(reader) = self.start_read() else {
             tracing::debug!("the last cycle's read is still running: this tick is skipped");
             return;
         };
         let answered = answered.clone();
         crate::threads::spawn(move || {
             // The loop is gone only when the daemon is exiting.
-            let _ = answered.blocking_send(Box::new(read.run()));
+            let _ = answered.blocking_send(read_fleet(reader));
         });
     }
 
     /// The cycle's reader, taken for one read; `None` while a read is in flight.
-    fn start_read(&mut self) -> Option<PendingRead> {
+    fn start_read(&mut self) -> Option<FleetReader> {
         let reader = self.reader.take()?;
         tracing::debug!("cycle");
-        Some(PendingRead {
-            reader,
-            generation: self.generation,
-        })
+        Some(reader)
     }
 
     /// A cycle's read answered: the notifier's cycle over it. A read begun before a reload
     /// took the old config's fields: it is dropped, and the next is started at once.
     fn apply(&mut self, answer: Box<CycleAnswer>) {
-        if answer.generation != self.generation {
-            self.reader = Some(self.reloaded.take().unwrap_or(answer.reader));
+        if let Some(reloaded) = self.reloaded.take() {
+            self.reader = Some(reloaded);
             self.again = true;
             return;
         }
@@ -421,7 +404,6 @@ impl Daemon {
     fn reload(&mut self) {
         match crate::config::load(&self.options.paths.config_file) {
             Ok(config) => {
-                self.generation += 1;
                 self.push_reader = reader(&self.options, &config);
                 match &mut self.reader {
                     Some(home) => *home = reader(&self.options, &config),
