@@ -408,3 +408,50 @@ fn a_push_during_a_held_cycle_read_fires_before_the_read_answers() {
     );
     assert_eq!(fired(), 1, "one ring for the episode");
 }
+
+/// A cycle's read under way when the config is reloaded asked tmux for the old config's fields:
+/// it is not used, and the next read starts as soon as it answers, not at the next tick.
+#[test]
+fn a_read_under_way_at_a_reload_is_dropped_and_read_again_at_once() {
+    let fleet = Fleet::up(Backend::Fake);
+    let home = fleet.home();
+    let (before, after) = (
+        home.dir.path().join("before"),
+        home.dir.path().join("after"),
+    );
+    home.write_config(&blocked_fires_to(&before, 5000));
+    let idle = fleet.pane("idle");
+    let daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
+    daemon.wait_log("notification daemon started");
+    // Blocked with no hook (no push): only a cycle's read can see it.
+    fleet.step(&idle, &["--state", "blocked"]);
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    home.write_config(&blocked_fires_to(&after, 5000));
+    daemon.signal("HUP");
+    daemon.wait_log("config reloaded");
+    fleet.sim(&["fault", "release"]);
+    eventually("the fire, on the reloaded config", || {
+        fires_of(&after, &idle).len() == 1
+    });
+    let log = daemon.log();
+    let (begun, answered) = (
+        log.lines().filter(|l| l.ends_with(": cycle")).count(),
+        log.matches("the cycle's read answered").count(),
+    );
+    assert_eq!(
+        (begun, answered),
+        (3, 2),
+        "the baseline, the held read (dropped) and the read started when it answered:\n{log}"
+    );
+    assert!(fires_of(&before, &idle).is_empty());
+}
