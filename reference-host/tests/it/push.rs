@@ -455,3 +455,36 @@ fn a_read_under_way_at_a_reload_is_dropped_and_read_again_at_once() {
     );
     assert!(fires_of(&before, &idle).is_empty());
 }
+
+/// SIGTERM while a cycle's read is held: the daemon waits for that read (it ends at the reader's
+/// tmux time-out, here 5 s) before it exits 0, so no tmux client it started outlives it.
+#[test]
+fn a_shutdown_waits_for_the_read_under_way() {
+    let fleet = Fleet::up(Backend::Fake);
+    let home = fleet.home();
+    home.write_config(&blocked_fires_to(&home.dir.path().join("payloads"), 5000));
+    let mut daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
+    daemon.wait_log("notification daemon started");
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    daemon.signal("TERM");
+    assert_eq!(daemon.exit_code(), 0);
+    let log = daemon.log();
+    let (failed, stopped) = (
+        log.find("reading the fleet failed"),
+        log.find("notification daemon stopped"),
+    );
+    assert!(
+        failed.is_some() && failed < stopped,
+        "the held read ended before the daemon did:\n{log}"
+    );
+}
