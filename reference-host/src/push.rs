@@ -121,6 +121,15 @@ pub fn take<P>(
     read.takeable(floor_ms, stamps).then_some((found, read))
 }
 
+/// Whether a read that shows a pane stamped at `read` (`@agent_stamped_at`) is older, for that
+/// pane, than the reading a listener remembers, stamped at `remembered`: a push read the pane
+/// after this read began (a listener reads the fleet off its loop and takes pushes meanwhile).
+/// Every stamp writes a later `@agent_stamped_at`, so the remembered reading is the newer; a
+/// missing stamp on either side proves nothing, and the read is taken.
+pub fn overtaken(remembered: Option<u64>, read: Option<u64>) -> bool {
+    matches!((remembered, read), (Some(remembered), Some(read)) if remembered > read)
+}
+
 /// Pane `pane`'s `@agent_stamped_at` in `rows`, a listener's memory of the fleet (each pane as
 /// its last read showed it): the `remembered` side of [`Stamps`]. `None` before any read, for a
 /// pane the memory does not have, and for one never stamped.
@@ -571,6 +580,20 @@ mod tests {
                 !read.takeable(1001, stamps(carried, remembered)),
                 "{carried:?} {remembered:?}: the listener's read may have seen this stamp or a later one"
             );
+        }
+    }
+
+    #[test]
+    fn only_a_later_stamp_on_both_sides_overtakes_a_read() {
+        assert!(overtaken(Some(2), Some(1)));
+        for (remembered, read) in [
+            (Some(1), Some(1)),
+            (Some(1), Some(2)),
+            (Some(2), None),
+            (None, Some(1)),
+            (None, None),
+        ] {
+            assert!(!overtaken(remembered, read), "{remembered:?} {read:?}");
         }
     }
 

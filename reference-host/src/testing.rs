@@ -117,20 +117,32 @@ impl FleetSource for Scripted {
         Some(panes.iter().find(|p| p.row.pane == id).cloned())
     }
 
-    fn cycle(
+    type CycleAnswer = Result<crate::fleet::CycleRead, TmuxError>;
+
+    /// The fleet as scripted when the cycle begins: its job only hands that read over, so a
+    /// test that runs the job later has a read that tmux answered late.
+    fn cycle_job(
         &mut self,
         _kind: crate::fleet::CycleKind,
         _interval: std::time::Duration,
         floor_ms: u64,
-    ) -> Result<crate::fleet::CycleRead, TmuxError> {
+    ) -> crate::fleet::CycleJob<Self::CycleAnswer> {
         self.floors.borrow_mut().push(floor_ms);
         let started_ms = crate::clock::now_ms();
-        Ok(crate::fleet::CycleRead {
-            rows: self.read()?,
+        let read = self.read().map(|rows| crate::fleet::CycleRead {
+            rows,
             started_ms,
             at_ms: crate::clock::now_ms(),
             origin_ms: None,
-        })
+        });
+        Box::new(move || read)
+    }
+
+    fn finish_cycle(
+        &mut self,
+        answer: Self::CycleAnswer,
+    ) -> Result<crate::fleet::CycleRead, TmuxError> {
+        answer
     }
 
     fn send(&mut self, pane: &str, inputs: &[Input<'_>]) -> Result<(), TmuxError> {

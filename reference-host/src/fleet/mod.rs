@@ -18,7 +18,7 @@ use crate::push::Carried;
 use crate::repeated::RepeatedWarning;
 use crate::tmux::read::{Fields, Listing, PaneRead, Titles, carried_pane};
 use crate::tmux::write::Input;
-use crate::tmux::{Tmux, TmuxError};
+use crate::tmux::{Tmux, TmuxCopy, TmuxError};
 use shared::SharedReads;
 
 /// Reads the fleet: one tmux call, plus cached repository lookups.
@@ -159,25 +159,27 @@ pub trait FleetSource {
         None
     }
 
-    /// A stream's cycle: the whole fleet, as `kind` needs it, at a cycle of `interval`, from a
-    /// read that started no earlier than `floor_ms` (the stream's last read).
-    fn cycle(
+    /// What a stream cycle's job answers ([`FleetSource::cycle_job`]): what
+    /// [`FleetSource::finish_cycle`] makes the cycle's read of.
+    type CycleAnswer: Send + 'static;
+
+    /// A stream's cycle, begun: a job that reads the whole fleet as `kind` needs it, at a cycle
+    /// of `interval`, from a read that starts no earlier than `floor_ms` (the stream's last
+    /// read). `serve` runs it on a thread of its own, so pushes and requests go on while tmux
+    /// answers, and hands its answer back to [`FleetSource::finish_cycle`] on its loop.
+    fn cycle_job(
         &mut self,
         kind: CycleKind,
         interval: Duration,
         floor_ms: u64,
-    ) -> Result<CycleRead, TmuxError> {
-        let _ = (kind, interval, floor_ms);
-        let started_ms = now_ms();
-        let rows = self.read()?;
-        Ok(CycleRead {
-            rows,
-            started_ms,
-            at_ms: now_ms(),
-            origin_ms: None,
-        })
-    }
+    ) -> CycleJob<Self::CycleAnswer>;
+
+    /// The cycle's read, from what its job answered.
+    fn finish_cycle(&mut self, answer: Self::CycleAnswer) -> Result<CycleRead, TmuxError>;
 }
+
+/// A stream cycle's read, to run off the loop ([`FleetSource::cycle_job`]).
+pub type CycleJob<A> = Box<dyn FnOnce() -> A + Send>;
 
 impl FleetReader {
     /// A reader of the server `tmux` talks to, on host `host`.
@@ -376,38 +378,48 @@ impl FleetSource for FleetReader {
         Some(self.agent_pane(&pane, read.answered_ms))
     }
 
+    type CycleAnswer = ReaderCycle;
+
     /// One read of the fields `kind` needs: shared with the host's other `serve` processes when
-    /// the reader was made [`FleetReader::with_shared`].
-    fn cycle(
+    /// the reader was made [`FleetReader::with_shared`]. The job reads with a copy of this
+    /// reader's tmux, and parses tmux's answer too: the loop is left only the rows.
+    fn cycle_job(
         &mut self,
         kind: CycleKind,
         interval: Duration,
         floor_ms: u64,
-    ) -> Result<CycleRead, TmuxError> {
+    ) -> CycleJob<ReaderCycle> {
         let fields = match kind {
             CycleKind::Edges => Fields::Edge,
             CycleKind::Snapshots => Fields::Row,
         };
-        let woke_ms = now_ms();
-        let read = match &self.shared {
-            Some(shared) => {
-                let tmux = &self.tmux;
-                shared
+        let (copy, shared) = (self.tmux.copy(), self.shared.clone());
+        Box::new(move || {
+            let tmux = &copy.tmux;
+            let woke_ms = now_ms();
+            let read = match &shared {
+                Some(shared) => shared
                     .read(fields, interval, (woke_ms, floor_ms), |f| {
                         tmux.list_panes_raw(f)
                     })
                     .map(|read| {
                         let times = (read.started_ms, read.answered_ms);
                         (read.listing, times, Some(read.origin_ms))
-                    })
-            }
-            None => self
-                .tmux
-                .list_panes(fields, Titles::Omit)
-                .map(|listing| (listing, (woke_ms, now_ms()), None)),
-        };
-        self.log_read(read.as_ref().map(|(listing, ..)| listing));
-        let (listing, (started_ms, at_ms), origin_ms) = read?;
+                    }),
+                None => tmux
+                    .list_panes(fields, Titles::Omit)
+                    .map(|listing| (listing, (woke_ms, now_ms()), None)),
+            };
+            ReaderCycle { read, tmux: copy }
+        })
+    }
+
+    /// What tmux answered the job: its verdict on tmux (a time-out) becomes this reader's, since
+    /// it is the latest; then the rows, with their repositories.
+    fn finish_cycle(&mut self, answer: ReaderCycle) -> Result<CycleRead, TmuxError> {
+        self.tmux.adopt_verdict(&answer.tmux);
+        self.log_read(answer.read.as_ref().map(|(listing, ..)| listing));
+        let (listing, (started_ms, at_ms), origin_ms) = answer.read?;
         self.git.next_read();
         let rows = listing
             .into_panes()
@@ -422,6 +434,19 @@ impl FleetSource for FleetReader {
         })
     }
 }
+
+/// What a [`FleetReader`]'s cycle job answers: tmux's listing (or why there is none), when the
+/// read started and answered, the shared schedule's origin when the read was shared, and the
+/// copy of the reader's tmux it read with.
+#[derive(Debug)]
+pub struct ReaderCycle {
+    read: Result<Listed, TmuxError>,
+    tmux: TmuxCopy,
+}
+
+/// A cycle's listing, when its read started and answered (epoch ms), and the shared schedule's
+/// origin when the read was shared.
+type Listed = (Listing, (u64, u64), Option<u64>);
 
 /// This machine's host name: every row's `host`.
 pub fn host_name() -> String {

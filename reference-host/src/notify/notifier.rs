@@ -68,7 +68,7 @@ impl Notifier {
     /// The daemon reads the fleet on a thread of its own while its loop goes on taking pushes,
     /// so a push can read a pane after this read began and be taken first. Such a pane is
     /// overtaken: the last read remembered of it shows a later `@agent_stamped_at` than this read
-    /// does (stamps only grow). It keeps that later reading, in the ring's view and in the
+    /// does (stamps only grow; `push::overtaken`). It keeps that later reading, in the ring's view and in the
     /// progress rollup, and is not evaluated: its older row would record the move backwards (and
     /// forwards again at the next cycle: a transition twice) and rearm the marker the push just
     /// claimed (a second ring for one episode). The next cycle reads it again.
@@ -111,7 +111,7 @@ impl Notifier {
             remembered
                 .get(pane.row.pane.as_str())
                 .copied()
-                .filter(|r| r.stamped_at_ms > pane.row.stamped_at_ms)
+                .filter(|r| crate::push::overtaken(r.stamped_at_ms, pane.row.stamped_at_ms))
         };
         let overtaken: Vec<String> = panes
             .iter()

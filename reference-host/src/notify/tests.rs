@@ -727,3 +727,19 @@ fn a_cycle_read_overtaken_by_a_push_keeps_the_push_s_reading_and_rings_once() {
     w.step("%1", State::Blocked, T0 + 50);
     assert_eq!(w.cycle(&mut notifier, T0 + 60).len(), 1);
 }
+
+/// Only a later stamp overtakes: a read that shows none (something unset `@agent_stamped_at`
+/// and left the pane an agent's) proves nothing and is the cycle's as ever, or the pane would
+/// keep its last stamped reading for good.
+#[test]
+fn a_cycle_read_with_no_stamp_is_not_overtaken() {
+    let mut w = World::new();
+    let mut notifier = w.notifier(w.config(EVERY_SINK));
+    w.step("%2", State::Working, T0);
+    w.pane_mut("%2").row.stamped_at_ms = Some(T0);
+    w.cycle(&mut notifier, T0);
+    w.step("%2", State::Blocked, T0 + 10);
+    w.pane_mut("%2").row.stamped_at_ms = None;
+    assert_eq!(w.cycle(&mut notifier, T0 + 20).len(), 1, "the move rings");
+    assert_eq!(notifier.stamped_at("%2"), None, "the read was taken");
+}

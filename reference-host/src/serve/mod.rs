@@ -154,9 +154,11 @@ fn start_up_failure(message: &str) -> u8 {
 }
 
 /// Feeds the session one event at a time: stdin lines (read on a plain thread, so a blocked read
-/// never holds the process), cycle ticks, pushes, output checks (every `interval`, and when the
+/// never holds the process), cycle ticks and the answers of the cycle reads they begin (each on
+/// a thread of its own, so a push is published while tmux answers a read), pushes, output checks (every `interval`, and when the
 /// outbox's writer fails: `failed`), and SIGTERM/SIGHUP. A shutdown exits at once; any other exit
-/// first gives the client [`FLUSH_GRACE`] to read what was written.
+/// first gives the client [`FLUSH_GRACE`] to read what was written. Either waits for a cycle's
+/// read under way to end (at most the tmux time-out), so no tmux client outlives the process.
 fn event_loop(
     mut session: Session<FleetReader, Outbox>,
     interval: Duration,
@@ -179,6 +181,7 @@ fn event_loop(
         });
         let mut term = signal(SignalKind::terminate())?;
         let mut hangup = signal(SignalKind::hangup())?;
+        session.read_cycles_off_loop();
         let mut watch = tokio::time::interval(interval);
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -195,12 +198,14 @@ fn event_loop(
                 line = incoming.recv() => Event::Line(line.unwrap_or(Incoming::Eof)),
                 () = tokio::time::sleep_until(sleep_until), if deadline.is_some() => Event::Tick,
                 pushed = session.next_push() => Event::Push(pushed),
+                () = session.next_cycle() => Event::Cycled,
             };
             let shutdown = matches!(event, Event::Shutdown);
             if let Flow::Exit(code) = session.handle(event) {
                 if !shutdown {
                     session.drain(FLUSH_GRACE);
                 }
+                session.end_reads();
                 return Ok::<u8, anyhow::Error>(code);
             }
         }

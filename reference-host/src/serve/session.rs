@@ -11,14 +11,15 @@
 //! process exits 2.
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID, decode_line};
 
 use crate::clock::now_ms;
 use crate::devices::StoreWatch;
-use crate::fleet::FleetSource;
-use crate::fleet::Pane;
+use crate::fleet::{CycleJob, CycleRead, FleetSource, Pane};
 use crate::push::{self, Pushed, PushedPane};
 use crate::serve::pushes::Pushes;
 use crate::serve::requests::{self, Connection, Services, SessionConfig};
@@ -36,6 +37,8 @@ pub enum Event {
     Watch,
     /// An agent's hook said these panes moved (`crate::push`).
     Push(Pushed),
+    /// The stream cycle's read under way answered.
+    Cycled,
     /// SIGTERM or SIGHUP.
     Shutdown,
 }
@@ -55,14 +58,84 @@ struct Gone;
 type Handled = Result<Flow, Gone>;
 
 /// One connection.
-#[derive(Debug)]
-pub struct Session<S, W> {
+pub struct Session<S: FleetSource, W> {
     /// What the requests read and change.
     conn: Connection<S>,
     out: FrameWriter<W>,
     greeted: bool,
     /// The connection's push socket.
     pushes: Pushes,
+    /// The stream's cycle reads.
+    cycles: Cycles<S::CycleAnswer>,
+}
+
+impl<S: FleetSource + std::fmt::Debug, W: std::fmt::Debug> std::fmt::Debug for Session<S, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("conn", &self.conn)
+            .field("greeted", &self.greeted)
+            .field("under_way", &self.cycles.under_way)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a stream cycle's read runs (docs/protocol.md "Pushed reads"). `serve`'s loop runs it on
+/// a thread of its own, so a push that comes while tmux answers a read of 1000 panes is
+/// published at once instead of after it; a tick that comes while a read is under way is
+/// skipped (the read under way is that cycle's).
+enum Runner {
+    /// On the loop, as the tick comes (a session not driven by `serve`'s loop).
+    Inline,
+    /// On a thread; its answer comes back as [`Event::Cycled`].
+    Thread,
+    /// Kept until the test runs it ([`Session::answer_held`]).
+    #[cfg(test)]
+    Held(Vec<CycleJob<()>>),
+}
+
+/// The stream's cycle reads run off the loop: where they run, the one under way, and the way
+/// its answer comes back.
+struct Cycles<A> {
+    runner: Runner,
+    /// The read under way: when its tick woke (the loop's clock and the wall clock).
+    under_way: Option<(Instant, u64)>,
+    answers: mpsc::Sender<A>,
+    answered: mpsc::Receiver<A>,
+    /// Woken when an answer was sent.
+    ready: Arc<tokio::sync::Notify>,
+    /// The thread of the read under way, or of the last one ([`Session::end_reads`]).
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<A: Send + 'static> Cycles<A> {
+    fn new() -> Cycles<A> {
+        let (answers, answered) = mpsc::channel();
+        Cycles {
+            runner: Runner::Inline,
+            under_way: None,
+            answers,
+            answered,
+            ready: Arc::new(tokio::sync::Notify::new()),
+            thread: None,
+        }
+    }
+
+    /// Runs `job` where this session runs its reads; its answer is then waiting in
+    /// `answered`, at once for an inline read.
+    fn start(&mut self, job: CycleJob<A>) {
+        let (answers, ready) = (self.answers.clone(), Arc::clone(&self.ready));
+        let run = move || {
+            // The receiver lives as long as the session: a send fails only as it ends.
+            let _ = answers.send(job());
+            ready.notify_one();
+        };
+        match &mut self.runner {
+            Runner::Inline => run(),
+            Runner::Thread => self.thread = Some(crate::threads::spawn(run)),
+            #[cfg(test)]
+            Runner::Held(jobs) => jobs.push(Box::new(run)),
+        }
+    }
 }
 
 impl<S: FleetSource, W: Sink> Session<S, W> {
@@ -79,7 +152,55 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             conn: Connection::new(config, store, fleet, services),
             out,
             greeted: false,
+            cycles: Cycles::new(),
         }
+    }
+
+    /// Runs the stream's cycle reads on threads from now on (`serve`'s loop, which waits for
+    /// their answers with [`Session::next_cycle`]).
+    pub fn read_cycles_off_loop(&mut self) {
+        self.cycles.runner = Runner::Thread;
+    }
+
+    /// Waits until a cycle's read has answered (never, while none is under way).
+    pub async fn next_cycle(&self) {
+        self.cycles.ready.notified().await;
+    }
+
+    /// Waits for the cycle's read under way to end, before the process exits: the tmux client
+    /// it runs is bounded by the tmux time-out, and would otherwise outlive the process (a
+    /// client of a hung server waits for it forever).
+    pub fn end_reads(&mut self) {
+        let Some(thread) = self.cycles.thread.take() else {
+            return;
+        };
+        if self.cycles.under_way.is_some() && !thread.is_finished() {
+            tracing::debug!("waiting for the cycle's read under way");
+        }
+        if thread.join().is_err() {
+            tracing::error!("the cycle's read panicked");
+        }
+        tracing::debug!("no cycle's read is under way");
+    }
+
+    /// Keeps cycle reads until [`Session::answer_held`] runs them (tests).
+    #[cfg(test)]
+    pub fn hold_cycles(&mut self) {
+        self.cycles.runner = Runner::Held(Vec::new());
+    }
+
+    /// Runs the cycle reads held so far: their answers wait for [`Event::Cycled`] (tests).
+    #[cfg(test)]
+    pub fn answer_held(&mut self) -> usize {
+        let Runner::Held(jobs) = &mut self.cycles.runner else {
+            return 0;
+        };
+        let jobs = std::mem::take(jobs);
+        let count = jobs.len();
+        for job in jobs {
+            job();
+        }
+        count
     }
 
     /// When the next [`Event::Tick`] is due, if a stream runs.
@@ -112,6 +233,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             Event::Tick => self.on_tick(),
             Event::Watch => self.on_watch(),
             Event::Push(pushed) => self.on_push(pushed),
+            Event::Cycled => self.on_cycled(),
             Event::Shutdown => Ok(Flow::Exit(0)),
         };
         handled.unwrap_or(Flow::Exit(0))
@@ -217,10 +339,11 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         Ok(Flow::Continue)
     }
 
-    /// One cycle of the stream: the device check, one read of the fleet (as the stream's kind
-    /// needs it, shared with the host's other connections where the source shares), and what
-    /// the stream publishes. The next cycle is one interval on, or the shared schedule's next
-    /// instant.
+    /// One cycle of the stream: the device check, then one read of the fleet begun (as the
+    /// stream's kind needs it, shared with the host's other connections where the source
+    /// shares), off the loop where the session runs its reads there. The next cycle is one
+    /// interval on, or the shared schedule's next instant. A tick while a read is under way is
+    /// skipped: that read is this cycle's.
     fn on_tick(&mut self) -> Handled {
         let Some(stream) = self.conn.stream.as_mut() else {
             return Ok(Flow::Continue);
@@ -228,11 +351,42 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         let interval = self.conn.config.interval;
         let (woke, woke_ms) = (Instant::now(), now_ms());
         stream.reschedule(interval, woke);
+        if self.cycles.under_way.is_some() {
+            tracing::debug!("a cycle's read is still under way; this tick is skipped");
+            return Ok(Flow::Continue);
+        }
         let (id, kind, floor_ms) = (stream.id().to_owned(), stream.kind(), stream.floor_ms());
         if let Some(flow) = self.check_device(&id)? {
             return Ok(flow);
         }
-        let read = match self.conn.fleet.cycle(kind, interval, floor_ms) {
+        let job = self.conn.fleet.cycle_job(kind, interval, floor_ms);
+        self.cycles.under_way = Some((woke, woke_ms));
+        self.cycles.start(job);
+        if matches!(self.cycles.runner, Runner::Inline) {
+            return self.on_cycled();
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// The cycle's read answered: the device check again (a device revoked while tmux answered
+    /// gets nothing of it), then what the stream publishes of the read.
+    fn on_cycled(&mut self) -> Handled {
+        let Ok(answer) = self.cycles.answered.try_recv() else {
+            return Ok(Flow::Continue);
+        };
+        let Some((woke, woke_ms)) = self.cycles.under_way.take() else {
+            return Ok(Flow::Continue);
+        };
+        tracing::debug!("the cycle's read answered");
+        let read = self.conn.fleet.finish_cycle(answer);
+        let Some(stream) = self.conn.stream.as_ref() else {
+            return Ok(Flow::Continue);
+        };
+        let id = stream.id().to_owned();
+        if let Some(flow) = self.check_device(&id)? {
+            return Ok(flow);
+        }
+        let read = match read {
             Ok(read) => read,
             Err(err) => {
                 // A transient tmux failure skips one publish; the stream and its baseline live on.
@@ -241,18 +395,29 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
                 return Ok(Flow::Continue);
             }
         };
+        self.publish_cycle(&id, read, (woke, woke_ms))
+    }
+
+    /// What the stream publishes of its cycle's `read`, whose tick woke at `woke`.
+    fn publish_cycle(
+        &mut self,
+        id: &str,
+        read: CycleRead,
+        (woke, woke_ms): (Instant, u64),
+    ) -> Handled {
+        let interval = self.conn.config.interval;
         // The read names the server whose hooks push to this stream: it listens before it
         // publishes, so a client that has this read's frames is pushed what comes after them.
         if let Some(row) = read.rows.first() {
             self.pushes.follow(&row.server);
         }
-        let stream = self.conn.stream.as_mut().expect("checked above");
+        let stream = self.conn.stream.as_mut().expect("the caller found it");
         stream.fed(read.started_ms);
         if let Some(origin_ms) = read.origin_ms {
             stream.align(origin_ms, interval, woke, woke_ms);
         }
         for frame in stream.publish(read.rows, read.at_ms) {
-            self.send(&id, frame)?;
+            self.send(id, frame)?;
         }
         Ok(Flow::Continue)
     }

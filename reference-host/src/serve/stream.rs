@@ -9,6 +9,7 @@
 //! removes a pane: appearing and vanishing are the cycle's to see, and before the baseline a push
 //! publishes nothing.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use schema::{FleetRow, Response, Selector, Snapshot, Subscribe};
@@ -16,6 +17,7 @@ use schema::{FleetRow, Response, Selector, Snapshot, Subscribe};
 use crate::edges::edges;
 use crate::fleet::CycleKind;
 use crate::fleet::shared::next_instant;
+use crate::push::overtaken;
 use crate::selector::admits;
 
 /// A connection's one subscription.
@@ -106,7 +108,17 @@ impl Stream {
     }
 
     /// The frames one cycle publishes, given the fleet as read now, at `at_ms`.
-    pub fn publish(&mut self, rows: Vec<FleetRow>, at_ms: u64) -> Vec<Response> {
+    ///
+    /// A cycle's read runs off the loop while pushes are taken, so a push can read a pane after
+    /// the read began and be published first. Such a pane is overtaken: the stream remembers a
+    /// later `@agent_stamped_at` of it than the read shows (`push::overtaken`). It keeps the
+    /// reading the stream remembers: the read's older row would publish the move backwards (and
+    /// forwards again at the next cycle: two edges for one move, and a snapshot that goes back in
+    /// time). The next cycle reads it again.
+    pub fn publish(&mut self, mut rows: Vec<FleetRow>, at_ms: u64) -> Vec<Response> {
+        if let Some(before) = &self.fleet {
+            keep_overtaken(before, &mut rows);
+        }
         let frames = match (&self.fleet, self.events) {
             (Some(before), true) => edges(before, &rows, self.selector.as_ref(), at_ms)
                 .into_iter()
@@ -159,6 +171,24 @@ impl Stream {
         }
         self.sent = Some(agents.clone());
         vec![Response::Snapshot(Snapshot { agents })]
+    }
+}
+
+/// Replaces each row of `rows` that `before` (the stream's memory) has a later reading of
+/// ([`Stream::publish`]), looked up in one map of the remembered rows that were ever stamped,
+/// as `edges` does: the fleet may be 1000 panes every cycle.
+fn keep_overtaken(before: &[FleetRow], rows: &mut [FleetRow]) {
+    let remembered: HashMap<&str, &FleetRow> = before
+        .iter()
+        .filter(|r| r.stamped_at_ms.is_some())
+        .map(|r| (r.pane.as_str(), r))
+        .collect();
+    for row in rows {
+        if let Some(later) = remembered.get(row.pane.as_str())
+            && overtaken(later.stamped_at_ms, row.stamped_at_ms)
+        {
+            *row = (*later).clone();
+        }
     }
 }
 
@@ -244,6 +274,40 @@ mod tests {
                 ("%2".into(), Some(State::Idle), None),
             ],
             "the cycle reports the newcomer as appeared: the push did not add it"
+        );
+    }
+
+    /// A cycle's read runs off the loop: one that began before a push read a pane shows the
+    /// pane's older stamp, and the stream keeps the pushed reading (no edge back, none forth
+    /// again); a read with no stamp proves nothing and is taken.
+    #[test]
+    fn a_cycle_read_older_than_a_pushed_row_keeps_the_pushed_row() {
+        let stamped = |state, at: Option<u64>| FleetRow {
+            stamped_at_ms: at,
+            ..row("%1", state)
+        };
+        let fleet = |one: FleetRow| vec![one, row("%2", State::Idle)];
+        let mut s = stream(true, None);
+        assert!(
+            s.publish(fleet(stamped(State::Working, Some(1))), 1)
+                .is_empty()
+        );
+        let pushed = s.publish_pane(stamped(State::Blocked, Some(2)), 2);
+        assert_eq!(
+            edges_of(&pushed),
+            [("%1".into(), Some(State::Working), Some(State::Blocked))]
+        );
+        let older = s.publish(fleet(stamped(State::Working, Some(1))), 3);
+        assert!(older.is_empty(), "{older:?}");
+        assert_eq!(s.stamped_at("%1"), Some(2), "the pushed reading is kept");
+        assert!(
+            s.publish(fleet(stamped(State::Blocked, Some(2))), 4)
+                .is_empty()
+        );
+        let unstamped = s.publish(fleet(stamped(State::Working, None)), 5);
+        assert_eq!(
+            edges_of(&unstamped),
+            [("%1".into(), Some(State::Blocked), Some(State::Working))]
         );
     }
 

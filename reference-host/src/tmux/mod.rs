@@ -62,6 +62,15 @@ pub struct Tmux {
     hung_at: Cell<Option<Instant>>,
 }
 
+/// A copy of a [`Tmux`] that invokes it off the loop ([`Tmux::copy`]).
+#[derive(Debug)]
+pub struct TmuxCopy {
+    /// The copy.
+    pub tmux: Tmux,
+    /// The verdict it was made with.
+    cloned_with: Option<Instant>,
+}
+
 /// What one tmux invocation answered: its stdout, or that no server listens on the socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
@@ -186,6 +195,25 @@ impl Tmux {
             return Ok(Answer::NoServer { socket });
         }
         Err(attempt.error())
+    }
+
+    /// A copy of this tmux for an invocation made elsewhere (a thread's): it starts with this
+    /// one's verdict on the server (a time-out not yet followed by a success), and
+    /// [`Tmux::adopt_verdict`] takes back what its invocations found.
+    pub fn copy(&self) -> TmuxCopy {
+        TmuxCopy {
+            tmux: self.clone(),
+            cloned_with: self.hung_at.get(),
+        }
+    }
+
+    /// What `copy`'s invocations found of the server, when they changed its verdict (a time-out,
+    /// or a success after one): the latest word on tmux, so this tmux's too.
+    pub fn adopt_verdict(&self, copy: &TmuxCopy) {
+        let found = copy.tmux.hung_at.get();
+        if found != copy.cloned_with {
+            self.hung_at.set(found);
+        }
     }
 
     /// Runs tmux once and keeps what it printed whether or not it succeeded: a command sequence

@@ -135,8 +135,9 @@ fn a_hung_tmux_leaves_no_thread_fd_or_process_behind() {
         "threads and fds stay flat"
     );
     for &(hung, threads, fds, processes) in &samples {
+        // A cycle's read runs on a thread of its own, one at a time: one more at most.
         assert!(
-            threads == threads_first && fds <= fds_first + 7,
+            threads <= threads_first + 1 && fds <= fds_first + 7,
             "after {hung} hung reads: {threads} threads, {fds} fds (at first {threads_first}, {fds_first})"
         );
         // The host, one wrapper with its tmux, and on a loaded machine the read killed at its

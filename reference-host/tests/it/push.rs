@@ -488,3 +488,96 @@ fn a_shutdown_waits_for_the_read_under_way() {
         "the held read ended before the daemon did:\n{log}"
     );
 }
+
+/// `serve` reads its cycles off its loop too. A push that comes while tmux holds a cycle's read
+/// (a slow server, a read of 1000 panes) reaches the stream before that read answers; the read,
+/// begun before the hook stamped, shows the pane as it was and takes nothing back: one edge for
+/// the move.
+#[test]
+fn a_push_during_a_held_stream_read_is_an_edge_before_the_read_answers() {
+    let (fleet, home) = fleet_with_phone(Backend::Fake);
+    // `serve`'s tmux time-out is its interval, at most 5 s: the read is held that long.
+    home.write_config("[serve]\nreconcile_interval_ms = 5000\n");
+    let idle = fleet.pane("idle");
+    stamp(&home, &idle, "claude", "UserPromptSubmit", json!({}));
+    let mut host = subscribed(&home, r#""events":true"#, 0);
+    let mut log = String::new();
+    let mut answered = |host: &Host| {
+        log.push_str(&host.stderr());
+        log.push('\n');
+        (
+            log.matches("the cycle's read answered").count(),
+            log.clone(),
+        )
+    };
+    // The next cycle's read runs at its time and is held before it answers, until released.
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    let before = now_ms();
+    let prompt =
+        json!({"hook_event_name": "Notification", "notification_type": "permission_prompt"});
+    stamp(&home, &idle, "claude", "Notification", prompt);
+    expect_edge(&mut host, &idle, "working", "blocked", before);
+    let (count, text) = answered(&host);
+    assert_eq!(count, 1, "only the baseline had answered:\n{text}");
+    fleet.sim(&["fault", "release"]);
+    eventually("the held read answered", || answered(&host).0 == 2);
+    host.silent_for(Duration::from_millis(500));
+    let (_, text) = answered(&host);
+    assert!(!text.contains("reading the fleet failed"), "{text}");
+}
+
+/// The tmux clients running now whose command line names `socket` and `command`.
+fn tmux_clients(socket: &str, command: &str) -> Vec<String> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect::<Vec<_>>()
+        })
+        .filter(|args| args.iter().any(|a| a == socket) && args.iter().any(|a| a == command))
+        .map(|args| args.join(" "))
+        .collect()
+}
+
+/// SIGTERM while a stream's cycle read is held: `serve` waits for that read to end (at its tmux
+/// time-out, here 5 s) before it exits 0, so the tmux client it started does not outlive it.
+#[test]
+fn a_serve_s_shutdown_leaves_no_tmux_client_behind() {
+    let (fleet, home) = fleet_with_phone(Backend::Fake);
+    home.write_config("[serve]\nreconcile_interval_ms = 5000\n");
+    let mut host = subscribed(&home, r#""events":true"#, 0);
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    eventually("its tmux client running", || {
+        !tmux_clients(&fleet.socket, "list-panes").is_empty()
+    });
+    host.terminate();
+    assert_eq!(host.exit_code(), 0);
+    let left = tmux_clients(&fleet.socket, "list-panes");
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

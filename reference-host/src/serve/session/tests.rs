@@ -448,6 +448,68 @@ fn a_carried_read_is_taken_when_it_is_no_older_than_the_stream_s_last_or_stamped
     );
 }
 
+/// `serve` reads its cycles off its loop. A push that comes while a cycle's read is under way
+/// is published at once; the read, begun before the push and answered after it, shows the pane
+/// as it was and takes nothing back (one edge for the move); a tick meanwhile begins no second
+/// read.
+#[test]
+fn a_push_during_a_cycle_read_is_published_first_and_the_older_read_takes_nothing_back() {
+    let mut h = Harness::new();
+    h.session.hold_cycles();
+    h.hello();
+    h.fleet.edit(|rows| rows[1].stamped_at_ms = Some(1_000));
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.frames();
+    h.session.handle(Event::Tick);
+    assert_eq!(h.session.answer_held(), 1);
+    h.session.handle(Event::Cycled);
+    assert!(h.frames().is_empty(), "the baseline is silent");
+    h.session.handle(Event::Tick);
+    h.session.handle(Event::Tick);
+    h.fleet.edit(|rows| {
+        rows[1].state = State::Blocked;
+        rows[1].stamped_at_ms = Some(1_001);
+    });
+    h.session.handle(push_read("%1", now_ms()));
+    let frames = h.frames();
+    assert_eq!(
+        (frames.len(), &frames[0]["pane"], &frames[0]["to"]),
+        (1, &json!("%1"), &json!("blocked")),
+        "{frames:?}"
+    );
+    assert_eq!(h.session.answer_held(), 1, "the second tick began no read");
+    h.session.handle(Event::Cycled);
+    assert!(h.frames().is_empty(), "the older read took the move back");
+    h.session.handle(Event::Tick);
+    h.session.answer_held();
+    h.session.handle(Event::Cycled);
+    assert!(
+        h.frames().is_empty(),
+        "the next read sees what was published"
+    );
+}
+
+/// A device revoked while a cycle's read is under way gets nothing of it.
+#[test]
+fn a_device_revoked_during_a_cycle_read_gets_nothing_of_it() {
+    let mut h = Harness::new();
+    h.session.hold_cycles();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.frames();
+    h.session.handle(Event::Tick);
+    h.session.answer_held();
+    h.session.handle(Event::Cycled);
+    h.fleet.edit(|rows| rows[1].state = State::Blocked);
+    h.session.handle(Event::Tick);
+    h.revoke();
+    h.session.answer_held();
+    assert_eq!(h.session.handle(Event::Cycled), Flow::Exit(2));
+    let frames = h.frames();
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    assert!(error("sub", "scope-denied")(&frames[0]), "{frames:?}");
+}
+
 #[test]
 fn many_pushed_panes_read_the_fleet_once() {
     let mut h = Harness::new();
