@@ -35,9 +35,16 @@ pub struct Scripted {
     floors: Rc<RefCell<Vec<u64>>>,
     /// How many reads a push carried were parsed (a listener then takes them or not).
     carried: Rc<RefCell<u32>>,
+    /// The next stream cycle's job panics (a bug in a read made off the loop).
+    panic_next_cycle: Rc<RefCell<bool>>,
 }
 
 impl Scripted {
+    /// The next stream cycle's job panics when it runs.
+    pub fn panic_next_cycle(&self) {
+        *self.panic_next_cycle.borrow_mut() = true;
+    }
+
     /// The fleet is these rows (no host-only facts).
     pub fn set(&self, rows: Vec<FleetRow>) {
         *self.panes.borrow_mut() = rows.into_iter().map(Pane::of_row).collect();
@@ -135,6 +142,9 @@ impl FleetSource for Scripted {
             at_ms: crate::clock::now_ms(),
             origin_ms: None,
         });
+        if std::mem::take(&mut *self.panic_next_cycle.borrow_mut()) {
+            return Box::new(|| panic!("a scripted cycle read panicked"));
+        }
         Box::new(move || read)
     }
 

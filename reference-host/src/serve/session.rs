@@ -99,8 +99,9 @@ struct Cycles<A> {
     runner: Runner,
     /// The read under way: when its tick woke (the loop's clock and the wall clock).
     under_way: Option<(Instant, u64)>,
-    answers: mpsc::Sender<A>,
-    answered: mpsc::Receiver<A>,
+    /// A job's answer, or its panic (resumed on the loop, as if the read had run there).
+    answers: mpsc::Sender<std::thread::Result<A>>,
+    answered: mpsc::Receiver<std::thread::Result<A>>,
     /// Woken when an answer was sent.
     ready: Arc<tokio::sync::Notify>,
     /// The thread of the read under way, or of the last one ([`Session::end_reads`]).
@@ -126,7 +127,7 @@ impl<A: Send + 'static> Cycles<A> {
         let (answers, ready) = (self.answers.clone(), Arc::clone(&self.ready));
         let run = move || {
             // The receiver lives as long as the session: a send fails only as it ends.
-            let _ = answers.send(job());
+            let _ = answers.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
             ready.notify_one();
         };
         match &mut self.runner {
@@ -177,9 +178,8 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         if self.cycles.under_way.is_some() && !thread.is_finished() {
             tracing::debug!("waiting for the cycle's read under way");
         }
-        if thread.join().is_err() {
-            tracing::error!("the cycle's read panicked");
-        }
+        // The thread never panics: a job's panic is caught and handed to the loop.
+        let _ = thread.join();
         tracing::debug!("no cycle's read is under way");
     }
 
@@ -378,6 +378,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             return Ok(Flow::Continue);
         };
         tracing::debug!("the cycle's read answered");
+        let answer = answer.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let read = self.conn.fleet.finish_cycle(answer);
         let Some(stream) = self.conn.stream.as_ref() else {
             return Ok(Flow::Continue);

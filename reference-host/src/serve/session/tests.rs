@@ -510,6 +510,31 @@ fn a_device_revoked_during_a_cycle_read_gets_nothing_of_it() {
     assert!(error("sub", "scope-denied")(&frames[0]), "{frames:?}");
 }
 
+/// A read made off the loop that panics is the session's panic, on the loop, as when the read
+/// ran there: not a stream whose cycles stop in silence while its read stays "under way".
+#[test]
+fn a_cycle_read_that_panics_off_the_loop_panics_the_session() {
+    let mut h = Harness::new();
+    h.session.hold_cycles();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.fleet.panic_next_cycle();
+    h.session.handle(Event::Tick);
+    assert_eq!(
+        h.session.answer_held(),
+        1,
+        "the job's panic was caught off the loop"
+    );
+    let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        h.session.handle(Event::Cycled)
+    }));
+    let panic = resumed.expect_err("the loop resumes the read's panic");
+    assert_eq!(
+        panic.downcast_ref::<&str>(),
+        Some(&"a scripted cycle read panicked")
+    );
+}
+
 #[test]
 fn many_pushed_panes_read_the_fleet_once() {
     let mut h = Harness::new();
