@@ -18,6 +18,7 @@ use super::super::fleet::Fleet;
 use super::super::report::{Row, Spec};
 use super::super::stats::{Summary, ms};
 use super::idle::default_interval_ms;
+use super::spawn::bare_set_ms;
 
 /// The slower interval P8c and P8d run at: the config's default (1000 ms in a quick run, which
 /// shows the rows run and not what they cost).
@@ -36,6 +37,14 @@ const BLOCKED: &str =
 /// The person answered: the turn goes on.
 const WORKING: &str = r#"{"hook_event_name":"UserPromptSubmit","prompt":"go on"}"#;
 
+/// Every this many samples, a bare `tmux set-option` of the pane is timed too, at a random point
+/// of a cycle of its own: what tmux alone costs a stamp on this machine at that moment (a tmux
+/// server of 1000 panes answers a client far slower when the machine sat idle a while).
+const PROBE_EVERY: usize = 4;
+
+/// A pane option of no agent's and no host's: the probe's write moves nothing.
+const PROBE_OPTION: &str = "@corral_bench_probe";
+
 /// What one interval's samples gave.
 struct Samples {
     /// Hook spawned → edge read, ms.
@@ -44,6 +53,9 @@ struct Samples {
     fires: Vec<f64>,
     /// The hook's own wall time, ms.
     hooks: Vec<f64>,
+    /// A bare `tmux set-option` of the pane at a random point of a cycle, every
+    /// [`PROBE_EVERY`]th sample, ms.
+    bare: Vec<f64>,
     /// Fires of other panes during the samples.
     others: usize,
 }
@@ -70,9 +82,10 @@ fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
         edges: Vec::new(),
         fires: Vec::new(),
         hooks: Vec::new(),
+        bare: Vec::new(),
         others: 0,
     };
-    for _ in 0..options.samples {
+    for n in 0..options.samples {
         std::thread::sleep(jitter.below(interval));
         let spawned = Instant::now();
         fleet.event(pane, "Notification", BLOCKED)?;
@@ -87,6 +100,10 @@ fn sample(fleet: &Fleet, options: &Options) -> anyhow::Result<Samples> {
             .push(ms(fired.saturating_duration_since(spawned)));
         fleet.event(pane, "UserPromptSubmit", WORKING)?;
         edge_to(&mut conn, pane, "working")?;
+        if n % PROBE_EVERY == 0 {
+            std::thread::sleep(jitter.below(interval));
+            samples.bare.push(bare_set_ms(fleet, pane, PROBE_OPTION)?);
+        }
     }
     conn.close()?;
     drop(daemon);
@@ -105,17 +122,23 @@ pub fn p8(fleet: &mut Fleet, options: &Options, specs: &[Spec]) -> anyhow::Resul
     let row = |spec: &Spec, samples: &[f64], of: &Samples, interval: u64, what: &str| {
         let summary = Summary::of(samples);
         let hook = Summary::of(&of.hooks);
+        let bare = Summary::of(&of.bare);
         Row::new(spec, "ms", summary)
             .against("reconcile interval", Summary::one(interval as f64))
             .figure(summary.p95, format!("p95 {:.0} ms", summary.p95))
             .note(format!(
                 "from the spawn of `corral event claude Notification` (a permission prompt) in \
-                 one pane of {} to {what}; the hook itself took {:.1} ms median, {:.1} ms p95; \
-                 reconcile interval {interval} ms, hooks at random points of a cycle; {} fires of \
-                 other panes came meanwhile",
+                 one pane of {} to {what}; the hook itself took {:.1} ms median, {:.1} ms p95, \
+                 and a bare `tmux set-option` of that pane (every {PROBE_EVERY}th sample, {} in \
+                 all, at a random point of a cycle: what tmux alone costs a stamp here and now) \
+                 {:.1} ms median, {:.1} ms p95; reconcile interval {interval} ms, hooks at random \
+                 points of a cycle; {} fires of other panes came meanwhile",
                 fleet.pane_count(),
                 hook.median,
                 hook.p95,
+                of.bare.len(),
+                bare.median,
+                bare.p95,
                 of.others
             ))
     };

@@ -78,8 +78,13 @@ fn event_ms(fleet: &Fleet, pane: &str, hook: &str) -> anyhow::Result<f64> {
 
 /// One bare `tmux set-option` of `pane` (the stamp time), spawn to exit, in ms.
 fn bare_stamp_ms(fleet: &Fleet, pane: &str) -> anyhow::Result<f64> {
+    bare_set_ms(fleet, pane, PaneOption::StampedAt.as_str())
+}
+
+/// One bare `tmux set-option` of `pane`'s `option`, spawn to exit, in ms: what tmux alone costs a
+/// stamp.
+pub fn bare_set_ms(fleet: &Fleet, pane: &str, option: &str) -> anyhow::Result<f64> {
     let mut cmd = fleet.tmux();
-    let option = PaneOption::StampedAt.as_str();
     cmd.args(["set-option", "-p", "-t", pane, option, "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
