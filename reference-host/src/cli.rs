@@ -228,7 +228,7 @@ pub struct TmuxArgs {
     #[arg(long, env = "CORRAL_TMUX_SOCKET", value_name = "NAME|PATH")]
     pub tmux_socket: Option<String>,
     /// How long one tmux invocation may take before it is killed, in milliseconds. Default: the
-    /// cycle clamped to 1-5 s for `serve`, 5 s for `ls`.
+    /// cycle clamped to 1-5 s for `serve` and `daemon`, 5 s for the other commands.
     #[arg(
         long,
         env = "CORRAL_TMUX_TIMEOUT_MS",

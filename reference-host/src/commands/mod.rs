@@ -52,6 +52,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
             tmux: tmux(&args.tmux),
             paths,
             host: host_name(),
+            tmux_timeout: args.tmux.tmux_timeout_ms.map(Duration::from_millis),
         }),
         Command::Mute(args) => {
             let tmux = tmux(&args.tmux);

@@ -46,6 +46,9 @@ pub struct DaemonOptions {
     pub paths: Paths,
     /// This host's name.
     pub host: String,
+    /// How long one tmux invocation may take (`--tmux-timeout-ms`); `None`: the cycle, clamped
+    /// to 1 to 5 s.
+    pub tmux_timeout: Option<Duration>,
 }
 
 /// One thing the loop handles.
@@ -172,12 +175,12 @@ fn interval(config: &Config) -> Duration {
 }
 
 /// The fleet reader for `config`: titles only with `include_title`, and a tmux that cannot hold
-/// a cycle much longer than the cycle itself.
+/// a cycle much longer than the cycle itself, unless `--tmux-timeout-ms` said how long.
 fn reader(options: &DaemonOptions, config: &Config) -> FleetReader {
-    let tmux = options
-        .tmux
-        .clone()
-        .with_timeout(interval(config).clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let timeout = options
+        .tmux_timeout
+        .unwrap_or_else(|| interval(config).clamp(Duration::from_secs(1), Duration::from_secs(5)));
+    let tmux = options.tmux.clone().with_timeout(timeout);
     let titles = if config.notify.include_title {
         Titles::Include
     } else {

@@ -581,3 +581,30 @@ fn a_serve_s_shutdown_leaves_no_tmux_client_behind() {
     let left = tmux_clients(&fleet.socket, "list-panes");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// `corral daemon --tmux-timeout-ms` (here through `CORRAL_TMUX_TIMEOUT_MS`) is the daemon's tmux
+/// time-out, as it is `serve`'s: a held read is killed at 300 ms, not at the cycle's 5 s the
+/// daemon takes when none is given (it used to take that whatever it was given).
+#[test]
+fn the_daemon_s_tmux_time_out_is_the_one_it_was_given() {
+    let fleet = Fleet::up(Backend::Fake);
+    let mut home = fleet.home();
+    home.env
+        .push(("CORRAL_TMUX_TIMEOUT_MS".into(), "300".into()));
+    home.write_config(&blocked_fires_to(&home.dir.path().join("payloads"), 5000));
+    let daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
+    daemon.wait_log("notification daemon started");
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    daemon.wait_log("reading the fleet failed");
+    let log = daemon.log();
+    assert!(log.contains("did not answer within 300ms"), "{log}");
+}
