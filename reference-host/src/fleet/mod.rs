@@ -2,7 +2,7 @@
 //!
 //! A pane without `@agent_name` is not an agent pane and has no row. Rows keep tmux's pane order.
 //!
-//! A stream's cycle reads only what it publishes ([`FleetSource::cycle`]: an edge stream the
+//! A stream's cycle reads only what it publishes ([`FleetSource::cycle_job`]: an edge stream the
 //! fields of an edge, a snapshot stream those of a row), through [`shared`]: one read per cycle
 //! for every `serve` of the host.
 
