@@ -93,12 +93,25 @@ enum Runner {
     Held(Vec<CycleJob<()>>),
 }
 
+/// A read of the whole fleet under way: when its tick (or push) woke, on the loop's clock and the
+/// wall clock, and whether its answer moves the stream onto the host's shared schedule (a
+/// cycle's does; a read a push asked for leaves the cycle's schedule alone).
+#[derive(Debug, Clone, Copy)]
+struct UnderWay {
+    woke: Instant,
+    woke_ms: u64,
+    aligns: bool,
+}
+
 /// The stream's cycle reads run off the loop: where they run, the one under way, and the way
 /// its answer comes back.
 struct Cycles<A> {
     runner: Runner,
-    /// The read under way: when its tick woke (the loop's clock and the wall clock).
-    under_way: Option<(Instant, u64)>,
+    /// The read under way.
+    under_way: Option<UnderWay>,
+    /// A read of the whole fleet is wanted as soon as the one under way answers: a push of too
+    /// many panes came while it was under way, and it may have begun before their moves.
+    again: bool,
     /// A job's answer, or its panic (resumed on the loop, as if the read had run there).
     answers: mpsc::Sender<std::thread::Result<A>>,
     answered: mpsc::Receiver<std::thread::Result<A>>,
@@ -114,6 +127,7 @@ impl<A: Send + 'static> Cycles<A> {
         Cycles {
             runner: Runner::Inline,
             under_way: None,
+            again: false,
             answers,
             answered,
             ready: Arc::new(tokio::sync::Notify::new()),
@@ -355,12 +369,27 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             tracing::debug!("a cycle's read is still under way; this tick is skipped");
             return Ok(Flow::Continue);
         }
-        let (id, kind, floor_ms) = (stream.id().to_owned(), stream.kind(), stream.floor_ms());
+        let (id, floor_ms) = (stream.id().to_owned(), stream.floor_ms());
         if let Some(flow) = self.check_device(&id)? {
             return Ok(flow);
         }
+        let woke = UnderWay {
+            woke,
+            woke_ms,
+            aligns: true,
+        };
+        self.begin_read(floor_ms, woke)
+    }
+
+    /// Begins a read of the whole fleet for the stream, from a read that starts no earlier than
+    /// `floor_ms`, where the session runs its reads; an inline one is answered at once.
+    fn begin_read(&mut self, floor_ms: u64, under_way: UnderWay) -> Handled {
+        let Some(stream) = self.conn.stream.as_ref() else {
+            return Ok(Flow::Continue);
+        };
+        let (kind, interval) = (stream.kind(), self.conn.config.interval);
         let job = self.conn.fleet.cycle_job(kind, interval, floor_ms);
-        self.cycles.under_way = Some((woke, woke_ms));
+        self.cycles.under_way = Some(under_way);
         self.cycles.start(job);
         if matches!(self.cycles.runner, Runner::Inline) {
             return self.on_cycled();
@@ -368,13 +397,45 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         Ok(Flow::Continue)
     }
 
-    /// The cycle's read answered: the device check again (a device revoked while tmux answered
-    /// gets nothing of it), then what the stream publishes of the read.
+    /// A push of too many panes to read each: one read of the whole fleet, as a cycle reads it,
+    /// from a read that starts now (a shared read made before these moves is not taken). It
+    /// leaves the cycle's schedule alone. With a read under way, which may have begun before
+    /// the moves, it begins as soon as that one answers.
+    fn read_after_push(&mut self) -> Handled {
+        if self.cycles.under_way.is_some() {
+            self.cycles.again = true;
+            return Ok(Flow::Continue);
+        }
+        let Some(stream) = self.conn.stream.as_ref() else {
+            return Ok(Flow::Continue);
+        };
+        let (woke, woke_ms) = (Instant::now(), now_ms());
+        let floor_ms = stream.floor_ms().max(woke_ms);
+        let under_way = UnderWay {
+            woke,
+            woke_ms,
+            aligns: false,
+        };
+        self.begin_read(floor_ms, under_way)
+    }
+
+    /// The read under way answered: what the stream publishes of it, then the read a push of
+    /// many panes asked for meanwhile, if one did.
     fn on_cycled(&mut self) -> Handled {
+        let flow = self.take_answer()?;
+        if flow == Flow::Continue && std::mem::take(&mut self.cycles.again) {
+            return self.read_after_push();
+        }
+        Ok(flow)
+    }
+
+    /// The read's answer: the device check again (a device revoked while tmux answered gets
+    /// nothing of it), then what the stream publishes of the read.
+    fn take_answer(&mut self) -> Handled {
         let Ok(answer) = self.cycles.answered.try_recv() else {
             return Ok(Flow::Continue);
         };
-        let Some((woke, woke_ms)) = self.cycles.under_way.take() else {
+        let Some(under_way) = self.cycles.under_way.take() else {
             return Ok(Flow::Continue);
         };
         tracing::debug!("the cycle's read answered");
@@ -396,16 +457,11 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
                 return Ok(Flow::Continue);
             }
         };
-        self.publish_cycle(&id, read, (woke, woke_ms))
+        self.publish_cycle(&id, read, under_way)
     }
 
-    /// What the stream publishes of its cycle's `read`, whose tick woke at `woke`.
-    fn publish_cycle(
-        &mut self,
-        id: &str,
-        read: CycleRead,
-        (woke, woke_ms): (Instant, u64),
-    ) -> Handled {
+    /// What the stream publishes of its `read`, begun as `under_way` says.
+    fn publish_cycle(&mut self, id: &str, read: CycleRead, under_way: UnderWay) -> Handled {
         let interval = self.conn.config.interval;
         // The read names the server whose hooks push to this stream: it listens before it
         // publishes, so a client that has this read's frames is pushed what comes after them.
@@ -414,8 +470,8 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         }
         let stream = self.conn.stream.as_mut().expect("the caller found it");
         stream.fed(read.started_ms);
-        if let Some(origin_ms) = read.origin_ms {
-            stream.align(origin_ms, interval, woke, woke_ms);
+        if let Some(origin_ms) = read.origin_ms.filter(|_| under_way.aligns) {
+            stream.align(origin_ms, interval, under_way.woke, under_way.woke_ms);
         }
         for frame in stream.publish(read.rows, read.at_ms) {
             self.send(id, frame)?;
@@ -424,7 +480,8 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
     }
 
     /// A push: the device check, then each pushed pane read on its own (or, for many, the whole
-    /// fleet), and what the stream publishes of it. The cycle's cadence is left as it is. Before
+    /// fleet, as a cycle reads it: [`Session::read_after_push`]), and what the stream publishes
+    /// of it. The cycle's cadence is left as it is. Before
     /// the stream's baseline, or with no stream, nothing is read.
     fn on_push(&mut self, pushed: Pushed) -> Handled {
         let Some(stream) = self.conn.stream.as_ref().filter(|s| s.has_baseline()) else {
@@ -436,22 +493,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         }
         let panes = match pushed {
             Pushed::Panes(panes) => panes,
-            Pushed::Fleet => {
-                let started_ms = now_ms();
-                let rows = match self.conn.fleet.read() {
-                    Ok(rows) => rows,
-                    Err(err) => {
-                        tracing::debug!(%err, "reading the fleet after a push failed");
-                        return Ok(Flow::Continue);
-                    }
-                };
-                let stream = self.conn.stream.as_mut().expect("checked above");
-                stream.fed(started_ms);
-                for frame in stream.publish(rows, now_ms()) {
-                    self.send(&id, frame)?;
-                }
-                return Ok(Flow::Continue);
-            }
+            Pushed::Fleet => return self.read_after_push(),
         };
         for pushed in panes {
             let Some((found, started_ms, at_ms)) = self.pushed_pane(&pushed) else {

@@ -563,6 +563,61 @@ fn many_pushed_panes_read_the_fleet_once() {
     );
 }
 
+/// A push of many panes reads the whole fleet as a cycle does, off the loop, from a read that
+/// starts after the push. While a cycle's read is under way (it may have begun before the moves)
+/// no second one starts; another follows it, and that one publishes the moves.
+#[test]
+fn a_push_of_many_panes_reads_the_fleet_after_the_read_under_way() {
+    let mut h = Harness::new();
+    h.session.hold_cycles();
+    h.hello();
+    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    h.session.handle(Event::Tick);
+    h.session.answer_held();
+    h.session.handle(Event::Cycled);
+    h.frames();
+    // No read under way: one begins at once, from a read no older than the push (which comes
+    // a few ms after the stream's last read: the floor must move).
+    std::thread::sleep(Duration::from_millis(5));
+    let pushed = now_ms();
+    h.fleet.edit(|rows| rows[0].state = State::Blocked);
+    h.session.handle(Event::Push(Pushed::Fleet));
+    assert_eq!(h.session.answer_held(), 1);
+    assert!(
+        *h.fleet.floors().last().unwrap() >= pushed,
+        "{:?}",
+        h.fleet.floors()
+    );
+    h.session.handle(Event::Cycled);
+    assert_eq!(h.frames()[0]["to"], "blocked");
+    // A cycle's read under way, begun before the next moves: it publishes nothing of them, and
+    // the read the push asked for follows it.
+    h.session.handle(Event::Tick);
+    std::thread::sleep(Duration::from_millis(5));
+    let pushed = now_ms();
+    h.fleet.edit(|rows| rows[1].state = State::Idle);
+    h.session.handle(Event::Push(Pushed::Fleet));
+    assert_eq!(h.session.answer_held(), 1, "one read at a time");
+    h.session.handle(Event::Cycled);
+    assert!(
+        h.frames().is_empty(),
+        "the read under way began before the move"
+    );
+    assert_eq!(h.session.answer_held(), 1, "the push's read follows it");
+    assert!(
+        *h.fleet.floors().last().unwrap() >= pushed,
+        "{:?}",
+        h.fleet.floors()
+    );
+    h.session.handle(Event::Cycled);
+    let frames = h.frames();
+    assert_eq!(
+        (&frames[0]["pane"], &frames[0]["to"]),
+        (&json!("%1"), &json!("idle")),
+        "{frames:?}"
+    );
+}
+
 #[test]
 fn a_revoked_device_gets_nothing_pushed() {
     let mut h = Harness::new();
