@@ -481,8 +481,8 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
 
     /// A push: the device check, then each pushed pane read on its own (or, for many, the whole
     /// fleet, as a cycle reads it: [`Session::read_after_push`]), and what the stream publishes
-    /// of it. The cycle's cadence is left as it is. Before
-    /// the stream's baseline, or with no stream, nothing is read.
+    /// of it. The cycle's cadence is left as it is. Before the stream's baseline, or with no
+    /// stream, nothing is read.
     fn on_push(&mut self, pushed: Pushed) -> Handled {
         let Some(stream) = self.conn.stream.as_ref().filter(|s| s.has_baseline()) else {
             return Ok(Flow::Continue);
