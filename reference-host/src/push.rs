@@ -26,6 +26,7 @@
 //! in the order they came, each with the last read a datagram carried for it, or, past
 //! [`PANE_CAP`] of them, the whole fleet.
 
+use std::collections::HashMap;
 use std::io::{self, ErrorKind};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
@@ -128,6 +129,33 @@ pub fn take<P>(
 /// missing stamp on either side proves nothing, and the read is taken.
 pub fn overtaken(remembered: Option<u64>, read: Option<u64>) -> bool {
     matches!((remembered, read), (Some(remembered), Some(read)) if remembered > read)
+}
+
+/// A listener's memory of the fleet (each pane as its last read showed it), looked up as a read
+/// of the whole fleet is applied: [`Later::of`] is the remembered row of a pane that the read
+/// shows [`overtaken`]. One map, built once per read (the fleet may be 1000 panes every cycle),
+/// of the rows that were ever stamped: no other can be overtaken.
+#[derive(Debug)]
+pub struct Later<'a>(HashMap<&'a str, &'a schema::FleetRow>);
+
+impl<'a> Later<'a> {
+    pub fn new(remembered: &'a [schema::FleetRow]) -> Later<'a> {
+        Later(
+            remembered
+                .iter()
+                .filter(|r| r.stamped_at_ms.is_some())
+                .map(|r| (r.pane.as_str(), r))
+                .collect(),
+        )
+    }
+
+    /// The remembered row of `read`'s pane when `read` is older than it ([`overtaken`]).
+    pub fn of(&self, read: &schema::FleetRow) -> Option<&'a schema::FleetRow> {
+        self.0
+            .get(read.pane.as_str())
+            .copied()
+            .filter(|r| overtaken(r.stamped_at_ms, read.stamped_at_ms))
+    }
 }
 
 /// Pane `pane`'s `@agent_stamped_at` in `rows`, a listener's memory of the fleet (each pane as

@@ -5,7 +5,6 @@
 //! decides comes from the panes' markers.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use schema::config::NotifyConfig;
@@ -99,20 +98,13 @@ impl Notifier {
 
     /// `panes` with each overtaken one's row replaced by the later one remembered of it (the
     /// read itself, untouched and not copied, when none is: the usual case), and the overtaken
-    /// panes' ids. One map of the remembered rows, as `edges` builds: the fleet may be 1000
-    /// panes every cycle.
+    /// panes' ids, looked up in `push::Later`.
     fn overtaken<'p>(&self, panes: &'p [Pane]) -> (Cow<'p, [Pane]>, Vec<String>) {
         let Some(previous) = self.previous.as_deref() else {
             return (Cow::Borrowed(panes), Vec::new());
         };
-        let remembered: HashMap<&str, &FleetRow> =
-            previous.iter().map(|r| (r.pane.as_str(), r)).collect();
-        let later = |pane: &Pane| {
-            remembered
-                .get(pane.row.pane.as_str())
-                .copied()
-                .filter(|r| crate::push::overtaken(r.stamped_at_ms, pane.row.stamped_at_ms))
-        };
+        let remembered = crate::push::Later::new(previous);
+        let later = |pane: &Pane| remembered.of(&pane.row);
         let overtaken: Vec<String> = panes
             .iter()
             .filter(|pane| later(pane).is_some())

@@ -9,7 +9,6 @@
 //! removes a pane: appearing and vanishing are the cycle's to see, and before the baseline a push
 //! publishes nothing.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use schema::{FleetRow, Response, Selector, Snapshot, Subscribe};
@@ -17,7 +16,7 @@ use schema::{FleetRow, Response, Selector, Snapshot, Subscribe};
 use crate::edges::edges;
 use crate::fleet::CycleKind;
 use crate::fleet::shared::next_instant;
-use crate::push::overtaken;
+use crate::push::Later;
 use crate::selector::admits;
 
 /// A connection's one subscription.
@@ -111,7 +110,7 @@ impl Stream {
     ///
     /// A cycle's read runs off the loop while pushes are taken, so a push can read a pane after
     /// the read began and be published first. Such a pane is overtaken: the stream remembers a
-    /// later `@agent_stamped_at` of it than the read shows (`push::overtaken`). It keeps the
+    /// later `@agent_stamped_at` of it than the read shows (`push::overtaken`, `push::Later`). It keeps the
     /// reading the stream remembers: the read's older row would publish the move backwards (and
     /// forwards again at the next cycle: two edges for one move, and a snapshot that goes back in
     /// time). The next cycle reads it again.
@@ -175,19 +174,12 @@ impl Stream {
 }
 
 /// Replaces each row of `rows` that `before` (the stream's memory) has a later reading of
-/// ([`Stream::publish`]), looked up in one map of the remembered rows that were ever stamped,
-/// as `edges` does: the fleet may be 1000 panes every cycle.
+/// ([`Stream::publish`]), looked up in [`Later`].
 fn keep_overtaken(before: &[FleetRow], rows: &mut [FleetRow]) {
-    let remembered: HashMap<&str, &FleetRow> = before
-        .iter()
-        .filter(|r| r.stamped_at_ms.is_some())
-        .map(|r| (r.pane.as_str(), r))
-        .collect();
+    let later = Later::new(before);
     for row in rows {
-        if let Some(later) = remembered.get(row.pane.as_str())
-            && overtaken(later.stamped_at_ms, row.stamped_at_ms)
-        {
-            *row = (*later).clone();
+        if let Some(remembered) = later.of(row) {
+            *row = remembered.clone();
         }
     }
 }
