@@ -84,6 +84,12 @@ impl World {
         pane.row.detail = (state == State::Blocked).then_some(Detail::Permission);
     }
 
+    /// Pane `id` moves to `state` at `at`, as a hook stamps it: `@agent_stamped_at` is `stamp`.
+    fn stamp(&mut self, id: &str, state: State, at: u64, stamp: Option<u64>) {
+        self.step(id, state, at);
+        self.pane_mut(id).row.stamped_at_ms = stamp;
+    }
+
     fn pane_mut(&mut self, id: &str) -> &mut Pane {
         self.panes.iter_mut().find(|p| p.row.pane == id).unwrap()
     }
@@ -681,8 +687,7 @@ fn the_notifier_remembers_the_last_stamp_a_read_showed() {
     w.cycle(&mut notifier, T0);
     assert_eq!(notifier.stamped_at("%2"), Some(T0));
     assert_eq!(notifier.stamped_at("%1"), None, "never stamped");
-    w.step("%2", State::Blocked, T0 + 10);
-    w.pane_mut("%2").row.stamped_at_ms = Some(T0 + 10);
+    w.stamp("%2", State::Blocked, T0 + 10, Some(T0 + 10));
     w.pushed(&mut notifier, "%2", T0 + 20);
     assert_eq!(notifier.stamped_at("%2"), Some(T0 + 10), "the push's read");
     assert_eq!(notifier.stamped_at("%9"), None, "no such pane");
@@ -696,12 +701,10 @@ fn the_notifier_remembers_the_last_stamp_a_read_showed() {
 fn a_cycle_read_overtaken_by_a_push_keeps_the_push_s_reading_and_rings_once() {
     let mut w = World::new();
     let mut notifier = w.notifier(w.config(EVERY_SINK));
-    w.step("%2", State::Working, T0);
-    w.pane_mut("%2").row.stamped_at_ms = Some(T0);
+    w.stamp("%2", State::Working, T0, Some(T0));
     w.cycle(&mut notifier, T0);
     let began_before = w.read();
-    w.step("%2", State::Blocked, T0 + 10);
-    w.pane_mut("%2").row.stamped_at_ms = Some(T0 + 10);
+    w.stamp("%2", State::Blocked, T0 + 10, Some(T0 + 10));
     assert_eq!(w.pushed(&mut notifier, "%2", T0 + 20).len(), 1);
     let fired = notifier.cycle(&w.tmux, &began_before, &w.tmux.clients(), T0 + 30);
     assert!(fired.is_empty(), "{fired:?}");
@@ -735,11 +738,9 @@ fn a_cycle_read_overtaken_by_a_push_keeps_the_push_s_reading_and_rings_once() {
 fn a_cycle_read_with_no_stamp_is_not_overtaken() {
     let mut w = World::new();
     let mut notifier = w.notifier(w.config(EVERY_SINK));
-    w.step("%2", State::Working, T0);
-    w.pane_mut("%2").row.stamped_at_ms = Some(T0);
+    w.stamp("%2", State::Working, T0, Some(T0));
     w.cycle(&mut notifier, T0);
-    w.step("%2", State::Blocked, T0 + 10);
-    w.pane_mut("%2").row.stamped_at_ms = None;
+    w.stamp("%2", State::Blocked, T0 + 10, None);
     assert_eq!(w.cycle(&mut notifier, T0 + 20).len(), 1, "the move rings");
     assert_eq!(notifier.stamped_at("%2"), None, "the read was taken");
 }

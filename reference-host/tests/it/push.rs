@@ -58,6 +58,22 @@ fn subscribed(home: &Home, subscribe: &str, others: usize) -> Host {
     host
 }
 
+/// Holds the next `list-panes` on the fake tmux after it ran (its answer waits for `fault
+/// release`, or for the reader's tmux time-out), and waits until a cycle's read has met the hold.
+fn hold_the_next_read(fleet: &Fleet) {
+    fleet.sim(&[
+        "fault",
+        "add",
+        "--command",
+        "list-panes",
+        "--hang-after-ms",
+        "60000",
+        "--times",
+        "1",
+    ]);
+    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+}
+
 /// Runs a hook of `agent` in `pane`; it must exit 0.
 fn stamp(home: &Home, pane: &str, agent: &str, event: &str, payload: Value) {
     let out = run_hook(home, pane, &[agent, event], &payload);
@@ -370,17 +386,7 @@ fn a_push_during_a_held_cycle_read_fires_before_the_read_answers() {
     let daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
     daemon.wait_log("notification daemon started");
     // The next cycle's read runs at once and is held before it answers, until released.
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-after-ms",
-        "60000",
-        "--times",
-        "1",
-    ]);
-    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    hold_the_next_read(&fleet);
     let prompt =
         json!({"hook_event_name": "Notification", "notification_type": "permission_prompt"});
     stamp(&home, &idle, "claude", "Notification", prompt);
@@ -425,17 +431,7 @@ fn a_read_under_way_at_a_reload_is_dropped_and_read_again_at_once() {
     daemon.wait_log("notification daemon started");
     // Blocked with no hook (no push): only a cycle's read can see it.
     fleet.step(&idle, &["--state", "blocked"]);
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-after-ms",
-        "60000",
-        "--times",
-        "1",
-    ]);
-    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    hold_the_next_read(&fleet);
     home.write_config(&blocked_fires_to(&after, 5000));
     daemon.signal("HUP");
     daemon.wait_log("config reloaded");
@@ -465,17 +461,7 @@ fn a_shutdown_waits_for_the_read_under_way() {
     home.write_config(&blocked_fires_to(&home.dir.path().join("payloads"), 5000));
     let mut daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
     daemon.wait_log("notification daemon started");
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-after-ms",
-        "60000",
-        "--times",
-        "1",
-    ]);
-    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    hold_the_next_read(&fleet);
     daemon.signal("TERM");
     assert_eq!(daemon.exit_code(), 0);
     let log = daemon.log();
@@ -511,17 +497,7 @@ fn a_push_during_a_held_stream_read_is_an_edge_before_the_read_answers() {
         )
     };
     // The next cycle's read runs at its time and is held before it answers, until released.
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-after-ms",
-        "60000",
-        "--times",
-        "1",
-    ]);
-    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    hold_the_next_read(&fleet);
     let before = now_ms();
     let prompt =
         json!({"hook_event_name": "Notification", "notification_type": "permission_prompt"});
@@ -562,17 +538,7 @@ fn a_serve_s_shutdown_leaves_no_tmux_client_behind() {
     let (fleet, home) = fleet_with_phone(Backend::Fake);
     home.write_config("[serve]\nreconcile_interval_ms = 5000\n");
     let mut host = subscribed(&home, r#""events":true"#, 0);
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-after-ms",
-        "60000",
-        "--times",
-        "1",
-    ]);
-    eventually("the next cycle's read held", || fleet.faults_pending() == 0);
+    hold_the_next_read(&fleet);
     eventually("its tmux client running", || {
         !tmux_clients(&fleet.socket, "list-panes").is_empty()
     });
@@ -594,16 +560,7 @@ fn the_daemon_s_tmux_time_out_is_the_one_it_was_given() {
     home.write_config(&blocked_fires_to(&home.dir.path().join("payloads"), 5000));
     let daemon = home.daemon_logging("info,reference_host::notify::daemon=debug");
     daemon.wait_log("notification daemon started");
-    fleet.sim(&[
-        "fault",
-        "add",
-        "--command",
-        "list-panes",
-        "--hang-after-ms",
-        "60000",
-        "--times",
-        "1",
-    ]);
+    hold_the_next_read(&fleet);
     daemon.wait_log("reading the fleet failed");
     let log = daemon.log();
     assert!(log.contains("did not answer within 300ms"), "{log}");

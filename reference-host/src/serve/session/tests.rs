@@ -50,6 +50,25 @@ impl Harness {
         }
     }
 
+    /// A greeted session subscribed to edges whose cycle reads are held until the test answers
+    /// them ([`Session::hold_cycles`]); the subscribe's `ack` is read.
+    fn subscribed_held() -> Harness {
+        let mut h = Harness::new();
+        h.session.hold_cycles();
+        h.hello();
+        h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+        h.frames();
+        h
+    }
+
+    /// One held cycle: the tick, its read answered, what it publishes; how many reads were held.
+    fn cycle_held(&mut self) -> usize {
+        self.session.handle(Event::Tick);
+        let held = self.session.answer_held();
+        self.session.handle(Event::Cycled);
+        held
+    }
+
     fn line(&mut self, text: &str) -> Flow {
         self.session
             .handle(Event::Line(Incoming::Line(text.into())))
@@ -454,15 +473,9 @@ fn a_carried_read_is_taken_when_it_is_no_older_than_the_stream_s_last_or_stamped
 /// read.
 #[test]
 fn a_push_during_a_cycle_read_is_published_first_and_the_older_read_takes_nothing_back() {
-    let mut h = Harness::new();
-    h.session.hold_cycles();
-    h.hello();
+    let mut h = Harness::subscribed_held();
     h.fleet.edit(|rows| rows[1].stamped_at_ms = Some(1_000));
-    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
-    h.frames();
-    h.session.handle(Event::Tick);
-    assert_eq!(h.session.answer_held(), 1);
-    h.session.handle(Event::Cycled);
+    assert_eq!(h.cycle_held(), 1);
     assert!(h.frames().is_empty(), "the baseline is silent");
     h.session.handle(Event::Tick);
     h.session.handle(Event::Tick);
@@ -480,9 +493,7 @@ fn a_push_during_a_cycle_read_is_published_first_and_the_older_read_takes_nothin
     assert_eq!(h.session.answer_held(), 1, "the second tick began no read");
     h.session.handle(Event::Cycled);
     assert!(h.frames().is_empty(), "the older read took the move back");
-    h.session.handle(Event::Tick);
-    h.session.answer_held();
-    h.session.handle(Event::Cycled);
+    h.cycle_held();
     assert!(
         h.frames().is_empty(),
         "the next read sees what was published"
@@ -492,14 +503,8 @@ fn a_push_during_a_cycle_read_is_published_first_and_the_older_read_takes_nothin
 /// A device revoked while a cycle's read is under way gets nothing of it.
 #[test]
 fn a_device_revoked_during_a_cycle_read_gets_nothing_of_it() {
-    let mut h = Harness::new();
-    h.session.hold_cycles();
-    h.hello();
-    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
-    h.frames();
-    h.session.handle(Event::Tick);
-    h.session.answer_held();
-    h.session.handle(Event::Cycled);
+    let mut h = Harness::subscribed_held();
+    h.cycle_held();
     h.fleet.edit(|rows| rows[1].state = State::Blocked);
     h.session.handle(Event::Tick);
     h.revoke();
@@ -514,10 +519,7 @@ fn a_device_revoked_during_a_cycle_read_gets_nothing_of_it() {
 /// ran there: not a stream whose cycles stop in silence while its read stays "under way".
 #[test]
 fn a_cycle_read_that_panics_off_the_loop_panics_the_session() {
-    let mut h = Harness::new();
-    h.session.hold_cycles();
-    h.hello();
-    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
+    let mut h = Harness::subscribed_held();
     h.fleet.panic_next_cycle();
     h.session.handle(Event::Tick);
     assert_eq!(
@@ -568,13 +570,8 @@ fn many_pushed_panes_read_the_fleet_once() {
 /// no second one starts; another follows it, and that one publishes the moves.
 #[test]
 fn a_push_of_many_panes_reads_the_fleet_after_the_read_under_way() {
-    let mut h = Harness::new();
-    h.session.hold_cycles();
-    h.hello();
-    h.line(r#"{"schema":1,"id":"sub","t":"subscribe","events":true}"#);
-    h.session.handle(Event::Tick);
-    h.session.answer_held();
-    h.session.handle(Event::Cycled);
+    let mut h = Harness::subscribed_held();
+    h.cycle_held();
     h.frames();
     // No read under way: one begins at once, from a read no older than the push (which comes
     // a few ms after the stream's last read: the floor must move).
