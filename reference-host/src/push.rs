@@ -227,6 +227,47 @@ pub fn decode(bytes: &[u8]) -> Option<PushedPane> {
     })
 }
 
+/// Whether a process other than `me` listens in `dir` (a server's push dir) as `role`: a socket
+/// named `<role>-<pid>-<nonce>.sock` (a staging name, `.`-led, does not count) whose pid is not
+/// `me` and runs. A socket whose process died stays until a hook's push removes it, so its pid
+/// is asked (signal 0: a process of another user still runs). A dir that cannot be read has no
+/// listener.
+pub fn listening(dir: &Path, role: &str, me: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| {
+                name.strip_suffix(".sock")?
+                    .strip_prefix(role)?
+                    .strip_prefix('-')
+            })
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _nonce)| pid.parse::<u32>().ok())
+        else {
+            return false;
+        };
+        pid != me && runs(pid)
+    })
+}
+
+/// Whether process `pid` runs (signal 0 reaches it, or would were it ours).
+fn runs(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(err) => err == rustix::io::Errno::PERM,
+    }
+}
+
 /// Tells every listener in `dir` (a server's push dir) that `pane` moved, handing on `read`, the
 /// hook's own read of it, when it has one; without waiting for any of them. A dir that does not
 /// exist has no listener. Never fails: what could not be sent is skipped, and logged at debug
@@ -654,6 +695,41 @@ mod tests {
         ] {
             assert_eq!(decode(broken), Some(bare("%4")), "{broken:?}");
         }
+    }
+
+    #[test]
+    fn only_another_running_process_of_the_role_listens() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let me = std::process::id();
+        assert!(!listening(&dir.join("missing"), "serve", me));
+        // A process that ran and was waited for: its pid runs no more.
+        let mut child = stdx::process::command("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        for name in [
+            format!("serve-{me}-aa.sock"),
+            format!("serve-{dead}-bb.sock"),
+            "daemon-1-cc.sock".to_owned(),
+            ".serve-1-dd.sock".to_owned(),
+            "serve-1-ee.tmp".to_owned(),
+            "serve-x-ff.sock".to_owned(),
+        ] {
+            std::fs::write(dir.join(name), b"").unwrap();
+        }
+        assert!(
+            !listening(dir, "serve", me),
+            "only me, the dead, another role, a staging name"
+        );
+        assert!(listening(dir, "daemon", me), "pid 1 always runs");
+        // A listener bound by this process, seen from another's side, is a listener.
+        std::fs::remove_file(dir.join(format!("serve-{me}-aa.sock"))).unwrap();
+        assert!(!listening(dir, "serve", me + 1));
+        let listener = Listener::bind(dir, "s", "serve").unwrap();
+        assert!(listening(dir, "serve", me + 1));
+        assert!(!listening(dir, "serve", me));
+        drop(listener);
+        assert!(!listening(dir, "serve", me + 1), "its socket goes with it");
     }
 
     #[test]

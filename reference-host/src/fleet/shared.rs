@@ -6,6 +6,9 @@
 //! read per interval whatever the number of connections, and each connection after the first
 //! only its own parse.
 //!
+//! A read is left only while another `serve` of the server listens for its pushes (`Others`):
+//! a lone connection writes nothing.
+//!
 //! The file is a cache: written whole (temp and rename, no sync: after a crash it is merely old),
 //! it holds a header line and tmux's answer as tmux gave it (with the nonce that frames it). A
 //! read is taken from it only when it started at most [`tolerance`] before the process woke,
@@ -20,7 +23,7 @@
 //! no schedule and starts one at its read; later ones adopt it while it is alive (a read in the
 //! last two intervals, at the same interval).
 
-use std::io;
+use std::io::{self, BufRead, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -89,6 +92,42 @@ fn field_name(fields: Fields) -> Option<&'static str> {
 pub struct SharedReads {
     dir: PathBuf,
     key: String,
+    others: Others,
+}
+
+/// Who else could take a read this process leaves in the file.
+#[derive(Debug, Clone)]
+enum Others {
+    /// The other `serve` processes of the server: those listening in its push dir, named by the
+    /// socket path the read shows, as a `serve` names the dir it listens in (`me` is this
+    /// process's pid).
+    Listening { runtime: RuntimeDir, me: u32 },
+    /// Always someone (tests that play several processes in one).
+    #[cfg(test)]
+    Assumed,
+}
+
+impl Others {
+    /// Whether a read left now could be taken by another process. A `serve` alone leaves
+    /// nothing: writing the fleet's read every cycle for nobody cost it the write (about a tenth
+    /// of its own work per cycle at 100 panes), and its data reached the disk where the runtime
+    /// dir is on one ([`files::replace`]). A `serve` that connects meanwhile finds no schedule
+    /// and starts one; the first, seeing its socket, leaves its next read and adopts that
+    /// schedule from the file.
+    fn any(&self, read: &Listing) -> bool {
+        match self {
+            Others::Listening { runtime, me } => {
+                // No pane (or no server), no row: no `serve` listens for this server's pushes.
+                let Some(pane) = read.panes().first() else {
+                    return false;
+                };
+                let server = crate::notify::server::Server::at(pane.socket_path.clone());
+                crate::push::listening(&runtime.push_dir(&server.key), "serve", *me)
+            }
+            #[cfg(test)]
+            Others::Assumed => true,
+        }
+    }
 }
 
 impl SharedReads {
@@ -98,16 +137,35 @@ impl SharedReads {
     pub fn new(runtime: &RuntimeDir, key: String) -> SharedReads {
         SharedReads {
             dir: runtime.fleet_dir(),
+            others: Others::Listening {
+                runtime: runtime.clone(),
+                me: std::process::id(),
+            },
             key,
         }
     }
 
-    /// Shared reads in `dir`, under `key` (tests).
+    /// Shared reads in `dir`, under `key`, always left for another process (tests).
     #[cfg(test)]
     pub fn at(dir: &std::path::Path, key: &str) -> SharedReads {
         SharedReads {
             dir: dir.to_owned(),
             key: key.to_owned(),
+            others: Others::Assumed,
+        }
+    }
+
+    /// Shared reads in `runtime`, under `key`, left only while another process than `me`
+    /// listens as a `serve` in the push dir of the server the read names (tests).
+    #[cfg(test)]
+    pub fn listening_at(runtime: &RuntimeDir, key: &str, me: u32) -> SharedReads {
+        SharedReads {
+            dir: runtime.fleet_dir(),
+            key: key.to_owned(),
+            others: Others::Listening {
+                runtime: runtime.clone(),
+                me,
+            },
         }
     }
 
@@ -157,7 +215,7 @@ impl SharedReads {
         if let Some(shared) = self.load(name, interval_ms, fields, &this_cycle) {
             return Ok(shared);
         }
-        let last = self.header(name, interval_ms);
+        let last = self.header(name, interval_ms).map(|(header, _)| header);
         let started_ms = now_ms();
         let (raw, listing) = read(fields)?;
         let answered_ms = now_ms();
@@ -177,6 +235,7 @@ impl SharedReads {
             origin_ms,
         };
         if lock.is_ok()
+            && self.others.any(&shared.listing)
             && let Err(err) = self.store(name, generation, interval_ms, &shared)
         {
             tracing::debug!(%err, "the fleet read was not left for the other processes");
@@ -184,10 +243,21 @@ impl SharedReads {
         Ok(shared)
     }
 
-    /// The file's header, when it has one.
-    fn header(&self, name: &str, interval_ms: u64) -> Option<Header> {
-        let bytes = std::fs::read(self.path(name, interval_ms, "read")).ok()?;
-        split(&bytes).map(|(header, _)| header)
+    /// The file's header, when it has one, and the file after it. Only the header is read: a
+    /// file that is not this cycle's (the usual case for a process that reads tmux) costs a few
+    /// hundred bytes, not the fleet's read (about 280 KB at 1000 panes).
+    fn header(&self, name: &str, interval_ms: u64) -> Option<(Header, impl BufRead)> {
+        let file = std::fs::File::open(self.path(name, interval_ms, "read")).ok()?;
+        let mut file = io::BufReader::new(file);
+        let mut line = Vec::new();
+        file.read_until(b'\n', &mut line).ok()?;
+        if line != format!("{MAGIC}\n").as_bytes() {
+            return None;
+        }
+        line.clear();
+        file.read_until(b'\n', &mut line).ok()?;
+        let header = serde_json::from_slice(line.strip_suffix(b"\n")?).ok()?;
+        Some((header, file))
     }
 
     /// The file's read of `fields`, when its header is one `wanted` takes and its output parses.
@@ -198,12 +268,13 @@ impl SharedReads {
         fields: Fields,
         wanted: &dyn Fn(&Header) -> bool,
     ) -> Option<Shared> {
-        let bytes = std::fs::read(self.path(name, interval_ms, "read")).ok()?;
-        let (header, output) = split(&bytes)?;
+        let (header, mut rest) = self.header(name, interval_ms)?;
         if !wanted(&header) {
             return None;
         }
-        decode(header, output, fields)
+        let mut output = Vec::new();
+        rest.read_to_end(&mut output).ok()?;
+        decode(header, &output, fields)
     }
 
     fn store(
@@ -241,14 +312,6 @@ fn encode(name: &str, generation: u64, interval_ms: u64, shared: &Shared) -> Vec
     .into_bytes();
     bytes.extend_from_slice(output);
     bytes
-}
-
-/// A file's header and the output after it; `None` for a file that is not a shared read.
-fn split(bytes: &[u8]) -> Option<(Header, &[u8])> {
-    let rest = bytes.strip_prefix(format!("{MAGIC}\n").as_bytes())?;
-    let end = memchr::memchr(b'\n', rest)?;
-    let header: Header = serde_json::from_slice(&rest[..end]).ok()?;
-    Some((header, &rest[end + 1..]))
 }
 
 /// The read a file's `header` and `output` hold, when its output parses as `fields`.

@@ -351,6 +351,14 @@ pub enum Listing {
 
 impl Listing {
     /// The panes; none when no server runs.
+    pub fn panes(&self) -> &[PaneRead] {
+        match self {
+            Listing::Panes(panes) => panes,
+            Listing::NoServer { .. } => &[],
+        }
+    }
+
+    /// The panes; none when no server runs.
     pub fn into_panes(self) -> Vec<PaneRead> {
         match self {
             Listing::Panes(panes) => panes,

@@ -110,9 +110,7 @@ fn the_first_read_of_a_cycle_is_left_for_whoever_wakes_within_the_tolerance() {
         later.origin_ms, first.origin_ms,
         "the schedule is kept while it is alive"
     );
-    let (header, _) = split(&std::fs::read(&file).unwrap())
-        .map(|(h, o)| (h, o.len()))
-        .unwrap();
+    let (header, _) = shared.header("edge", 2000).unwrap();
     assert_eq!(header.generation, 2);
 }
 
@@ -347,4 +345,58 @@ fn a_schedule_s_next_instant_is_at_least_half_an_interval_on() {
 fn the_tolerance_is_a_quarter_interval_at_most_100_ms() {
     assert_eq!(tolerance(Duration::from_millis(200)), 50);
     assert_eq!(tolerance(Duration::from_millis(2000)), 100);
+}
+
+/// A `serve` alone leaves no read in the file: nobody would take it, and on a runtime dir on
+/// disk it was written there every cycle. Its own push socket does not count, nor a daemon's;
+/// once another `serve` listens for the server the read names, its next read is left, and the
+/// other takes it.
+#[test]
+fn a_read_is_left_only_while_another_serve_listens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = RuntimeDir::open(&tmp.path().join("run")).unwrap();
+    // The server every pane of `answer` names.
+    let push = runtime.push_dir(&crate::notify::server::Server::at("/tmp/tmux-0/s".into()).key);
+    let me = std::process::id();
+    let shared = SharedReads::listening_at(&runtime, "k", me);
+    let file = runtime.fleet_dir().join("k-edge-2000.read");
+    let calls = AtomicUsize::new(0);
+    let panes: &[(&str, &str)] = &[("%1", "idle")];
+    let read = |woke, panes| {
+        shared
+            .read(Fields::Edge, INTERVAL, (woke, 0), counting(&calls, panes))
+            .unwrap()
+    };
+    read(now_ms(), panes);
+    assert!(!file.exists(), "alone, nothing is left");
+    let own = crate::push::Listener::bind(&push, "/tmp/tmux-0/s", "serve").unwrap();
+    std::fs::write(push.join("daemon-1-aa.sock"), b"").unwrap();
+    read(now_ms(), panes);
+    assert!(
+        !file.exists(),
+        "its own socket and a daemon's are no other serve"
+    );
+    // Another `serve` (pid 1 runs, always) listens for the server.
+    std::fs::write(push.join("serve-1-bb.sock"), b"").unwrap();
+    read(now_ms(), &[]);
+    assert!(!file.exists(), "a read of no pane names no server");
+    let woke = now_ms();
+    let left = read(woke, panes);
+    assert!(
+        file.exists(),
+        "with another serve listening, the read is left"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    let other = SharedReads::listening_at(&runtime, "k", 1);
+    let taken = other
+        .read(
+            Fields::Edge,
+            INTERVAL,
+            (woke + 10, 0),
+            counting(&calls, panes),
+        )
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "the other took it");
+    assert_eq!(taken, left);
+    drop(own);
 }
