@@ -51,6 +51,24 @@ pub fn ticks_of(stat: &str, children: Children) -> anyhow::Result<u64> {
     })
 }
 
+/// The bytes process `pid` (with the children it has waited for) sent to storage: the
+/// `write_bytes` of `/proc/<pid>/io`, counted when it dirtied a page, less its
+/// `cancelled_write_bytes`, the dirty pages it truncated or removed before they were written.
+/// `None` where the kernel keeps no such count.
+pub fn written(pid: u32) -> Option<u64> {
+    written_of(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)
+}
+
+/// [`written`] of a `/proc/<pid>/io` text.
+pub fn written_of(io: &str) -> Option<u64> {
+    let field = |name: &str| -> Option<u64> {
+        io.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|value| value.trim().parse().ok())
+    };
+    Some(field("write_bytes")?.saturating_sub(field("cancelled_write_bytes")?))
+}
+
 /// What some processes used over a span.
 #[derive(Debug, Clone)]
 pub struct Used {
@@ -105,6 +123,15 @@ mod tests {
         assert_eq!(ticks_of(line, Children::Reaped).unwrap(), 55);
         assert!(ticks_of("4242 (x) S 1", Children::Excluded).is_err());
         assert!(ticks(std::process::id(), Children::Reaped).is_ok());
+    }
+
+    #[test]
+    fn written_bytes_are_those_not_cancelled() {
+        let io = "rchar: 5\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: 0\nwrite_bytes: 8192\n\
+                  cancelled_write_bytes: 4096\n";
+        assert_eq!(written_of(io), Some(4096));
+        assert_eq!(written_of("write_bytes: 10\ncancelled_write_bytes: 20\n"), Some(0));
+        assert_eq!(written_of("write_bytes: 10\n"), None);
     }
 
     #[test]

@@ -61,6 +61,9 @@ struct Idle {
     tmux: f64,
     /// The tmux server alone, before anything connected, % of one core.
     tmux_idle: f64,
+    /// What the host's processes sent to storage over the span, bytes (`cpu::written`); `None`
+    /// where the kernel does not count it.
+    written: Option<u64>,
 }
 
 impl Idle {
@@ -69,9 +72,12 @@ impl Idle {
     }
 
     fn note(&self) -> String {
+        let written = self.written.map_or("not counted here".to_owned(), |bytes| {
+            format!("{:.1} KiB", bytes as f64 / 1024.0)
+        });
         format!(
             "host processes {:.3}%, tmux server {:.3}% (its own {:.3}% when nothing is connected \
-             taken out)",
+             taken out); the host's processes sent {written} to storage",
             self.host, self.tmux, self.tmux_idle
         )
     }
@@ -94,7 +100,12 @@ fn watch(
 ) -> anyhow::Result<Idle> {
     let mut pids: Vec<(u32, Children)> = host.iter().map(|&p| (p, Children::Reaped)).collect();
     pids.extend(tmux_pid.map(|p| (p, Children::Excluded)));
+    let written = || -> Option<u64> { host.iter().map(|&p| cpu::written(p)).sum() };
+    let written_before = written();
     let used: Used = cpu::over(&pids, span)?;
+    let written = written()
+        .zip(written_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let host_ticks: u64 = used.ticks[..host.len()].iter().sum();
     let tmux = if tmux_pid.is_some() {
         (used.percent(used.ticks[host.len()]) - tmux_idle).max(0.0)
@@ -105,6 +116,7 @@ fn watch(
         host: used.percent(host_ticks),
         tmux,
         tmux_idle,
+        written,
     })
 }
 
