@@ -61,6 +61,8 @@ mod http;
 mod process;
 // The only module that starts a thread: every one blocks the signals the loops wait for.
 mod threads;
+// One read at a time off an event loop: a `serve`'s stream and the daemon.
+mod offloop;
 // The wall clock in epoch milliseconds.
 mod clock;
 // A warning that would repeat every cycle, logged once a minute.

@@ -179,7 +179,7 @@ pub trait FleetSource {
 }
 
 /// A stream cycle's read, to run off the loop ([`FleetSource::cycle_job`]).
-pub type CycleJob<A> = Box<dyn FnOnce() -> A + Send>;
+pub type CycleJob<A> = crate::offloop::Job<A>;
 
 impl FleetReader {
     /// A reader of the server `tmux` talks to, on host `host`.

@@ -31,6 +31,7 @@ use crate::clock::now_ms;
 use crate::files;
 use crate::fleet::Pane;
 use crate::fleet::{FleetReader, FleetSource};
+use crate::offloop::OffLoop;
 use crate::paths::Paths;
 use crate::push::{self, Listener, Pushed, PushedPane};
 use crate::runtime::RuntimeDir;
@@ -57,7 +58,7 @@ enum Event {
     /// Time for a cycle.
     Tick,
     /// A cycle's read of the fleet answered.
-    Read(Box<CycleAnswer>),
+    Read,
     /// SIGHUP.
     Reload,
     /// Something asked on the socket.
@@ -97,7 +98,7 @@ pub fn run(options: DaemonOptions) -> anyhow::Result<u8> {
         reader: Some(reader(&options, &config)),
         push_reader: reader(&options, &config),
         reloaded: None,
-        again: false,
+        reads: OffLoop::inline(),
         notifier: Notifier::new(config.notify.clone(), runtime, home),
         push_dir,
         cycle_started_ms: 0,
@@ -130,9 +131,10 @@ struct Daemon {
     /// The reloaded config's cycle reader, while the old one is away on a read: that read began
     /// before the reload, and is not applied.
     reloaded: Option<FleetReader>,
-    /// A read of the whole fleet is wanted as soon as the one in flight answers (a push that
-    /// named too many panes came during it, or the config changed under it).
-    again: bool,
+    /// The cycle's reads, one at a time on a thread of their own (`crate::offloop`): a read of
+    /// the whole fleet is asked for again as soon as the one in flight answers when a push that
+    /// named too many panes came during it, or the config changed under it.
+    reads: OffLoop<(), Box<CycleAnswer>>,
     notifier: Notifier,
     interval: Duration,
     /// Where its push socket goes (`<runtime>/push/<key>/`).
@@ -225,7 +227,7 @@ impl Daemon {
             if let Some(reader) = self.start_read() {
                 self.apply(read_fleet(reader));
             }
-            let (answered, mut answers) = tokio::sync::mpsc::channel(1);
+            self.reads.on_threads();
             let mut next = tokio::time::Instant::now() + self.interval;
             // Pushes are heard from the baseline on, and before the socket takes its name: a
             // daemon whose socket is there hears a hook's push.
@@ -250,7 +252,7 @@ impl Daemon {
                     _ = hangup.recv() => Event::Reload,
                     Some(request) = asked.recv() => Event::Asked(request),
                     pushed = next_push(pushes.as_ref()) => Event::Pushed(pushed),
-                    Some(answer) = answers.recv() => Event::Read(answer),
+                    () = self.reads.answered() => Event::Read,
                     () = tokio::time::sleep_until(next) => Event::Tick,
                 };
                 match event {
@@ -269,13 +271,17 @@ impl Daemon {
                         if pending(hangup.recv()).await {
                             self.reload();
                         }
-                        self.cycle(&answered);
+                        self.cycle();
                         next = next_cycle(next, self.interval, tokio::time::Instant::now());
                     }
-                    Event::Read(answer) => {
-                        self.apply(answer);
-                        if std::mem::take(&mut self.again) {
-                            self.cycle(&answered);
+                    Event::Read => {
+                        // A read that panicked panics here, on the loop: the daemon dies loudly
+                        // instead of skipping every tick after it for a read that never ends.
+                        if let Some(((), answer)) = self.reads.take() {
+                            self.apply(answer);
+                        }
+                        if self.reads.take_again() {
+                            self.cycle();
                         }
                     }
                     Event::Reload => self.reload(),
@@ -285,13 +291,11 @@ impl Daemon {
                         let _ = reply.send(ring);
                     }
                     Event::Asked(Request::Hook(transition)) => self.notifier.hook(transition),
-                    Event::Pushed(pushed) => self.pushed(pushed, &answered),
+                    Event::Pushed(pushed) => self.pushed(pushed),
                     Event::Shutdown => {
                         // A read in flight ends within the reader's tmux time-out; waiting for
                         // it leaves no tmux client running after the daemon.
-                        if self.reader.is_none() {
-                            let _ = answers.recv().await;
-                        }
+                        self.reads.end();
                         self.notifier.shutdown();
                         tracing::info!("notification daemon stopped");
                         return Ok::<u8, anyhow::Error>(0);
@@ -304,18 +308,14 @@ impl Daemon {
     }
 
     /// Starts a cycle: one read of the whole fleet on a thread of its own, whose answer comes
-    /// back through `answered`. With a read still in flight (a slow or hung tmux), the tick is
+    /// back as [`Event::Read`]. With a read still in flight (a slow or hung tmux), the tick is
     /// skipped: one read at a time.
-    fn cycle(&mut self, answered: &tokio::sync::mpsc::Sender<Box<CycleAnswer>>) {
+    fn cycle(&mut self) {
         let Some(reader) = self.start_read() else {
             tracing::debug!("the last cycle's read is still running: this tick is skipped");
             return;
         };
-        let answered = answered.clone();
-        crate::threads::spawn(move || {
-            // The loop is gone only when the daemon is exiting.
-            let _ = answered.blocking_send(read_fleet(reader));
-        });
+        self.reads.start((), Box::new(move || read_fleet(reader)));
     }
 
     /// The cycle's reader, taken for one read; `None` while a read is in flight.
@@ -330,7 +330,7 @@ impl Daemon {
     fn apply(&mut self, answer: Box<CycleAnswer>) {
         if let Some(reloaded) = self.reloaded.take() {
             self.reader = Some(reloaded);
-            self.again = true;
+            self.reads.again();
             return;
         }
         let reader = self.reader.insert(answer.reader);
@@ -354,11 +354,11 @@ impl Daemon {
     /// A push: each pushed pane as the hook read it with its stamp (or read on its own) handed to
     /// the notifier (its transition, its triggers); for many panes, a cycle. The cycle's cadence
     /// is left as it is.
-    fn pushed(&mut self, pushed: Pushed, answered: &tokio::sync::mpsc::Sender<Box<CycleAnswer>>) {
+    fn pushed(&mut self, pushed: Pushed) {
         let panes = match pushed {
             // A read in flight may have begun before these moves: another follows it.
-            Pushed::Fleet if self.reader.is_none() => return self.again = true,
-            Pushed::Fleet => return self.cycle(answered),
+            Pushed::Fleet if self.reader.is_none() => return self.reads.again(),
+            Pushed::Fleet => return self.cycle(),
             Pushed::Panes(panes) => panes,
         };
         for pushed in panes {

@@ -11,15 +11,14 @@
 //! process exits 2.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use schema::{DecodeError, Envelope, ErrorCode, Request, Response, UNADDRESSED_ID, decode_line};
 
 use crate::clock::now_ms;
 use crate::devices::StoreWatch;
-use crate::fleet::{CycleJob, CycleRead, FleetSource, Pane};
+use crate::fleet::{CycleRead, FleetSource, Pane};
+use crate::offloop::OffLoop;
 use crate::push::{self, Pushed, PushedPane};
 use crate::serve::pushes::Pushes;
 use crate::serve::requests::{self, Connection, Services, SessionConfig};
@@ -65,8 +64,11 @@ pub struct Session<S: FleetSource, W> {
     greeted: bool,
     /// The connection's push socket.
     pushes: Pushes,
-    /// The stream's cycle reads.
-    cycles: Cycles<S::CycleAnswer>,
+    /// The stream's cycle reads (docs/protocol.md "Pushed reads"): on a thread each under
+    /// `serve`'s loop, so a push that comes while tmux answers a read of 1000 panes is published
+    /// at once instead of after it; a tick that comes while a read is under way is skipped (the
+    /// read under way is that cycle's).
+    cycles: OffLoop<UnderWay, S::CycleAnswer>,
 }
 
 impl<S: FleetSource + std::fmt::Debug, W: std::fmt::Debug> std::fmt::Debug for Session<S, W> {
@@ -74,23 +76,9 @@ impl<S: FleetSource + std::fmt::Debug, W: std::fmt::Debug> std::fmt::Debug for S
         f.debug_struct("Session")
             .field("conn", &self.conn)
             .field("greeted", &self.greeted)
-            .field("under_way", &self.cycles.under_way)
+            .field("under_way", &self.cycles.under_way())
             .finish_non_exhaustive()
     }
-}
-
-/// Where a stream cycle's read runs (docs/protocol.md "Pushed reads"). `serve`'s loop runs it on
-/// a thread of its own, so a push that comes while tmux answers a read of 1000 panes is
-/// published at once instead of after it; a tick that comes while a read is under way is
-/// skipped (the read under way is that cycle's).
-enum Runner {
-    /// On the loop, as the tick comes (a session not driven by `serve`'s loop).
-    Inline,
-    /// On a thread; its answer comes back as [`Event::Cycled`].
-    Thread,
-    /// Kept until the test runs it ([`Session::answer_held`]).
-    #[cfg(test)]
-    Held(Vec<CycleJob<()>>),
 }
 
 /// A read of the whole fleet under way: when its tick (or push) woke, on the loop's clock and the
@@ -101,56 +89,6 @@ struct UnderWay {
     woke: Instant,
     woke_ms: u64,
     aligns: bool,
-}
-
-/// The stream's cycle reads run off the loop: where they run, the one under way, and the way
-/// its answer comes back.
-struct Cycles<A> {
-    runner: Runner,
-    /// The read under way.
-    under_way: Option<UnderWay>,
-    /// A read of the whole fleet is wanted as soon as the one under way answers: a push of too
-    /// many panes came while it was under way, and it may have begun before their moves.
-    again: bool,
-    /// A job's answer, or its panic (resumed on the loop, as if the read had run there).
-    answers: mpsc::Sender<std::thread::Result<A>>,
-    answered: mpsc::Receiver<std::thread::Result<A>>,
-    /// Woken when an answer was sent.
-    ready: Arc<tokio::sync::Notify>,
-    /// The thread of the read under way, or of the last one ([`Session::end_reads`]).
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl<A: Send + 'static> Cycles<A> {
-    fn new() -> Cycles<A> {
-        let (answers, answered) = mpsc::channel();
-        Cycles {
-            runner: Runner::Inline,
-            under_way: None,
-            again: false,
-            answers,
-            answered,
-            ready: Arc::new(tokio::sync::Notify::new()),
-            thread: None,
-        }
-    }
-
-    /// Runs `job` where this session runs its reads; its answer is then waiting in
-    /// `answered`, at once for an inline read.
-    fn start(&mut self, job: CycleJob<A>) {
-        let (answers, ready) = (self.answers.clone(), Arc::clone(&self.ready));
-        let run = move || {
-            // The receiver lives as long as the session: a send fails only as it ends.
-            let _ = answers.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
-            ready.notify_one();
-        };
-        match &mut self.runner {
-            Runner::Inline => run(),
-            Runner::Thread => self.thread = Some(crate::threads::spawn(run)),
-            #[cfg(test)]
-            Runner::Held(jobs) => jobs.push(Box::new(run)),
-        }
-    }
 }
 
 impl<S: FleetSource, W: Sink> Session<S, W> {
@@ -167,54 +105,38 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
             conn: Connection::new(config, store, fleet, services),
             out,
             greeted: false,
-            cycles: Cycles::new(),
+            cycles: OffLoop::inline(),
         }
     }
 
     /// Runs the stream's cycle reads on threads from now on (`serve`'s loop, which waits for
     /// their answers with [`Session::next_cycle`]).
     pub fn read_cycles_off_loop(&mut self) {
-        self.cycles.runner = Runner::Thread;
+        self.cycles.on_threads();
     }
 
     /// Waits until a cycle's read has answered (never, while none is under way).
     pub async fn next_cycle(&self) {
-        self.cycles.ready.notified().await;
+        self.cycles.answered().await;
     }
 
     /// Waits for the cycle's read under way to end, before the process exits: the tmux client
     /// it runs is bounded by the tmux time-out, and would otherwise outlive the process (a
     /// client of a hung server waits for it forever).
     pub fn end_reads(&mut self) {
-        let Some(thread) = self.cycles.thread.take() else {
-            return;
-        };
-        if self.cycles.under_way.is_some() && !thread.is_finished() {
-            tracing::debug!("waiting for the cycle's read under way");
-        }
-        // The thread never panics: a job's panic is caught and handed to the loop.
-        let _ = thread.join();
-        tracing::debug!("no cycle's read is under way");
+        self.cycles.end();
     }
 
     /// Keeps cycle reads until [`Session::answer_held`] runs them (tests).
     #[cfg(test)]
     pub fn hold_cycles(&mut self) {
-        self.cycles.runner = Runner::Held(Vec::new());
+        self.cycles.hold();
     }
 
     /// Runs the cycle reads held so far: their answers wait for [`Event::Cycled`] (tests).
     #[cfg(test)]
     pub fn answer_held(&mut self) -> usize {
-        let Runner::Held(jobs) = &mut self.cycles.runner else {
-            return 0;
-        };
-        let jobs = std::mem::take(jobs);
-        let count = jobs.len();
-        for job in jobs {
-            job();
-        }
-        count
+        self.cycles.run_held()
     }
 
     /// When the next [`Event::Tick`] is due, if a stream runs.
@@ -365,7 +287,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         let interval = self.conn.config.interval;
         let (woke, woke_ms) = (Instant::now(), now_ms());
         stream.reschedule(interval, woke);
-        if self.cycles.under_way.is_some() {
+        if self.cycles.under_way().is_some() {
             tracing::debug!("a cycle's read is still under way; this tick is skipped");
             return Ok(Flow::Continue);
         }
@@ -389,9 +311,9 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
         };
         let (kind, interval) = (stream.kind(), self.conn.config.interval);
         let job = self.conn.fleet.cycle_job(kind, interval, floor_ms);
-        self.cycles.under_way = Some(under_way);
-        self.cycles.start(job);
-        if matches!(self.cycles.runner, Runner::Inline) {
+        let inline = self.cycles.inline_now();
+        self.cycles.start(under_way, job);
+        if inline {
             return self.on_cycled();
         }
         Ok(Flow::Continue)
@@ -402,8 +324,8 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
     /// leaves the cycle's schedule alone. With a read under way, which may have begun before
     /// the moves, it begins as soon as that one answers.
     fn read_after_push(&mut self) -> Handled {
-        if self.cycles.under_way.is_some() {
-            self.cycles.again = true;
+        if self.cycles.under_way().is_some() {
+            self.cycles.again();
             return Ok(Flow::Continue);
         }
         let Some(stream) = self.conn.stream.as_ref() else {
@@ -423,7 +345,7 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
     /// many panes asked for meanwhile, if one did.
     fn on_cycled(&mut self) -> Handled {
         let flow = self.take_answer()?;
-        if flow == Flow::Continue && std::mem::take(&mut self.cycles.again) {
+        if flow == Flow::Continue && self.cycles.take_again() {
             return self.read_after_push();
         }
         Ok(flow)
@@ -432,14 +354,10 @@ impl<S: FleetSource, W: Sink> Session<S, W> {
     /// The read's answer: the device check again (a device revoked while tmux answered gets
     /// nothing of it), then what the stream publishes of the read.
     fn take_answer(&mut self) -> Handled {
-        let Ok(answer) = self.cycles.answered.try_recv() else {
-            return Ok(Flow::Continue);
-        };
-        let Some(under_way) = self.cycles.under_way.take() else {
+        let Some((under_way, answer)) = self.cycles.take() else {
             return Ok(Flow::Continue);
         };
         tracing::debug!("the cycle's read answered");
-        let answer = answer.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let read = self.conn.fleet.finish_cycle(answer);
         let Some(stream) = self.conn.stream.as_ref() else {
             return Ok(Flow::Continue);
