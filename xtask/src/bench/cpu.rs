@@ -130,7 +130,10 @@ mod tests {
         let io = "rchar: 5\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: 0\nwrite_bytes: 8192\n\
                   cancelled_write_bytes: 4096\n";
         assert_eq!(written_of(io), Some(4096));
-        assert_eq!(written_of("write_bytes: 10\ncancelled_write_bytes: 20\n"), Some(0));
+        assert_eq!(
+            written_of("write_bytes: 10\ncancelled_write_bytes: 20\n"),
+            Some(0)
+        );
         assert_eq!(written_of("write_bytes: 10\n"), None);
     }
 
