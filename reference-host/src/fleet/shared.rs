@@ -25,6 +25,7 @@
 
 use std::io::{self, BufRead, Read};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -95,34 +96,46 @@ pub struct SharedReads {
     others: Others,
 }
 
+/// The push dir of the tmux server at a socket path: where its `serve` processes listen
+/// (`crate::serve::pushes::push_dir`, which names it as a `serve` does).
+pub type PushDirs = Arc<dyn Fn(&str) -> PathBuf + Send + Sync>;
+
 /// Who else could take a read this process leaves in the file.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 enum Others {
-    /// The other `serve` processes of the server: those listening in its push dir, named by the
-    /// socket path the read shows, as a `serve` names the dir it listens in (`me` is this
-    /// process's pid).
-    Listening { runtime: RuntimeDir, me: u32 },
+    /// The other `serve` processes of the server: those listening in its push dir, found by the
+    /// socket path the read shows (`me` is this process's pid).
+    Listening { push_dirs: PushDirs, me: u32 },
     /// Always someone (tests that play several processes in one).
     #[cfg(test)]
     Assumed,
 }
 
+impl std::fmt::Debug for Others {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Others::Listening { me, .. } => f.debug_struct("Listening").field("me", me).finish(),
+            #[cfg(test)]
+            Others::Assumed => f.write_str("Assumed"),
+        }
+    }
+}
+
 impl Others {
     /// Whether a read left now could be taken by another process. A `serve` alone leaves
-    /// nothing: writing the fleet's read every cycle for nobody cost it the write (about a tenth
-    /// of its own work per cycle at 100 panes), and its data reached the disk where the runtime
-    /// dir is on one ([`files::replace`]). A `serve` that connects meanwhile finds no schedule
-    /// and starts one; the first, seeing its socket, leaves its next read and adopts that
-    /// schedule from the file.
+    /// nothing: writing the fleet's read every cycle for nobody, and reading the file back,
+    /// were about a quarter of its own work per cycle at 100 panes, and the data reached the
+    /// disk where the runtime dir is on one ([`files::replace`]). A `serve` that connects
+    /// meanwhile finds no schedule and starts one; the first, seeing its socket, leaves its
+    /// next read and adopts that schedule from the file.
     fn any(&self, read: &Listing) -> bool {
         match self {
-            Others::Listening { runtime, me } => {
+            Others::Listening { push_dirs, me } => {
                 // No pane (or no server), no row: no `serve` listens for this server's pushes.
                 let Some(pane) = read.panes().first() else {
                     return false;
                 };
-                let server = crate::notify::server::Server::at(pane.socket_path.clone());
-                crate::push::listening(&runtime.push_dir(&server.key), "serve", *me)
+                crate::push::listening(&push_dirs(&pane.socket_path), "serve", *me)
             }
             #[cfg(test)]
             Others::Assumed => true,
@@ -133,12 +146,13 @@ impl Others {
 impl SharedReads {
     /// The shared reads of the tmux server `key` names, in `runtime`'s `fleet/`. `serve` names
     /// it by the socket path tmux would use for its selection (no tmux call; processes that
-    /// name one server differently merely do not share).
-    pub fn new(runtime: &RuntimeDir, key: String) -> SharedReads {
+    /// name one server differently merely do not share). A read is left for the others only
+    /// while one listens in the push dir `push_dirs` names for the server the read shows.
+    pub fn new(runtime: &RuntimeDir, key: String, push_dirs: PushDirs) -> SharedReads {
         SharedReads {
             dir: runtime.fleet_dir(),
             others: Others::Listening {
-                runtime: runtime.clone(),
+                push_dirs,
                 me: std::process::id(),
             },
             key,
@@ -155,15 +169,20 @@ impl SharedReads {
         }
     }
 
-    /// Shared reads in `runtime`, under `key`, left only while another process than `me`
-    /// listens as a `serve` in the push dir of the server the read names (tests).
+    /// Shared reads in `dir`, under `key`, left only while another process than `me` listens
+    /// as a `serve` in `push_dir`, the push dir of every server (tests).
     #[cfg(test)]
-    pub fn listening_at(runtime: &RuntimeDir, key: &str, me: u32) -> SharedReads {
+    pub fn listening_at(
+        dir: &std::path::Path,
+        key: &str,
+        push_dir: PathBuf,
+        me: u32,
+    ) -> SharedReads {
         SharedReads {
-            dir: runtime.fleet_dir(),
+            dir: dir.to_owned(),
             key: key.to_owned(),
             others: Others::Listening {
-                runtime: runtime.clone(),
+                push_dirs: Arc::new(move |_| push_dir.clone()),
                 me,
             },
         }

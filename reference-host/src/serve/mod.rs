@@ -29,7 +29,7 @@ use crate::act::manifest::Manifests;
 use crate::devices::{DeviceFile, StoreWatch};
 use crate::files;
 use crate::fleet::FleetReader;
-use crate::fleet::shared::SharedReads;
+use crate::fleet::shared::{PushDirs, SharedReads};
 use crate::paths::Paths;
 use crate::runtime::RuntimeDir;
 use crate::tmux::Tmux;
@@ -126,7 +126,9 @@ pub fn run(options: ServeOptions) -> u8 {
     let failed = outbox.failure();
     // The server as its selection names it, computed without asking tmux.
     let server = crate::notify::server::identify_answered(&tmux, Ok(None));
-    let shared = SharedReads::new(&services.runtime, server.key);
+    let runtime = services.runtime.clone();
+    let push_dirs: PushDirs = Arc::new(move |socket| pushes::push_dir(&runtime, socket));
+    let shared = SharedReads::new(&services.runtime, server.key, push_dirs);
     let session = Session::new(
         SessionConfig {
             device: options.device,

@@ -7,6 +7,12 @@ use crate::notify::server::Server;
 use crate::push::{Listener, Pushed};
 use crate::runtime::RuntimeDir;
 
+/// The push dir of the tmux server whose socket path is `server`, in `runtime`: where its
+/// `serve` processes and its daemon listen, named by the server's key as the daemon's files are.
+pub fn push_dir(runtime: &RuntimeDir, server: &str) -> std::path::PathBuf {
+    runtime.push_dir(&Server::at(server.to_owned()).key)
+}
+
 /// The push socket of one connection, once it has one.
 #[derive(Debug)]
 pub struct Pushes {
@@ -35,7 +41,7 @@ impl Pushes {
             return;
         }
         self.listener = None;
-        let dir = self.runtime.push_dir(&Server::at(server.to_owned()).key);
+        let dir = push_dir(&self.runtime, server);
         match Listener::bind(&dir, server, "serve") {
             Ok(listener) => {
                 tracing::info!(socket = %listener.path().display(), "listening for pushes");

@@ -349,17 +349,14 @@ fn the_tolerance_is_a_quarter_interval_at_most_100_ms() {
 
 /// A `serve` alone leaves no read in the file: nobody would take it, and on a runtime dir on
 /// disk it was written there every cycle. Its own push socket does not count, nor a daemon's;
-/// once another `serve` listens for the server the read names, its next read is left, and the
-/// other takes it.
+/// once another `serve` listens for the server, its next read is left, and the other takes it.
 #[test]
 fn a_read_is_left_only_while_another_serve_listens() {
     let tmp = tempfile::tempdir().unwrap();
-    let runtime = RuntimeDir::open(&tmp.path().join("run")).unwrap();
-    // The server every pane of `answer` names.
-    let push = runtime.push_dir(&crate::notify::server::Server::at("/tmp/tmux-0/s".into()).key);
+    let (fleet, push) = (tmp.path().join("fleet"), tmp.path().join("push"));
     let me = std::process::id();
-    let shared = SharedReads::listening_at(&runtime, "k", me);
-    let file = runtime.fleet_dir().join("k-edge-2000.read");
+    let shared = SharedReads::listening_at(&fleet, "k", push.clone(), me);
+    let file = fleet.join("k-edge-2000.read");
     let calls = AtomicUsize::new(0);
     let panes: &[(&str, &str)] = &[("%1", "idle")];
     let read = |woke, panes| {
@@ -387,7 +384,7 @@ fn a_read_is_left_only_while_another_serve_listens() {
         "with another serve listening, the read is left"
     );
     assert_eq!(calls.load(Ordering::SeqCst), 4);
-    let other = SharedReads::listening_at(&runtime, "k", 1);
+    let other = SharedReads::listening_at(&fleet, "k", push, 1);
     let taken = other
         .read(
             Fields::Edge,
