@@ -110,10 +110,10 @@ impl Stream {
     ///
     /// A cycle's read runs off the loop while pushes are taken, so a push can read a pane after
     /// the read began and be published first. Such a pane is overtaken: the stream remembers a
-    /// later `@agent_stamped_at` of it than the read shows (`push::overtaken`, `push::Later`). It keeps the
-    /// reading the stream remembers: the read's older row would publish the move backwards (and
-    /// forwards again at the next cycle: two edges for one move, and a snapshot that goes back in
-    /// time). The next cycle reads it again.
+    /// later `@agent_stamped_at` of it than the read shows (`push::overtaken`, `push::Later`).
+    /// It keeps the reading the stream remembers: the read's older row would publish the move
+    /// backwards (and forwards again at the next cycle: two edges for one move, and a snapshot
+    /// that goes back in time). The next cycle reads it again.
     pub fn publish(&mut self, mut rows: Vec<FleetRow>, at_ms: u64) -> Vec<Response> {
         if let Some(before) = &self.fleet {
             keep_overtaken(before, &mut rows);
