@@ -12,9 +12,9 @@
 //! When any listens, the stamp's tmux invocation also reads the pane back, and the push carries
 //! that read, so the listeners need not ask tmux again.
 //!
-//! Modules: [`payload`] (reading a hook's JSON), [`stamp`] (which options an event writes, pure),
-//! [`park`] (the hook lane: request, lock, verdict), [`install`] (the snippets for the agents'
-//! settings).
+//! Modules: [`payload`] (reading a hook's JSON), [`stamp`](mod@stamp) (which options an event
+//! writes, pure), [`park`] (the hook lane: request, lock, verdict), [`install`] (the snippets for
+//! the agents' settings).
 
 pub mod install;
 pub mod park;
