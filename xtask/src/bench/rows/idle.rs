@@ -168,8 +168,63 @@ fn daemon(
     watch(&[daemon.pid()], tmux_pid, tmux_idle, span)
 }
 
-/// One fleet's measures: one connection, more connections, the daemon.
+/// The format of [`floor`]'s read: the panes' ids alone, the cheapest `list-panes` there is.
+const FLOOR_FORMAT: &str = "#{pane_id}";
+
+/// The floor under every idle row: one tmux client per interval that lists the panes' ids alone
+/// (`list-panes -a -F '#{pane_id}'`), started from this process on a thread that does nothing
+/// else, and the tmux server's work for it. A host that asks tmux once per cycle through its
+/// client cannot cost less: what a row costs above this is the host's own work and its wider
+/// format.
+///
+/// Counted as a `serve` is: this process's CPU time and its reaped children's (the tmux
+/// clients; nothing else of the bench ends during the span), and the server's share.
+fn floor(
+    fleet: &Fleet,
+    tmux_pid: Option<u32>,
+    tmux_idle: f64,
+    span: Duration,
+) -> anyhow::Result<Idle> {
+    let interval = Duration::from_millis(fleet.interval_ms);
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let reads = scope.spawn(move || -> anyhow::Result<u64> {
+            let mut due = std::time::Instant::now();
+            let mut reads = 0;
+            loop {
+                let status = fleet
+                    .tmux()
+                    .args(["list-panes", "-a", "-F", FLOOR_FORMAT])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()?;
+                if !status.success() {
+                    bail!("the floor's `tmux list-panes` failed: {status}");
+                }
+                reads += 1;
+                due += interval;
+                let wait = due.saturating_duration_since(std::time::Instant::now());
+                if stopped.recv_timeout(wait) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    return Ok(reads);
+                }
+            }
+        });
+        std::thread::sleep(interval * 2);
+        let idle = watch(&[std::process::id()], tmux_pid, tmux_idle, span);
+        let _ = stop.send(());
+        let reads = reads
+            .join()
+            .map_err(|_| anyhow::anyhow!("the floor's reader panicked"))??;
+        if reads < 2 {
+            bail!("the floor's reader read {reads} times in {span:?}");
+        }
+        idle
+    })
+}
+
+/// One fleet's measures: the floor, one connection, more connections, the daemon.
 struct Measured {
+    floor: Idle,
     one: Idle,
     more: Vec<(usize, Idle)>,
     daemon: Idle,
@@ -178,13 +233,19 @@ struct Measured {
 fn measure(fleet: &Fleet, more: &[usize], span: Duration) -> anyhow::Result<Measured> {
     let tmux_pid = fleet.server_pid()?;
     let tmux_idle = tmux_alone(tmux_pid, span)?;
+    let floor = floor(fleet, tmux_pid, tmux_idle, span)?;
     let one = connections(fleet, 1, tmux_pid, tmux_idle, span)?;
     let more = more
         .iter()
         .map(|&n| Ok((n, connections(fleet, n, tmux_pid, tmux_idle, span)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let daemon = daemon(fleet, tmux_pid, tmux_idle, span)?;
-    Ok(Measured { one, more, daemon })
+    Ok(Measured {
+        floor,
+        one,
+        more,
+        daemon,
+    })
 }
 
 /// H1..H2b: a fleet of [`small_fleet`] panes of its own, then `fleet` itself, both at the
@@ -206,20 +267,30 @@ pub fn h(fleet: &mut Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result
     let big = big?;
 
     let seconds = span.as_secs();
-    let cost = |spec: &Spec, idle: &Idle, what: &str| {
+    let cost = |spec: &Spec, idle: &Idle, floor: &Idle, what: &str| {
         let total = idle.total();
         Row::new(spec, "% of a core", Summary::one(total))
+            .against(
+                "one `tmux list-panes` of the panes' ids per interval",
+                Summary::one(floor.total()),
+            )
             .figure(total, format!("{total:.2}%"))
             .note(format!(
                 "{what}, nothing moving, over {seconds} s at a reconcile interval of {interval} \
-                 ms: {}",
-                idle.note()
+                 ms: {}. The floor, one `tmux list-panes -a -F '{FLOOR_FORMAT}'` per interval \
+                 from a process that does nothing else: {:.2}% (the process and its tmux \
+                 clients {:.3}%, the tmux server {:.3}%)",
+                idle.note(),
+                floor.total(),
+                floor.host,
+                floor.tmux,
             ))
     };
     let mut rows = vec![
         cost(
             &specs[0],
             &near.one,
+            &near.floor,
             &format!(
                 "one `serve` subscribed to edges on {} panes",
                 small_fleet(options)
@@ -228,6 +299,7 @@ pub fn h(fleet: &mut Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result
         cost(
             &specs[1],
             &big.one,
+            &big.floor,
             &format!(
                 "one `serve` subscribed to edges on {} panes",
                 fleet.pane_count()
@@ -236,11 +308,13 @@ pub fn h(fleet: &mut Fleet, options: &Options, specs: &[Spec]) -> anyhow::Result
         cost(
             &specs[2],
             &near.daemon,
+            &near.floor,
             &format!("`corral daemon` on {} panes", small_fleet(options)),
         ),
         cost(
             &specs[3],
             &big.daemon,
+            &big.floor,
             &format!("`corral daemon` on {} panes", fleet.pane_count()),
         ),
     ];
