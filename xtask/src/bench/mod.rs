@@ -15,6 +15,7 @@ mod cli;
 mod conn;
 mod cpu;
 mod fleet;
+mod interrupt;
 mod machine;
 pub(crate) mod process;
 mod report;
@@ -71,6 +72,7 @@ pub fn measure(options: &Options) -> anyhow::Result<Report> {
         .context("making a scratch dir")?;
     // tmux reports real paths; the transcripts' and the FIFO's must compare equal to them.
     let dir = scratch.path().canonicalize()?;
+    interrupt::clean_up_on_signal(std::process::id(), dir.clone())?;
     let paged = options.wants("P3") || options.wants("P6");
     if paged {
         transcripts::check_disk(&dir, options.transcript_bytes)?;
