@@ -32,12 +32,18 @@ pub fn ticks(pid: u32, children: Children) -> anyhow::Result<u64> {
     ticks_of(&stat, children).with_context(|| format!("reading {path}"))
 }
 
+/// The fields of a `/proc/<pid>/stat` line after the command name, from the state (its 3rd
+/// field) on: counted from the name's closing parenthesis, since a name may hold spaces and
+/// parentheses. `None` for a line without one.
+pub fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace().collect())
+}
+
 /// The ticks of a `/proc/<pid>/stat` line: its 14th and 15th fields (and 16th and 17th with
-/// [`Children::Reaped`]), counted from the closing parenthesis of the command name (which may
-/// hold spaces and parentheses).
+/// [`Children::Reaped`]), found by [`stat_fields`].
 pub fn ticks_of(stat: &str, children: Children) -> anyhow::Result<u64> {
-    let (_, rest) = stat.rsplit_once(')').context("no command name")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let fields = stat_fields(stat).context("no command name")?;
     let field = |i: usize| -> anyhow::Result<u64> {
         fields
             .get(i)

@@ -108,11 +108,9 @@ fn processes() -> HashMap<u32, Process> {
         .collect()
 }
 
-/// The parent's pid in a `/proc/<pid>/stat` line: the field after the state, which follows the
-/// command's name in parentheses (a name may itself hold `)` or spaces).
+/// The parent's pid in a `/proc/<pid>/stat` line: its 4th field, the one after the state.
 fn ppid_of(stat: &str) -> Option<u32> {
-    let (_, after) = stat.rsplit_once(')')?;
-    after.split_whitespace().nth(1)?.parse().ok()
+    super::cpu::stat_fields(stat)?.get(1)?.parse().ok()
 }
 
 /// The pids descending from `root` in `table` (children, theirs, …), not `root` itself.
@@ -268,10 +266,8 @@ mod tests {
             match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
                 Err(_) => return true,
                 Ok(stat) => {
-                    let state = stat
-                        .rsplit_once(')')
-                        .and_then(|(_, after)| after.split_whitespace().next().map(str::to_owned));
-                    if state.as_deref() == Some("Z") {
+                    let fields = super::super::cpu::stat_fields(&stat);
+                    if fields.is_some_and(|fields| fields.first() == Some(&"Z")) {
                         return true;
                     }
                 }
